@@ -1,0 +1,3 @@
+from writeback.cli import entrypoint
+
+entrypoint()

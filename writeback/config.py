@@ -1,0 +1,250 @@
+"""The configuration file: one YAML document, validated with pydantic.
+
+Every error names the key path (``targets[1].forge.auth.token``) and the problem.
+The CLI flags of ``diff``/``plan``/``run`` build the same models, so the pipeline
+sees one shape whichever way it was configured.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from writeback.errors import ConfigError
+
+_NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SecretRef(_Model):
+    """A secret given by reference only: an environment variable or a file."""
+
+    env: str | None = Field(default=None, description="Name of the environment variable that holds it.")
+    file: str | None = Field(default=None, description="Path of a file that holds it (trailing newline ignored).")
+
+    @model_validator(mode="after")
+    def _one(self) -> SecretRef:
+        if bool(self.env) == bool(self.file):
+            raise ValueError("give exactly one of 'env' or 'file'")
+        return self
+
+
+class Cluster(_Model):
+    name: str
+    kubeconfig: str | None = Field(default=None, description="Path of a kubeconfig; omit with in_cluster.")
+    context: str | None = None
+    in_cluster: bool = False
+
+
+class Selector(_Model):
+    """Which live resources to snapshot, by group/version/kind, namespace and labels."""
+
+    api_version: str = Field(alias="apiVersion", description="e.g. apps/v1, v1")
+    kind: str
+    namespaces: tuple[str, ...] = ()
+    label_selector: str | None = Field(default=None, alias="labelSelector")
+    exclude: tuple[str, ...] = Field(default=(), description="names or namespace/name to leave out")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class IgnoreRule(_Model):
+    """Paths never written back, in the path grammar, optionally narrowed to kinds/names."""
+
+    paths: tuple[str, ...]
+    kind: str | None = None
+    group: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    managers: tuple[str, ...] = Field(default=(), description="only when owned by one of these managers")
+    reason: str = "matched a configured ignore rule"
+
+    @field_validator("paths")
+    @classmethod
+    def _paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        from writeback.paths import parse_pattern
+
+        for p in v:
+            parse_pattern(p)
+        return v
+
+
+class Policy(_Model):
+    """Which managers' changes are written back. Defaults are documented in the README."""
+
+    controller_managers: tuple[str, ...] = Field(
+        default=(
+            "kube-controller-manager",
+            "horizontal-pod-autoscaler",
+            "keda-operator",
+            "vpa-updater",
+            "vpa-recommender",
+            "cluster-autoscaler",
+        ),
+        description="glob patterns of managers whose fields are never written back",
+    )
+    gitops_managers: tuple[str, ...] = Field(
+        default=(
+            "argocd-controller",
+            "argocd-application-controller",
+            "kustomize-controller",
+            "helm-controller",
+            "writeback-dryrun",
+        ),
+        description="glob patterns of the GitOps controller's own managers (pending or failed sync)",
+    )
+    extra_controller_managers: tuple[str, ...] = ()
+    flag_paths: tuple[str, ...] = Field(default=(), description="extra security-sensitive paths (flag)")
+    sensitive_paths: tuple[str, ...] = Field(default=(), description="paths whose values are redacted")
+    presets: tuple[str, ...] = Field(default=("istio", "linkerd", "vault"), description="webhook presets on")
+    include_secrets: bool = False
+    allowed_registries: tuple[str, ...] = ()
+
+
+class Forge(_Model):
+    kind: Literal["github", "gitlab"]
+    url: str | None = Field(default=None, description="API base for GitHub Enterprise or self-hosted GitLab")
+    project: str | None = Field(default=None, description="owner/name (GitHub) or group/project (GitLab)")
+    token: SecretRef | None = None
+    app_id: int | None = Field(default=None, description="GitHub App id (with private_key and installation_id)")
+    private_key: SecretRef | None = None
+    installation_id: int | None = None
+    max_wait_seconds: float = Field(default=60.0, ge=0)
+
+    @field_validator("token", "private_key", mode="before")
+    @classmethod
+    def _no_inline(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            raise ValueError("inline secrets are rejected: use {env: VAR} or {file: PATH}")
+        return v
+
+
+class Git(_Model):
+    author_name: str = "writeback[bot]"
+    author_email: str = "writeback@users.noreply.localhost"
+    signoff: bool = False
+    ssh_key: SecretRef | None = None
+
+
+class PullRequest(_Model):
+    labels: tuple[str, ...] = ("writeback",)
+    security_labels: tuple[str, ...] = ("security-review",)
+    reviewers: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()
+    draft: bool = False
+    branch_template: str = "writeback/{target}/{changeset}"
+    templates_dir: str | None = None
+    reopen_closed: bool = Field(default=False, description="reopen a PR a person closed for the same fingerprint")
+    incident: str | None = None
+    fingerprint_key: SecretRef | None = Field(default=None, description="HMAC key for sensitive values")
+
+
+class Schedule(_Model):
+    interval_seconds: float | None = Field(default=300.0, gt=0)
+    cron: str | None = None
+    jitter_seconds: float = Field(default=10.0, ge=0)
+
+
+class Target(_Model):
+    name: Annotated[str, Field(description="slug: lowercase letters, digits, '.', '_' and '-'")]
+    cluster: str | None = None
+    selectors: tuple[Selector, ...] = ()
+    repo_url: str
+    base: str = "main"
+    path: str = "."
+    source: Literal["plain", "kustomize", "markers"] = "plain"
+    edit_base: bool = Field(default=False, description="kustomize: edit the shared base instead of the overlay")
+    namespace: str | None = None
+    forge: Forge | None = None
+    git: Git = Git()
+    pull_request: PullRequest = PullRequest()
+    schedule: Schedule = Schedule()
+    policy: Policy = Policy()
+    ignore: tuple[IgnoreRule, ...] = ()
+    argocd_application: str | None = Field(default=None, description="namespace/name of the Argo CD Application")
+    flux_kustomization: str | None = Field(default=None, description="namespace/name of the Flux Kustomization")
+    revision: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError("must be a slug: lowercase letters, digits, '.', '_' and '-'")
+        return v
+
+
+class Metrics(_Model):
+    address: str = "0.0.0.0:9090"
+    ready_intervals: float = Field(default=3.0, gt=0)
+    persistent_cycles: int = Field(default=3, ge=1)
+
+
+class Leader(_Model):
+    enabled: bool = False
+    namespace: str = "writeback"
+    lease_seconds: float = Field(default=15.0, gt=0)
+    identity: str | None = None
+
+
+class Config(_Model):
+    clusters: tuple[Cluster, ...] = ()
+    targets: tuple[Target, ...]
+    metrics: Metrics = Metrics()
+    leader: Leader = Leader()
+    state_dir: str | None = None
+    state_configmap: str | None = None
+
+    @model_validator(mode="after")
+    def _refs(self) -> Config:
+        names = [t.name for t in self.targets]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"target names must be unique: {', '.join(dupes)}")
+        known = {c.name for c in self.clusters}
+        for i, t in enumerate(self.targets):
+            if t.cluster is not None and t.cluster not in known:
+                raise ValueError(f"targets[{i}].cluster: unknown cluster {t.cluster!r}")
+        return self
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def parse_config(data: Any, *, source: str) -> Config:
+    """Validate parsed YAML; errors name ``source`` and every bad key path."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as e:
+        lines = [f"{source}: {_loc(err['loc'])}: {err['msg']}" for err in e.errors()]
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from e
+
+
+def load_config(path: str | Path) -> Config:
+    from ruamel.yaml import YAML  # noqa: PLC0415
+    from ruamel.yaml.error import YAMLError  # noqa: PLC0415
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the configuration file: {e.strerror}") from e
+    try:
+        data = YAML(typ="safe", pure=True).load(text)
+    except YAMLError as e:
+        raise ConfigError(f"{p}: not valid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
+    return parse_config(data, source=str(p))

@@ -1,0 +1,277 @@
+"""Small frozen data types that flow through the pipeline.
+
+snapshot -> normalize -> attribute owners -> diff -> decide -> locate -> patch -> commit -> ensure PR.
+
+Nothing here does I/O. Every type is a frozen dataclass with keyword-only fields.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+
+class _Absent:
+    """The value of a side that does not exist (``null`` is a real value)."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final = _Absent()
+
+
+# ---------------------------------------------------------------- paths
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A mapping key: ``spec``, ``metadata.annotations["a.b/c"]``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """A keyed list item: ``[name=app]`` or ``[port=80,protocol=TCP]``.
+
+    Values are kept as the text of the scalar; ``matches`` compares the text form,
+    so ``80`` and ``"80"`` select the same item (Kubernetes list-map keys are
+    never ambiguous that way).
+    """
+
+    keys: tuple[tuple[str, str], ...]
+
+    def matches(self, item: object) -> bool:
+        if not isinstance(item, Mapping):
+            return False
+        for k, v in self.keys:
+            if k not in item or scalar_text(item[k]) != v:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """An item of an atomic list, by position: ``args[3]``."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Wildcard:
+    """Only in patterns (ignore rules): ``*`` for any key, ``[*]`` for any item."""
+
+    item: bool = False
+
+
+Segment = Key | Select | Index
+PatternSegment = Key | Select | Index | Wildcard
+FieldPath = tuple[Segment, ...]
+
+
+def scalar_text(value: object) -> str:
+    """The text form of a scalar as used in path selectors."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+# ---------------------------------------------------------------- resources
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """Identity ignores the version: group, kind, namespace, name."""
+        return (self.group, self.kind, self.namespace or "", self.name)
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        grp = f".{self.group}" if self.group else ""
+        return f"{self.kind}{grp} {ns}{self.name}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+
+class Source(enum.StrEnum):
+    CLUSTER = "cluster"
+    FILE = "file"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveObject:
+    ref: ObjectRef
+    body: Mapping[str, Any]
+    source: Source = Source.CLUSTER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DesiredObject:
+    """A document in the Git repo that declares a resource."""
+
+    ref: ObjectRef
+    body: Mapping[str, Any]
+    file: str  # path relative to the repo root
+    document: int = 0  # index of the YAML document in the file (after List expansion: see item)
+    item: int | None = None  # index inside a List kind's items, if any
+
+
+# ---------------------------------------------------------------- ownership
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldOwner:
+    manager: str
+    operation: str  # "Apply" | "Update"
+    subresource: str = ""
+    time: str | None = None
+
+
+# ---------------------------------------------------------------- drift
+
+
+class Op(enum.StrEnum):
+    """The edit that Git needs to match live."""
+
+    ADD = "add"
+    CHANGE = "change"
+    REMOVE = "remove"
+
+
+class Decision(enum.StrEnum):
+    WRITEBACK = "writeback"
+    IGNORE = "ignore"
+    FLAG = "flag"
+    NEW = "new"
+    DELETED = "deleted"
+    PENDING = "pending"  # Git head changed the field since the applied revision
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Drift:
+    resource: ObjectRef
+    path: FieldPath
+    op: Op
+    live: Any = ABSENT
+    git: Any = ABSENT
+    manager: str | None = None
+    operation: str | None = None
+    time: str | None = None
+    decision: Decision = Decision.WRITEBACK
+    reason: str = ""
+    sensitive: bool = False  # value redacted: never leaves the process
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropped:
+    """A field normalization removed before diffing, with the rule that removed it."""
+
+    resource: ObjectRef
+    path: FieldPath
+    rule: str
+    side: str = "live"  # "live" | "git" | "both"
+
+
+# ---------------------------------------------------------------- patching
+
+
+class Review(enum.StrEnum):
+    STANDARD = "standard"
+    SECURITY = "security"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilePatch:
+    path: str  # relative to the repo root, "/" separated
+    before: str | None  # None: the file is new
+    after: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unresolved:
+    resource: ObjectRef
+    path: FieldPath | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeSet:
+    id: str
+    target: str
+    review: Review
+    fingerprint: str
+    files: tuple[FilePatch, ...] = ()
+    drifts: tuple[Drift, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    ignored: tuple[Drift, ...] = ()  # what was deliberately not written back (for the PR body)
+
+
+# ---------------------------------------------------------------- forge
+
+
+class Outcome(enum.StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    CLOSED = "closed"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PullRequestSpec:
+    branch: str
+    base: str
+    title: str
+    body: str
+    fingerprint: str
+    changeset_id: str
+    labels: tuple[str, ...] = ()
+    reviewers: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()
+    draft: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnsureResult:
+    outcome: Outcome
+    target: str
+    changeset_id: str = ""
+    url: str | None = None
+    detail: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)

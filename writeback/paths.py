@@ -1,0 +1,224 @@
+"""The one path grammar: JSON output, ignore rules, markers, ``--explain`` all use it.
+
+Grammar (informal)::
+
+    path     := segment ( "." name | "[" selector "]" | '["' quoted '"]' )*
+    segment  := name | '["' quoted '"]'
+    name     := [A-Za-z0-9_$/:@+-]+         (no dots, brackets, quotes, "=", ",")
+    selector := INT                         atomic list item by position: args[3]
+              | key "=" value ("," key "=" value)*   keyed list item
+              | "*"                         any item (patterns only)
+              | '"' quoted '"'              a map key that needs quoting
+    value    := bare | '"' quoted '"'
+
+In patterns, a name of ``*`` matches any one key, ``[*]`` any one list item, and
+``**`` any number of segments (including none).
+
+Examples::
+
+    spec.template.spec.containers[name=app].env[name=LOG_LEVEL].value
+    spec.ports[port=80,protocol=TCP].targetPort
+    metadata.annotations["app.kubernetes.io/name"]
+    spec.template.spec.containers[name=app].args[3]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from writeback.errors import PathSyntaxError
+from writeback.model import FieldPath, Index, Key, PatternSegment, Select, Wildcard
+
+_BARE = re.compile(r"[A-Za-z0-9_$/:@+\-]+")
+_BARE_VALUE = re.compile(r"[^\],=\"]+")
+_GLOBSTAR = Key("**")
+
+__all__ = ["format_path", "match", "parse_path", "parse_pattern"]
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _format_value(value: str) -> str:
+    if value and _BARE.fullmatch(value) and value.strip() == value:
+        return value
+    return _quote(value)
+
+
+def format_path(path: Sequence[PatternSegment]) -> str:
+    """Render a path in the grammar above. ``parse_path(format_path(p)) == p``."""
+    out: list[str] = []
+    for seg in path:
+        if isinstance(seg, Key):
+            if _BARE.fullmatch(seg.name) and seg.name not in ("*", "**"):
+                out.append(("." if out else "") + seg.name)
+            elif seg.name in ("*", "**"):
+                out.append(("." if out else "") + seg.name)
+            else:
+                out.append(f"[{_quote(seg.name)}]")
+        elif isinstance(seg, Select):
+            inner = ",".join(f"{k}={_format_value(v)}" for k, v in seg.keys)
+            out.append(f"[{inner}]")
+        elif isinstance(seg, Index):
+            out.append(f"[{seg.index}]")
+        else:
+            out.append("[*]" if seg.item else ("." if out else "") + "*")
+    return "".join(out)
+
+
+class _Parser:
+    def __init__(self, text: str, *, pattern: bool) -> None:
+        self.text = text
+        self.pos = 0
+        self.pattern = pattern
+
+    def fail(self, what: str) -> PathSyntaxError:
+        return PathSyntaxError(f"invalid field path {self.text!r} at column {self.pos + 1}: {what}")
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def quoted(self) -> str:
+        # JSON string rules: backslash escapes, double quotes only.
+        if self.peek() != '"':
+            raise self.fail('expected "')
+        decoder = json.JSONDecoder()
+        try:
+            value, end = decoder.raw_decode(self.text, self.pos)
+        except json.JSONDecodeError as e:
+            raise self.fail("unterminated or invalid quoted string") from e
+        if not isinstance(value, str):
+            raise self.fail("expected a quoted string")
+        self.pos = end
+        return value
+
+    def name(self) -> PatternSegment:
+        m = _BARE.match(self.text, self.pos)
+        if self.pattern and self.text.startswith("**", self.pos):
+            self.pos += 2
+            return _GLOBSTAR
+        if self.pattern and self.peek() == "*":
+            self.pos += 1
+            return Wildcard(item=False)
+        if not m:
+            raise self.fail("expected a field name")
+        self.pos = m.end()
+        return Key(m.group())
+
+    def bracket(self) -> PatternSegment:
+        self.pos += 1  # "["
+        ch = self.peek()
+        if ch == '"':
+            seg: PatternSegment = Key(self.quoted())
+        elif ch == "*" and self.pattern:
+            self.pos += 1
+            seg = Wildcard(item=True)
+        else:
+            m = re.compile(r"-?\d+\]").match(self.text, self.pos)
+            if m:
+                idx = int(m.group()[:-1])
+                if idx < 0:
+                    raise self.fail("negative list index")
+                self.pos = m.end() - 1
+                seg = Index(idx)
+            else:
+                seg = Select(tuple(self.selectors()))
+        if self.peek() != "]":
+            raise self.fail('expected "]"')
+        self.pos += 1
+        return seg
+
+    def selectors(self) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        while True:
+            m = _BARE.match(self.text, self.pos)
+            if not m:
+                raise self.fail("expected a list key name")
+            key = m.group()
+            self.pos = m.end()
+            if self.peek() != "=":
+                raise self.fail('expected "=" after the list key')
+            self.pos += 1
+            if self.peek() == '"':
+                value = self.quoted()
+            else:
+                vm = _BARE_VALUE.match(self.text, self.pos)
+                if not vm:
+                    raise self.fail("expected a list key value")
+                value = vm.group()
+                self.pos = vm.end()
+            if key in seen:
+                raise self.fail(f"list key {key!r} given twice")
+            seen.add(key)
+            pairs.append((key, value))
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            return pairs
+
+    def parse(self) -> tuple[PatternSegment, ...]:
+        if not self.text:
+            raise self.fail("empty path")
+        segs: list[PatternSegment] = []
+        if self.peek() == "[":
+            seg = self.bracket()
+            if not isinstance(seg, Key):
+                raise self.fail("a path starts with a field name")
+            segs.append(seg)
+        else:
+            segs.append(self.name())
+        while self.pos < len(self.text):
+            ch = self.peek()
+            if ch == ".":
+                self.pos += 1
+                segs.append(self.name())
+            elif ch == "[":
+                segs.append(self.bracket())
+            else:
+                raise self.fail(f"unexpected character {ch!r}")
+        return tuple(segs)
+
+
+def parse_pattern(text: str) -> tuple[PatternSegment, ...]:
+    """Parse a path that may hold ``*``, ``[*]`` and ``**`` wildcards (ignore rules)."""
+    return _Parser(text, pattern=True).parse()
+
+
+def parse_path(text: str) -> FieldPath:
+    """Parse a concrete path; raises :class:`PathSyntaxError` naming the column."""
+    segs = _Parser(text, pattern=False).parse()
+    out: list[Key | Select | Index] = []
+    for seg in segs:
+        assert not isinstance(seg, Wildcard)
+        out.append(seg)
+    return tuple(out)
+
+
+def _seg_match(pat: PatternSegment, seg: Key | Select | Index) -> bool:
+    if isinstance(pat, Wildcard):
+        return isinstance(seg, Key) if not pat.item else not isinstance(seg, Key)
+    if isinstance(pat, Select) and isinstance(seg, Select):
+        # A pattern selector matches an item whose keys include the pattern's.
+        have = dict(seg.keys)
+        return all(have.get(k) == v for k, v in pat.keys)
+    return pat == seg
+
+
+def match(pattern: Sequence[PatternSegment], path: Sequence[Key | Select | Index], *, prefix: bool = True) -> bool:
+    """Does ``pattern`` match ``path``? With ``prefix`` it also matches everything below it."""
+
+    def rec(i: int, j: int) -> bool:
+        if i == len(pattern):
+            return prefix or j == len(path)
+        pat = pattern[i]
+        if pat == _GLOBSTAR:
+            return any(rec(i + 1, k) for k in range(j, len(path) + 1))
+        if j == len(path):
+            return False
+        return _seg_match(pat, path[j]) and rec(i + 1, j + 1)
+
+    return rec(0, 0)
