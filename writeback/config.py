@@ -233,8 +233,8 @@ def parse_config(data: Any, *, source: str) -> Config:
 
 
 def load_config(path: str | Path) -> Config:
-    from ruamel.yaml import YAML  # noqa: PLC0415
-    from ruamel.yaml.error import YAMLError  # noqa: PLC0415
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
     p = Path(path)
     try:

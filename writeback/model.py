@@ -60,10 +60,7 @@ class Select:
     def matches(self, item: object) -> bool:
         if not isinstance(item, Mapping):
             return False
-        for k, v in self.keys:
-            if k not in item or scalar_text(item[k]) != v:
-                return False
-        return True
+        return all(not (k not in item or scalar_text(item[k]) != v) for k, v in self.keys)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,9 +53,7 @@ def format_path(path: Sequence[PatternSegment]) -> str:
     out: list[str] = []
     for seg in path:
         if isinstance(seg, Key):
-            if _BARE.fullmatch(seg.name) and seg.name not in ("*", "**"):
-                out.append(("." if out else "") + seg.name)
-            elif seg.name in ("*", "**"):
+            if (_BARE.fullmatch(seg.name) and seg.name not in ("*", "**")) or seg.name in ("*", "**"):
                 out.append(("." if out else "") + seg.name)
             else:
                 out.append(f"[{_quote(seg.name)}]")
