@@ -121,7 +121,10 @@ class Forge(_Model):
     @classmethod
     def _no_inline(cls, v: Any) -> Any:
         if isinstance(v, str):
-            raise ValueError("inline secrets are rejected: use {env: VAR} or {file: PATH}")
+            raise ValueError(
+                "inline secrets are rejected: give a reference, {env: VAR_NAME} or {file: /path/to/file}, "
+                "never the secret value itself"
+            )
         return v
 
 
@@ -146,9 +149,31 @@ class PullRequest(_Model):
 
 
 class Schedule(_Model):
-    interval_seconds: float | None = Field(default=300.0, gt=0)
-    cron: str | None = None
-    jitter_seconds: float = Field(default=10.0, ge=0)
+    """When a target runs in service mode: every ``interval_seconds``, or on a ``cron`` line (which wins)."""
+
+    interval_seconds: float | None = Field(default=300.0, gt=0, description="seconds between cycles")
+    cron: str | None = Field(default=None, description="5-field crontab line (UTC); replaces the interval")
+    jitter_seconds: float = Field(default=10.0, ge=0, description="random delay added to each run")
+    retry_initial_seconds: float = Field(default=10.0, gt=0, description="first retry delay after a failed cycle")
+    retry_max_seconds: float = Field(default=600.0, gt=0, description="cap of the exponential retry delay")
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, v: str | None) -> str | None:
+        if v is not None:
+            from apscheduler.triggers.cron import CronTrigger
+
+            try:
+                CronTrigger.from_crontab(v, timezone="UTC")
+            except ValueError as e:
+                raise ValueError(f"not a valid crontab line ({e})") from None
+        return v
+
+    @model_validator(mode="after")
+    def _when(self) -> Schedule:
+        if self.cron is None and self.interval_seconds is None:
+            raise ValueError("give 'interval_seconds' or 'cron'")
+        return self
 
 
 class Target(_Model):
@@ -180,9 +205,19 @@ class Target(_Model):
 
 
 class Metrics(_Model):
-    address: str = "0.0.0.0:9090"
-    ready_intervals: float = Field(default=3.0, gt=0)
-    persistent_cycles: int = Field(default=3, ge=1)
+    """The HTTP server for /metrics, /healthz and /readyz (service mode only)."""
+
+    address: str = Field(default="0.0.0.0:9090", description="host:port to listen on (port 0: any free port)")
+    ready_intervals: float = Field(default=3.0, gt=0, description="/readyz fails when a cycle is older than this")
+    persistent_cycles: int = Field(default=3, ge=1, description="drift seen this many cycles counts as persistent")
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str) -> str:
+        host, sep, port = v.rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise ValueError("must be host:port, e.g. 0.0.0.0:9090")
+        return v
 
 
 class Leader(_Model):
@@ -192,20 +227,35 @@ class Leader(_Model):
     identity: str | None = None
 
 
+class Watch(_Model):
+    """Service mode: a watch-based cache per selected kind, and hotfix capture."""
+
+    enabled: bool = Field(default=True, description="keep a watch cache (informer) instead of listing each cycle")
+    capture_hotfixes: bool = Field(default=True, description="persist a person's write seen by the watch")
+    debounce_seconds: float = Field(default=3.0, ge=0, description="wait this long after a write, then evaluate")
+    capture_ttl_seconds: float = Field(default=7 * 86400.0, gt=0, description="forget a capture after this long")
+
+
 class Config(_Model):
     clusters: tuple[Cluster, ...] = ()
     targets: tuple[Target, ...]
     metrics: Metrics = Metrics()
     leader: Leader = Leader()
-    state_dir: str | None = None
-    state_configmap: str | None = None
+    watch: Watch = Watch()
+    state_dir: str | None = Field(default=None, description="directory for durable state (hotfix captures)")
+    state_configmap: str | None = Field(
+        default=None, description="namespace/name of a ConfigMap for durable state (in-cluster); never a Secret"
+    )
+    shutdown_grace_seconds: float = Field(
+        default=30.0, ge=0, description="on SIGTERM, wait this long for the running step to finish"
+    )
 
     @model_validator(mode="after")
     def _refs(self) -> Config:
         names = [t.name for t in self.targets]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"target names must be unique: {', '.join(dupes)}")
+            raise ValueError(f"targets: target names must be unique: {', '.join(dupes)}")
         known = {c.name for c in self.clusters}
         for i, t in enumerate(self.targets):
             if t.cluster is not None and t.cluster not in known:
@@ -223,12 +273,19 @@ def _loc(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
+def _msg(msg: str) -> str:
+    return msg.removeprefix("Value error, ")
+
+
 def parse_config(data: Any, *, source: str) -> Config:
     """Validate parsed YAML; errors name ``source`` and every bad key path."""
     try:
         return Config.model_validate(data)
     except ValidationError as e:
-        lines = [f"{source}: {_loc(err['loc'])}: {err['msg']}" for err in e.errors()]
+        lines = [
+            f"{source}: {_loc(err['loc'])}: {_msg(err['msg'])}" if err["loc"] else f"{source}: {_msg(err['msg'])}"
+            for err in e.errors()
+        ]
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from e
 
 

@@ -1,0 +1,83 @@
+"""`writeback config validate` and `writeback config schema`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from ruamel.yaml import YAML
+
+from writeback.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "config" / "writeback.example.yaml"
+
+
+def _example() -> dict:
+    return YAML(typ="safe", pure=True).load(EXAMPLE.read_text())
+
+
+def _write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "writeback.yaml"
+    with path.open("w") as f:
+        YAML(typ="safe", pure=True).dump(data, f)
+    return path
+
+
+def test_example_validates_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "validate", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "valid" in out
+    assert "2 target(s)" in out
+    assert "payments:" in out and "github" in out
+    assert "checkout-staging:" in out and "gitlab" in out and "kustomize" in out
+
+
+def test_every_error_names_its_key_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _example()
+    data["targets"][0]["forge"]["token"] = "ghp_not_a_reference_0123456789"
+    data["targets"][1]["schedule"]["cron"] = "99 * * * *"
+    data["targets"][1]["selectors"][0]["colour"] = "blue"
+    data["metrics"]["address"] = "nowhere"
+    path = _write(tmp_path, data)
+    assert main(["config", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: targets[0].forge.token: inline secrets are rejected" in err
+    assert "{env: VAR_NAME} or {file: /path/to/file}" in err
+    assert f"{path}: targets[1].schedule.cron: not a valid crontab line" in err
+    assert f"{path}: targets[1].selectors[0].colour: Extra inputs are not permitted" in err
+    assert f"{path}: metrics.address: must be host:port" in err
+    assert "ghp_not_a_reference_0123456789" not in err  # the secret value is never echoed
+
+
+def test_cross_reference_errors_name_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _example()
+    data["targets"][1]["cluster"] = "mars"
+    path = _write(tmp_path, data)
+    assert main(["config", "validate", str(path)]) == 2
+    assert "targets[1].cluster: unknown cluster 'mars'" in capsys.readouterr().err
+
+
+def test_missing_and_unparsable_files_are_input_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "validate", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml: cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("targets: [\n")
+    assert main(["config", "validate", str(bad)]) == 2
+    assert "bad.yaml: not valid YAML" in capsys.readouterr().err
+
+
+def test_schema_is_valid_draft_2020_12_and_accepts_the_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert list(validator.iter_errors(_example())) == []
+    bad = _example()
+    bad["targets"][0]["forge"]["kind"] = "bitbucket"
+    error = jsonschema.exceptions.best_match(validator.iter_errors(bad))
+    assert error is not None
+    assert list(error.absolute_path) == ["targets", 0, "forge", "kind"]
