@@ -1,0 +1,157 @@
+"""The YAML loaders: live dumps (offline mode) and Git manifest trees, with per-file problems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from writeback.adapters.files import NamespaceDefaults, read_live, read_manifests
+from writeback.errors import InputError
+from writeback.model import Source
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+"""
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+def test_manifests_multi_document_lists_and_skips(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "apps/web.yaml",
+        "# comment\n" + DEPLOY + "---\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n",
+    )
+    write(
+        tmp_path,
+        "apps/list.yml",
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, namespace: other}\n"
+        "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n",
+    )
+    write(tmp_path, "apps/kustomization.yaml", "resources: [web.yaml]\n")
+    write(tmp_path, "apps/values.yaml", "replicaCount: 2\nimage: {tag: x}\n")
+    write(tmp_path, "apps/chart-ish.yaml", "apiVersion: v2\nname: not-a-resource\n")
+    write(tmp_path, "charts/c/Chart.yaml", "apiVersion: v2\nname: c\n")
+    write(tmp_path, "charts/c/templates/d.yaml", "{{ if .Values.x }}\nkind: Deployment\n")
+    write(tmp_path, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+    write(tmp_path, "README.md", "not yaml")
+
+    res = read_manifests(root=tmp_path, namespaces=NamespaceDefaults(flag="team"))
+
+    assert res.problems == ()
+    got = {(o.ref.kind, o.ref.namespace, o.ref.name): (o.file, o.document, o.item) for o in res.objects}
+    assert got == {
+        ("Deployment", "team", "web"): ("apps/web.yaml", 0, None),
+        ("Service", "team", "web"): ("apps/web.yaml", 2, None),  # the empty document counts
+        ("ConfigMap", "other", "a"): ("apps/list.yml", 0, 0),
+        ("ConfigMap", "team", "b"): ("apps/list.yml", 0, 1),
+        ("Namespace", None, "team"): ("ns.yaml", 0, None),
+    }
+    web = next(o for o in res.objects if o.ref.kind == "Deployment")
+    assert web.body["spec"] == {"replicas": 3}
+    assert "namespace" not in web.body["metadata"]  # the body is Git's text, not the resolved identity
+
+
+def test_namespace_order_manifest_kustomize_application_flag(tmp_path: Path) -> None:
+    write(tmp_path, "base/kustomization.yaml", "namespace: from-kustomize\nresources: []\n")
+    write(tmp_path, "base/sub/a.yaml", DEPLOY)  # parent dir's kustomization applies
+    write(tmp_path, "base/b.yaml", DEPLOY.replace("name: web", "name: b\n  namespace: explicit"))
+    write(tmp_path, "other/c.yaml", DEPLOY.replace("name: web", "name: c"))
+
+    both = read_manifests(root=tmp_path, namespaces=NamespaceDefaults(application="argo-dest", flag="flag-ns"))
+    ns = {o.ref.name: o.ref.namespace for o in both.objects}
+    assert ns == {"web": "from-kustomize", "b": "explicit", "c": "argo-dest"}
+
+    flag_only = read_manifests(root=tmp_path, path="other", namespaces=NamespaceDefaults(flag="flag-ns"))
+    assert [(o.ref.namespace, o.file) for o in flag_only.objects] == [("flag-ns", "other/c.yaml")]
+
+    # a kustomization above --path does not apply
+    sub = read_manifests(root=tmp_path, path="base/sub", namespaces=NamespaceDefaults(flag="flag-ns"))
+    assert [o.ref.namespace for o in sub.objects] == ["flag-ns"]
+
+
+def test_bad_yaml_names_file_and_line_and_others_still_load(tmp_path: Path) -> None:
+    write(tmp_path, "good.yaml", DEPLOY)
+    write(tmp_path, "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: [1, 2\n")
+    write(tmp_path, "noname.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
+
+    res = read_manifests(root=tmp_path, namespaces=NamespaceDefaults(flag="ns"))
+
+    assert [o.ref.name for o in res.objects] == ["web"]
+    by_file = {p.file: p for p in res.problems}
+    assert set(by_file) == {"bad.yaml", "noname.yaml"}
+    assert by_file["bad.yaml"].line is not None and by_file["bad.yaml"].line >= 6
+    assert str(by_file["bad.yaml"]).startswith(f"bad.yaml:{by_file['bad.yaml'].line}: not valid YAML")
+    assert "without metadata.name" in by_file["noname.yaml"].message
+
+
+def test_duplicate_resource_is_a_problem_for_that_resource_only(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", DEPLOY)
+    write(tmp_path, "b.yaml", DEPLOY + "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n")
+
+    res = read_manifests(root=tmp_path, namespaces=NamespaceDefaults(flag="ns"))
+
+    assert [o.ref.kind for o in res.objects] == ["Service"]
+    assert sorted(p.file for p in res.problems) == ["a.yaml", "b.yaml"]
+    assert all("declared more than once" in p.message and "a.yaml" in p.message for p in res.problems)
+
+
+def test_timestamps_stay_strings_and_yaml_12(tmp_path: Path) -> None:
+    write(
+        tmp_path, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  d: 2024-01-01\n  b: on\n"
+    )
+    (obj,) = read_manifests(root=tmp_path, namespaces=NamespaceDefaults(flag="ns")).objects
+    assert obj.body["data"] == {"d": "2024-01-01", "b": "on"}
+
+
+def test_path_outside_repo_or_missing_is_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="nope"):
+        read_manifests(root=tmp_path, path="nope")
+    (tmp_path / "repo").mkdir()
+    with pytest.raises(InputError, match="outside"):
+        read_manifests(root=tmp_path / "repo", path="..")
+
+
+def test_live_dump_list_multi_doc_and_directory(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "dump/list.yaml",
+        "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ''}\nitems:\n"
+        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: web\n    namespace: prod\n"
+        "    managedFields:\n    - manager: kubectl-edit\n      operation: Update\n",
+    )
+    write(
+        tmp_path,
+        "dump/more.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ca, namespace: prod}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\n",
+    )
+    write(tmp_path, "dump/broken.yaml", "kind: [\n")
+
+    res = read_live(path=tmp_path / "dump")
+
+    assert {(o.ref.kind, o.ref.namespace, o.ref.name) for o in res.objects} == {
+        ("Deployment", "prod", "web"),
+        ("ConfigMap", "prod", "ca"),
+        ("ClusterRole", None, "r"),
+    }
+    assert all(o.source is Source.FILE for o in res.objects)
+    web = next(o for o in res.objects if o.ref.kind == "Deployment")
+    assert web.body["metadata"]["managedFields"][0]["manager"] == "kubectl-edit"
+    assert [p.file.endswith("broken.yaml") for p in res.problems] == [True]
+
+    single = read_live(path=tmp_path / "dump" / "more.yaml")
+    assert len(single.objects) == 2
+    with pytest.raises(InputError, match="missing"):
+        read_live(path=tmp_path / "missing")

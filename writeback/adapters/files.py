@@ -1,0 +1,335 @@
+"""Reading YAML from disk: live dumps for offline mode, and the Git manifests of a directory tree.
+
+A bad file never stops the others: each loader returns the objects it could read plus a ``Problem``
+per file, document or resource it could not (naming the file and, where known, the line).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from writeback.errors import InputError
+from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
+
+T = TypeVar("T")
+
+# apiVersion, kind -> namespaced? (None: unknown, treated as namespaced)
+NamespacedFn = Callable[[str, str], bool | None]
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+# Well-known cluster-scoped kinds, by (group, kind): the offline answer when no cluster is asked.
+CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("", "ComponentStatus"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("apiregistration.k8s.io", "APIService"),
+        ("storage.k8s.io", "StorageClass"),
+        ("storage.k8s.io", "CSIDriver"),
+        ("storage.k8s.io", "CSINode"),
+        ("storage.k8s.io", "VolumeAttachment"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("node.k8s.io", "RuntimeClass"),
+        ("networking.k8s.io", "IngressClass"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    }
+)
+
+
+def builtin_namespaced(api_version: str, kind: str) -> bool | None:
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    return False if (group, kind) in CLUSTER_SCOPED else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """Something in the input that could not be used; the rest still loads."""
+
+    file: str
+    message: str
+    line: int | None = None
+    resource: ObjectRef | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        what = f" ({self.resource})" if self.resource else ""
+        return f"{where}{what}: {self.message}"
+
+    def as_error(self) -> InputError:
+        return InputError(str(self))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadResult(Generic[T]):
+    objects: tuple[T, ...] = ()
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+
+# ---------------------------------------------------------------- YAML
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import SafeConstructor
+
+    class _Constructor(SafeConstructor):
+        """YAML 1.2 safe loading, but timestamps stay strings (as Kubernetes sees them)."""
+
+    _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_str)
+    y = YAML(typ="safe", pure=True)
+    y.Constructor = _Constructor
+    return y
+
+
+def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
+    """All documents of a YAML stream (empty ones as None); on a syntax error, the ones before it and a problem."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    docs: list[Any] = []
+    try:
+        docs.extend(_yaml().load_all(text))
+    except MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else None
+        msg = " ".join(p for p in (e.context, e.problem) if p) or str(e)
+        return docs, Problem(file=file, line=line, message=f"not valid YAML: {msg}")
+    except YAMLError as e:
+        return docs, Problem(file=file, message=f"not valid YAML: {e}")
+    return docs, None
+
+
+def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
+    try:
+        return path.read_text(encoding="utf-8"), None
+    except UnicodeDecodeError as e:
+        return None, Problem(file=file, message=f"not UTF-8 text: {e.reason}")
+    except OSError as e:
+        return None, Problem(file=file, message=f"cannot read: {e.strerror}")
+
+
+def _is_k8s(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
+
+
+def _items(doc: Mapping[str, Any]) -> Iterator[tuple[int | None, Any]]:
+    """A document, or the items of a ``List`` kind with their index."""
+    if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+        yield from enumerate(doc["items"])
+    else:
+        yield None, doc
+
+
+def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
+    meta = body.get("metadata") or {}
+    return ObjectRef(
+        api_version=str(body["apiVersion"]), kind=str(body["kind"]), namespace=namespace, name=str(meta["name"])
+    )
+
+
+def _name_problem(body: Any, *, file: str, document: int, item: int | None) -> str | None:
+    if not _is_k8s(body):
+        return None if item is None else "a List item without apiVersion and kind"
+    meta = body.get("metadata")
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta.get("name"):
+        where = f"document {document + 1}" + (f", item {item}" if item is not None else "")
+        return f"{where}: {body['kind']} without metadata.name"
+    return None
+
+
+def _yaml_files(base: Path) -> Iterator[Path]:
+    if base.is_file():
+        yield base
+        return
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if "Chart.yaml" in filenames and Path(dirpath) != base:
+            dirnames[:] = []  # a Helm chart: its templates are not plain manifests
+            continue
+        for name in sorted(filenames):
+            if name.endswith(_YAML_SUFFIXES) and name not in KUSTOMIZATION_FILES and name != "Chart.yaml":
+                yield Path(dirpath) / name
+
+
+# ---------------------------------------------------------------- live dumps
+
+
+def read_live(*, path: Path) -> LoadResult[LiveObject]:
+    """Objects dumped with ``kubectl get -o yaml [--show-managed-fields]``: a file or a directory of them."""
+    if not path.exists():
+        raise InputError(f"--live {path}: no such file or directory")
+    objects: list[LiveObject] = []
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for p in _yaml_files(path):
+        file = str(p)
+        text, problem = _read_text(p, file=file)
+        if problem is not None or text is None:
+            problems.append(problem or Problem(file=file, message="cannot read"))
+            continue
+        docs, problem = parse_documents(text=text, file=file)
+        if problem is not None:
+            problems.append(problem)
+        for d, doc in enumerate(docs):
+            if not _is_k8s(doc):
+                continue
+            for i, body in _items(doc):
+                msg = _name_problem(body, file=file, document=d, item=i)
+                if msg:
+                    problems.append(Problem(file=file, message=msg))
+                    continue
+                ns = (body.get("metadata") or {}).get("namespace")
+                ref = _ref(body, namespace=str(ns) if ns else None)
+                if ref.identity in seen:
+                    problems.append(
+                        Problem(file=file, resource=ref, message=f"dumped twice (also in {seen[ref.identity]})")
+                    )
+                    continue
+                seen[ref.identity] = file
+                objects.append(LiveObject(ref=ref, body=dict(body), source=Source.FILE))
+    return LoadResult(objects=tuple(objects), problems=tuple(problems))
+
+
+# ---------------------------------------------------------------- Git manifests
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NamespaceDefaults:
+    """Where a namespaced object's namespace comes from when its manifest has none (after Kustomize's)."""
+
+    application: str | None = None  # the Argo CD Application's destination (or Flux targetNamespace)
+    flag: str | None = None  # --namespace
+
+    @property
+    def fallback(self) -> str:
+        return self.application or self.flag or "default"
+
+
+class _KustomizeNamespaces:
+    def __init__(self, *, top: Path) -> None:
+        self.top = top
+        self.cache: dict[Path, str | None] = {}
+        self.problems: list[Problem] = []
+
+    def _own(self, directory: Path) -> str | None:
+        for name in KUSTOMIZATION_FILES:
+            p = directory / name
+            if p.is_file():
+                text, problem = _read_text(p, file=str(p))
+                docs, problem = parse_documents(text=text or "", file=str(p)) if problem is None else ([], problem)
+                if problem is not None:
+                    self.problems.append(problem)
+                doc = docs[0] if docs else None
+                ns = doc.get("namespace") if isinstance(doc, Mapping) else None
+                return str(ns) if isinstance(ns, str) and ns else None
+        return None
+
+    def lookup(self, directory: Path) -> str | None:
+        if directory not in self.cache:
+            ns = self._own(directory)
+            if ns is None and directory != self.top and self.top in directory.parents:
+                ns = self.lookup(directory.parent)
+            self.cache[directory] = ns
+        return self.cache[directory]
+
+
+def read_manifests(
+    *,
+    root: Path,
+    path: str = ".",
+    namespaces: NamespaceDefaults = NamespaceDefaults(),
+    namespaced: NamespacedFn = builtin_namespaced,
+) -> LoadResult[DesiredObject]:
+    """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``).
+
+    Skips non-Kubernetes YAML (kustomization files, Helm values, documents without apiVersion and kind).
+    A namespaced object without ``metadata.namespace`` gets the Kustomize ``namespace:`` of its directory
+    (or a parent up to ``path``), else the Application's destination namespace, else ``--namespace``.
+    A resource declared twice is left out, with a problem for each place.
+    """
+    top = (root / path).resolve()
+    root = root.resolve()
+    if not top.exists():
+        raise InputError(f"{path}: no such directory in the repository {root}")
+    if top != root and root not in top.parents:
+        raise InputError(f"--path {path}: outside the repository {root}")
+    kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent)
+    found: list[DesiredObject] = []
+    problems: list[Problem] = []
+    for p in _yaml_files(top):
+        file = p.relative_to(root).as_posix()
+        text, problem = _read_text(p, file=file)
+        if problem is not None or text is None:
+            problems.append(problem or Problem(file=file, message="cannot read"))
+            continue
+        docs, problem = parse_documents(text=text, file=file)
+        if problem is not None:
+            problems.append(problem)
+        for d, doc in enumerate(docs):
+            if not _is_k8s(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
+                continue
+            for i, body in _items(doc):
+                msg = _name_problem(body, file=file, document=d, item=i)
+                if msg:
+                    problems.append(Problem(file=file, message=msg))
+                    continue
+                ns = _namespace_of(body, directory=p.parent, kns=kns, namespaces=namespaces, namespaced=namespaced)
+                found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
+    problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
+    objects, dupes = _unique(found)
+    return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
+
+
+def _rel(p: Path, root: Path) -> str:
+    try:
+        return p.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def _namespace_of(
+    body: Mapping[str, Any],
+    *,
+    directory: Path,
+    kns: _KustomizeNamespaces,
+    namespaces: NamespaceDefaults,
+    namespaced: NamespacedFn,
+) -> str | None:
+    if namespaced(str(body["apiVersion"]), str(body["kind"])) is False:
+        return None
+    ns = (body.get("metadata") or {}).get("namespace")
+    if isinstance(ns, str) and ns:
+        return ns
+    return kns.lookup(directory) or namespaces.fallback
+
+
+def _unique(found: list[DesiredObject]) -> tuple[list[DesiredObject], list[Problem]]:
+    by_id: dict[tuple[str, str, str, str], list[DesiredObject]] = {}
+    for obj in found:
+        by_id.setdefault(obj.ref.identity, []).append(obj)
+    objects: list[DesiredObject] = []
+    problems: list[Problem] = []
+    for objs in by_id.values():
+        if len(objs) == 1:
+            objects.append(objs[0])
+            continue
+        places = ", ".join(f"{o.file} (document {o.document + 1})" for o in objs)
+        for o in objs:
+            problems.append(Problem(file=o.file, resource=o.ref, message=f"declared more than once: {places}"))
+    return objects, problems

@@ -1,0 +1,72 @@
+"""Finding the cluster credentials: --kubeconfig, $KUBECONFIG, ~/.kube/config, then in-cluster config."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from writeback.errors import ClusterError, InputError
+
+_IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterAccess:
+    """How to reach a cluster. ``kubeconfig=None`` and ``in_cluster=False`` means: look in the usual places."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+
+
+def resolve_kubeconfig(*, access: ClusterAccess, environ: dict[str, str] | None = None) -> str | None:
+    """The kubeconfig path(s) to use, or None for in-cluster config.
+
+    Order: the explicit path, ``$KUBECONFIG`` (may list several files), ``~/.kube/config``, in-cluster.
+    """
+    env = dict(os.environ) if environ is None else environ
+    if access.in_cluster:
+        return None
+    if access.kubeconfig:
+        path = Path(access.kubeconfig).expanduser()
+        if not path.is_file():
+            raise InputError(f"--kubeconfig {access.kubeconfig}: no such file")
+        return str(path)
+    if env.get("KUBECONFIG"):
+        return env["KUBECONFIG"]
+    home = Path(env.get("HOME") or Path.home()) / ".kube" / "config"
+    if home.is_file():
+        return str(home)
+    if env.get(_IN_CLUSTER_ENV):
+        return None
+    raise InputError(
+        "no cluster credentials: give --kubeconfig, set $KUBECONFIG, create ~/.kube/config or run in a cluster"
+    )
+
+
+def new_api_client(*, access: ClusterAccess) -> Any:
+    """A ``kubernetes.client.ApiClient`` for ``access``."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    path = resolve_kubeconfig(access=access)
+    try:
+        if path is None:
+            cfg = client.Configuration()
+            config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+            return client.ApiClient(configuration=cfg)
+        return config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=access.context, persist_config=False
+        )
+    except ConfigException as e:
+        where = path or "in-cluster config"
+        ctx = f" (context {access.context})" if access.context else ""
+        raise InputError(f"{where}{ctx}: cannot load cluster credentials: {e}") from e
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the kubeconfig: {e.strerror}") from e
+    except Exception as e:  # the loader raises assorted errors for malformed files
+        if isinstance(e, ClusterError):
+            raise
+        raise InputError(f"{path or 'in-cluster config'}: invalid kubeconfig: {e}") from e

@@ -1,0 +1,86 @@
+"""Reading the Git repo at a revision (real git): the one the GitOps controller last applied, or HEAD.
+
+``git archive <sha>`` is extracted into a temporary directory, so the working tree is never touched.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from writeback.errors import GitError, InputError, ToolMissing
+
+_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+# Flux: "main@sha1:<sha>" (v2), "main/<sha>" (older), "sha1:<sha>"; Argo CD: the bare sha
+_FLUX = re.compile(
+    r"^(?:(?P<ref>.+?)[@/])?(?:sha1|sha256):(?P<sha>[0-9a-f]{7,64})$|^(?P<ref2>.+)/(?P<sha2>[0-9a-f]{40})$"
+)
+
+
+def controller_revision(text: str) -> str:
+    """The commit in an Argo CD ``status.sync.revision`` or Flux ``status.lastAppliedRevision``."""
+    value = text.strip()
+    m = _FLUX.match(value)
+    if m:
+        return m.group("sha") or m.group("sha2")
+    return value
+
+
+def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess[bytes]:
+    if shutil.which("git") is None:
+        raise ToolMissing("git is not on PATH")
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise GitError(f"git {' '.join(args)} in {repo}: {e}") from e
+
+
+def is_git_repo(repo: Path) -> bool:
+    r = _git(repo, "rev-parse", "--is-inside-work-tree")
+    return r.returncode == 0 and r.stdout.strip() == b"true"
+
+
+def head_commit(repo: Path) -> str | None:
+    """HEAD's sha, or None when ``repo`` is no git repo (or has no commit)."""
+    r = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    return r.stdout.decode().strip() if r.returncode == 0 else None
+
+
+def resolve_commit(repo: Path, revision: str) -> str:
+    """A revision (sha, branch, tag, Flux/Argo CD status text) -> the full commit sha."""
+    rev = controller_revision(revision)
+    r = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if r.returncode != 0:
+        hint = " (fetch it first)" if _SHA.match(rev) else ""
+        raise InputError(f"revision {revision!r}: not a commit in the repository {repo}{hint}")
+    return r.stdout.decode().strip()
+
+
+def is_dirty(repo: Path, *, path: str = ".") -> bool:
+    """Uncommitted changes to tracked files under ``path``."""
+    r = _git(repo, "status", "--porcelain", "--untracked-files=no", "--", path)
+    return r.returncode == 0 and bool(r.stdout.strip())
+
+
+@contextmanager
+def checkout(repo: Path, commit: str, *, path: str = ".") -> Iterator[Path]:
+    """The files under ``path`` at ``commit``, in a temporary directory (the tree root) that is removed after."""
+    args = ["archive", "--format=tar", commit]
+    if path not in ("", "."):
+        args += ["--", path]
+    r = _git(repo, *args)
+    if r.returncode != 0:
+        msg = r.stderr.decode(errors="replace").strip()
+        raise GitError(f"git archive {commit} -- {path} in {repo}: {msg}")
+    with tempfile.TemporaryDirectory(prefix="writeback-rev-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(r.stdout)) as tar:
+            tar.extractall(tmp, filter="data")
+        (Path(tmp) / path).mkdir(parents=True, exist_ok=True)  # a path absent at that commit is an empty tree
+        yield Path(tmp)
