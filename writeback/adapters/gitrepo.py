@@ -1,0 +1,214 @@
+"""The Git side through GitPython: clone or fetch, branch from the base, commit patches, push the bot branch.
+
+Credentials never reach ``.git/config`` or a log line: an HTTPS token is handed to git by a ``GIT_ASKPASS``
+script that reads it from the child's environment; an SSH key goes through ``GIT_SSH_COMMAND``.
+Guards: never push to the base branch; never overwrite commits the bot did not author.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import shlex
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import git
+
+from writeback.errors import GitError
+from writeback.model import FilePatch
+
+_ASKPASS = """#!/bin/sh
+case "$1" in
+  Username*) printf '%s\\n' "$WRITEBACK_GIT_USERNAME" ;;
+  *) printf '%s\\n' "$WRITEBACK_GIT_PASSWORD" ;;
+esac
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitAuth:
+    token: str | None = None  # HTTPS password/token
+    username: str = "x-access-token"  # GitHub App tokens want this; GitLab accepts any name ("oauth2")
+    ssh_key_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Identity:
+    name: str
+    email: str
+
+
+class PushStatus(enum.StrEnum):
+    PUSHED = "pushed"
+    HUMAN_COMMITS = "human-commits"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PushResult:
+    status: PushStatus
+    sha: str
+    foreign: tuple[str, ...] = ()  # "sha author-email" of commits the bot did not make
+
+
+class GitRepo:
+    """One working clone of a target's repository, reused across cycles."""
+
+    def __init__(self, *, url: str, workdir: Path, auth: GitAuth = GitAuth(), bot: Identity) -> None:
+        self.url = url
+        self.workdir = workdir
+        self.bot = bot
+        self._auth = auth
+        self._repo: git.Repo | None = None
+
+    # ------------------------------------------------------------ plumbing
+
+    @contextlib.contextmanager
+    def _env(self) -> Iterator[dict[str, str]]:
+        env = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
+        with tempfile.TemporaryDirectory(prefix="writeback-askpass-") as tmp:
+            if self._auth.token:
+                script = Path(tmp) / "askpass.sh"
+                script.write_text(_ASKPASS, encoding="utf-8")
+                script.chmod(stat.S_IRWXU)
+                env |= {
+                    "GIT_ASKPASS": str(script),
+                    "WRITEBACK_GIT_USERNAME": self._auth.username,
+                    "WRITEBACK_GIT_PASSWORD": self._auth.token,
+                }
+            if self._auth.ssh_key_file:
+                key = shlex.quote(self._auth.ssh_key_file)
+                env["GIT_SSH_COMMAND"] = f"ssh -i {key} -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new"
+            yield env
+
+    def _clean(self, text: str) -> str:
+        return text.replace(self._auth.token, "***") if self._auth.token else text
+
+    def _git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        repo = self._require()
+        try:
+            with self._env() as base_env:
+                out: str = repo.git.execute(["git", *args], env={**os.environ, **base_env, **(env or {})})
+                return out
+        except git.GitCommandError as e:
+            raise GitError(self._clean(f"git {args[0]} failed in {self.workdir}: {e.stderr.strip() or e}")) from e
+
+    def _require(self) -> git.Repo:
+        if self._repo is None:
+            raise GitError(f"{self.workdir}: not synced yet (call sync first)")
+        return self._repo
+
+    # ------------------------------------------------------------ reading
+
+    def sync(self, *, base: str) -> str:
+        """Clone or fetch; check out the base branch's latest commit (detached). Returns its sha."""
+        try:
+            if (self.workdir / ".git").is_dir():
+                self._repo = git.Repo(self.workdir)
+                self._git("remote", "set-url", "origin", self.url)
+            else:
+                self.workdir.parent.mkdir(parents=True, exist_ok=True)
+                with self._env() as env:
+                    self._repo = git.Repo.clone_from(
+                        self.url, self.workdir, env={**os.environ, **env}, no_checkout=True
+                    )
+        except git.GitCommandError as e:
+            raise GitError(self._clean(f"cannot clone {self.url}: {e.stderr.strip() or e}")) from e
+        except (git.InvalidGitRepositoryError, OSError) as e:
+            raise GitError(f"{self.workdir}: not a usable git clone: {e}") from e
+        self._git("fetch", "--prune", "--no-tags", "origin", "+refs/heads/*:refs/remotes/origin/*")
+        sha = self.remote_sha(base, fetched=True)
+        if sha is None:
+            raise GitError(f"{self.url}: the base branch {base!r} does not exist")
+        self._git("checkout", "--force", "--detach", sha)
+        self._git("clean", "-ffdx")
+        return sha
+
+    def remote_sha(self, branch: str, *, fetched: bool = False) -> str | None:
+        """The sha of a branch on the remote (from the last fetch when ``fetched``, else asked live)."""
+        if fetched:
+            try:
+                return self._git("rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{branch}^{{commit}}")
+            except GitError:
+                return None
+        out = self._git("ls-remote", "origin", f"refs/heads/{branch}")
+        return out.split()[0] if out.strip() else None
+
+    def foreign_commits(self, *, branch: str, base: str) -> tuple[str, ...]:
+        """Commits on the remote bot branch beyond its merge-base with base that the bot did not author."""
+        self._git("fetch", "--no-tags", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+        log = self._git("log", "--format=%H %ae", f"refs/remotes/origin/{base}..refs/remotes/origin/{branch}")
+        lines = [line for line in log.splitlines() if line.strip()]
+        return tuple(line for line in lines if line.split(" ", 1)[1].lower() != self.bot.email.lower())
+
+    def read(self, path: str) -> str | None:
+        """A file of the current checkout (the base after ``sync``); None when absent."""
+        p = self._safe_path(path)
+        return p.read_text(encoding="utf-8") if p.is_file() else None
+
+    def diff(self, old: str, new: str) -> str:
+        return self._git("diff", "--stat", old, new)
+
+    # ------------------------------------------------------------ writing
+
+    def _safe_path(self, path: str) -> Path:
+        pure = PurePosixPath(path)
+        if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
+            raise GitError(f"refusing to write outside the repository: {path!r}")
+        return self.workdir.joinpath(*pure.parts)
+
+    def commit(
+        self,
+        *,
+        base_sha: str,
+        branch: str,
+        patches: Sequence[FilePatch],
+        message: str,
+        author: Identity | None = None,
+        signoff: bool = False,
+    ) -> str | None:
+        """Commit ``patches`` on a fresh local ``branch`` from ``base_sha``. None when nothing changes.
+
+        Each patch's ``before`` must equal the file at the base, else GitError "base moved".
+        """
+        self._git("checkout", "--force", "-B", branch, base_sha)
+        for patch in patches:
+            target = self._safe_path(patch.path)
+            current = target.read_text(encoding="utf-8") if target.is_file() else None
+            if current != patch.before:
+                raise GitError(f"base moved: {patch.path} changed on the base branch since it was planned")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(patch.after, encoding="utf-8")
+            self._git("add", "--", patch.path)
+        if not self._git("diff", "--cached", "--name-only").strip():
+            return None
+        who = author or self.bot
+        env = {
+            "GIT_AUTHOR_NAME": who.name,
+            "GIT_AUTHOR_EMAIL": who.email,
+            "GIT_COMMITTER_NAME": self.bot.name,
+            "GIT_COMMITTER_EMAIL": self.bot.email,
+        }
+        args = ["-c", "commit.gpgsign=false", "commit", "--no-verify", "--quiet", "-m", message]
+        self._git(*args, *(["--signoff"] if signoff else []), env=env)
+        return self._git("rev-parse", "HEAD")
+
+    def push(self, *, branch: str, base: str, expected: str | None) -> PushResult:
+        """Push HEAD to ``branch`` with a lease on ``expected`` (None: the branch must not exist yet).
+
+        Refuses the base branch, and a remote branch holding commits the bot did not author.
+        """
+        if branch.removeprefix("refs/heads/") == base.removeprefix("refs/heads/") or not branch:
+            raise GitError(f"refusing to push to the base branch {base!r}")
+        sha = self._git("rev-parse", "HEAD")
+        if expected is not None:
+            foreign = self.foreign_commits(branch=branch, base=base)
+            if foreign:
+                return PushResult(status=PushStatus.HUMAN_COMMITS, sha=expected, foreign=foreign)
+        lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
+        self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
+        return PushResult(status=PushStatus.PUSHED, sha=sha)

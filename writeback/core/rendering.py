@@ -1,0 +1,179 @@
+"""Render a change set into a commit message, a PR title and a PR body (Jinja2, pure).
+
+Template text comes in as strings (``templates``: name -> text); reading files is an adapter's job.
+The fingerprint marker is put at the very top of the body by code, never by a template, so that
+cutting a body over the platform's limit never loses it. Sensitive values are redacted before any
+template sees them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from writeback.errors import ConfigError
+from writeback.model import ABSENT, ChangeSet, Decision, Drift, Review
+from writeback.paths import format_path
+from writeback.prmarkers import format_marker
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}#+!|~])")
+
+
+class _Redacted:
+    def __repr__(self) -> str:
+        return "REDACTED"
+
+
+REDACTED = _Redacted()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderInput:
+    change_set: ChangeSet
+    cluster: str
+    base: str
+    platform: str = "github"  # "github" | "gitlab": the PR word and the body limit
+    body_limit: int = 65536
+    incident: str | None = None
+    verification: str | None = None  # the server-side dry-run apply result, one line
+    security_labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rendered:
+    title: str
+    body: str
+    commit_message: str
+
+
+def escape_inline(text: object) -> str:
+    """Markdown-safe inline text for GitHub and GitLab: punctuation escaped, HTML neutral, newlines as <br>."""
+    s = _MD_SPECIAL.sub(r"\\\1", str(text))
+    s = html.escape(s, quote=False)
+    return s.replace("\r\n", "\n").replace("\n", "<br>")
+
+
+def escape_cell(text: object) -> str:
+    """A table cell: as inline text, and never breaks the row (``|`` and newlines are escaped)."""
+    return escape_inline(text)
+
+
+def format_value(value: object) -> str:
+    """A Git or live value for a table cell."""
+    if value is REDACTED:
+        return "_(redacted)_"
+    if value is ABSENT:
+        return "_(absent)_"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return f"<code>{escape_cell(text)}</code>"
+
+
+def _who(row: Mapping[str, Any]) -> str:
+    if not row.get("manager"):
+        return "_unknown_"
+    parts = [f"<code>{escape_cell(row['manager'])}</code>"]
+    if row.get("operation"):
+        parts.append(escape_cell(row["operation"]))
+    if row.get("time"):
+        parts.append(escape_cell(row["time"]))
+    return ", ".join(parts)
+
+
+def environment(templates: Mapping[str, str]) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.DictLoader(dict(templates)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(md=escape_inline, cell=escape_cell, value=format_value, who=_who)
+    return env
+
+
+def _row(d: Drift) -> dict[str, Any]:
+    return {
+        "path": format_path(d.path),
+        "op": str(d.op),
+        "git": REDACTED if d.sensitive else d.git,
+        "live": REDACTED if d.sensitive else d.live,
+        "manager": d.manager,
+        "operation": d.operation,
+        "time": d.time,
+        "decision": str(d.decision),
+        "reason": d.reason,
+    }
+
+
+def context(data: RenderInput) -> dict[str, Any]:
+    """The variables every template sees."""
+    cs = data.change_set
+    resources: dict[str, dict[str, Any]] = {}
+    created, deleted = [], []
+    for d in cs.drifts:
+        if d.decision is Decision.NEW:
+            created.append({"ref": str(d.resource), "reason": d.reason})
+        elif d.decision is Decision.DELETED:
+            deleted.append({"ref": str(d.resource), "reason": d.reason})
+        else:
+            resources.setdefault(str(d.resource), {"ref": str(d.resource), "rows": []})["rows"].append(_row(d))
+    not_written = [
+        {"ref": str(d.resource), "path": format_path(d.path), "reason": d.reason or str(d.decision)} for d in cs.ignored
+    ] + [
+        {"ref": str(u.resource), "path": format_path(u.path) if u.path else "(whole resource)", "reason": u.reason}
+        for u in cs.unresolved
+    ]
+    return {
+        "target": cs.target,
+        "cluster": data.cluster,
+        "base": data.base,
+        "changeset_id": cs.id,
+        "fingerprint": cs.fingerprint,
+        "security": cs.review is Review.SECURITY,
+        "security_labels": list(data.security_labels),
+        "pr_word": "merge request" if data.platform == "gitlab" else "pull request",
+        "resources": list(resources.values()),
+        "n_resources": len(resources) + len(created) + len(deleted),
+        "n_fields": sum(len(r["rows"]) for r in resources.values()),
+        "created": created,
+        "deleted": deleted,
+        "not_written": not_written,
+        "incident": data.incident,
+        "verification": data.verification,
+        "files": [f.path for f in cs.files],
+    }
+
+
+def cut_body(body: str, *, limit: int) -> str:
+    """Cut a body to ``limit`` characters, with a note; the marker sits at the top and survives."""
+    if len(body) <= limit:
+        return body
+    note = (
+        f"\n\n---\n_This description was cut at {limit} characters, the platform's limit."
+        " The full change is in the branch._\n"
+    )
+    head = body[: max(0, limit - len(note))]
+    cut_at = head.rfind("\n")
+    return (head[:cut_at] if cut_at > 0 else head) + note
+
+
+def render(*, templates: Mapping[str, str], data: RenderInput) -> Rendered:
+    """Render the three templates; the title is one line, the body starts with the fingerprint marker."""
+    env = environment(templates)
+    ctx = context(data)
+    try:
+        title = " ".join(env.get_template("pr_title.j2").render(ctx).split())
+        body = env.get_template("pr_body.j2").render(ctx).strip() + "\n"
+        message = env.get_template("commit_message.j2").render(ctx).strip() + "\n"
+    except jinja2.TemplateError as e:
+        where = f"{e.name}:{e.lineno}" if isinstance(e, jinja2.TemplateSyntaxError) else "a template"
+        raise ConfigError(f"cannot render {where}: {e}") from e
+    marker = format_marker(fingerprint=data.change_set.fingerprint, changeset_id=data.change_set.id)
+    return Rendered(title=title, body=cut_body(f"{marker}\n{body}", limit=data.body_limit), commit_message=message)
