@@ -248,6 +248,7 @@ class Outcome(enum.StrEnum):
     UNCHANGED = "unchanged"
     CLOSED = "closed"
     SKIPPED = "skipped"
+    FAILED = "failed"  # a hard error for this target or change set; the others still ran
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
