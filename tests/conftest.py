@@ -1,0 +1,171 @@
+"""Shared fixtures: a real Kubernetes control plane (etcd + kube-apiserver), namespaces, CRDs, a sidecar-injecting
+webhook, and git remotes. See docs/controlplane.md."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane` (tests/controlplane) importable
+
+from controlplane import cp, webhook
+
+SHARED_CRDS = Path(__file__).resolve().parents[1].parent / "shared" / "crds"
+
+
+@pytest.fixture(scope="session")
+def controlplane() -> Iterator[cp.ControlPlane]:
+    """ONE real etcd + kube-apiserver for the whole session (built on first use; fails, never skips)."""
+    try:
+        plane = cp.start()
+    except cp.ControlPlaneError as exc:
+        pytest.fail(f"the test control plane could not start: {exc}", pytrace=False)
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
+def k8s(controlplane: cp.ControlPlane) -> Any:
+    """kubernetes.client.ApiClient of the session control plane."""
+    return controlplane.api_client
+
+
+@pytest.fixture(scope="session")
+def kustomize_bin() -> Path:
+    """The real kustomize binary (builds the control-plane binaries if needed)."""
+    try:
+        return cp.build_binaries() / "kustomize"
+    except cp.ControlPlaneError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def namespace(k8s: Any) -> Iterator[str]:
+    """A fresh namespace per test; deletion is requested afterwards (it stays Terminating: no controllers)."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(k8s)
+    name = f"wb-{uuid.uuid4().hex[:10]}"
+    core.create_namespace(body={"metadata": {"name": name}})
+    try:
+        yield name
+    finally:
+        try:
+            core.delete_namespace(name=name, propagation_policy="Background")
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+
+
+@pytest.fixture(scope="session")
+def crds(controlplane: cp.ControlPlane) -> list[str]:
+    """Installs ../shared/crds (Argo CD, Flux, KEDA) and waits until Established; returns the CRD names."""
+    files = sorted(SHARED_CRDS.glob("*.yaml"))
+    if not files:
+        pytest.fail(f"no CRD manifests found in {SHARED_CRDS}", pytrace=False)
+    args = [a for f in files for a in ("-f", str(f))]
+    applied = controlplane.kubectl("apply", "--server-side", "--field-manager=writeback-tests", "-o", "name", *args)
+    names = [line.split("/", 1)[1] for line in applied.stdout.split() if line.strip()]
+    controlplane.kubectl("wait", "--for=condition=Established", "--timeout=60s", *(f"crd/{n}" for n in names))
+    return names
+
+
+@dataclass(kw_only=True)
+class SidecarInjector:
+    """The running webhook: `enable(namespace)` labels a namespace for injection; `requests` are the reviews seen."""
+
+    server: webhook.SidecarWebhook
+    api_client: Any
+    label: str = webhook.INJECT_LABEL
+    container: str = "istio-proxy"
+    init_container: str = "istio-init"
+    annotation: str = webhook.STATUS_ANNOTATION
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.server.requests
+
+    def enable(self, namespace: str) -> None:
+        from kubernetes import client
+
+        body = {"metadata": {"labels": {self.label: "enabled"}}}
+        client.CoreV1Api(self.api_client).patch_namespace(name=namespace, body=body)
+
+
+@pytest.fixture(scope="session")
+def sidecar_webhook(controlplane: cp.ControlPlane, k8s: Any) -> Iterator[SidecarInjector]:
+    """An Istio-like sidecar injector served by this process over HTTPS, for namespaces labelled
+    writeback-test/inject=enabled (use `sidecar_webhook.enable(ns)`). Returns once injection works."""
+    from kubernetes import client
+
+    server = webhook.serve()
+    admission = client.AdmissionregistrationV1Api(k8s)
+    core = client.CoreV1Api(k8s)
+    admission.create_mutating_webhook_configuration(body=server.configuration())
+    injector = SidecarInjector(server=server, api_client=k8s)
+    probe = f"wb-webhook-probe-{uuid.uuid4().hex[:6]}"
+    core.create_namespace(body={"metadata": {"name": probe}})
+    injector.enable(probe)
+    pod = {"metadata": {"name": "probe"}, "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
+    deadline = time.monotonic() + 60
+    while True:  # the apiserver picks the configuration up asynchronously
+        created = core.create_namespaced_pod(namespace=probe, body=pod, dry_run="All")
+        if any(c.name == "istio-proxy" for c in created.spec.containers):
+            break
+        if time.monotonic() > deadline:
+            pytest.fail("the sidecar webhook was not called by the apiserver within 60s", pytrace=False)
+        time.sleep(0.2)
+    core.delete_namespace(name=probe)
+    try:
+        yield injector
+    finally:
+        try:
+            admission.delete_mutating_webhook_configuration(name=server.name)
+        finally:
+            server.stop()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitRemote:
+    """A bare repository (the remote) and a working clone on branch main, with a user configured."""
+
+    bare: Path
+    work: Path
+
+    def git(self, *args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=self.work, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+        return done.stdout
+
+    def commit_all(self, message: str) -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def push(self) -> None:
+        self.git("push", "-q", "-u", "origin", "HEAD:refs/heads/main")
+
+
+@pytest.fixture
+def git_remote(tmp_path: Path) -> GitRemote:
+    """A bare repo + working clone (real git CLI), user configured, initial branch main."""
+    bare, work = tmp_path / "remote.git", tmp_path / "work"
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
+    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True, capture_output=True)
+    remote = GitRemote(bare=bare, work=work)
+    remote.git("symbolic-ref", "HEAD", "refs/heads/main")
+    remote.git("config", "user.name", "Writeback Test")
+    remote.git("config", "user.email", "writeback-test@example.com")
+    remote.git("config", "commit.gpgsign", "false")
+    return remote
