@@ -1,0 +1,425 @@
+"""Replicas share the targets through coordination.k8s.io Leases.
+
+Each replica renews a heartbeat Lease ``writeback-replica-<identity>``; the live replicas are the heartbeat Leases
+that have not expired. Each target has a Lease ``writeback-target-<name>``; a replica works on a target only while
+it holds that Lease, and holds at most ``ceil(targets / live replicas)`` of them (``writeback.core.sharding``).
+
+Expiry follows client-go: a Lease is expired when its record has not changed for ``leaseDurationSeconds`` as timed
+by the *observer's* monotonic clock, so clock skew between nodes does not matter. The holder trusts its Lease only
+until ``renew_deadline`` (2/3 of the duration) after the *start* of its last successful renewal, which is always
+earlier than any other replica can see it expire: no target is ever run by two replicas at once.
+
+The seam for the scheduler::
+
+    coordinator.start()                       # background thread: heartbeat, renew, acquire, rebalance
+    guard = coordinator.begin(target.name)    # None: not ours now, skip this run
+    if guard is not None:
+        with guard:                           # a Lease being released waits for the run to end
+            run_pipeline(..., still_leader=guard.still_leader)   # checked between stages (safe points)
+    coordinator.stop()                        # on SIGTERM: releases the Leases so others take over at once
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import platform
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any, Protocol
+
+from writeback.adapters.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
+from writeback.core.sharding import ShardPlan, ShardView, plan_shard, replica_lease_name, target_lease_name
+from writeback.errors import ClusterError
+
+log = logging.getLogger(__name__)
+MANAGER = "writeback"
+SELECTOR = f"{MANAGED_BY}={MANAGER}"
+
+
+class RunGuard:
+    """One run of one target. ``still_leader()`` is the safe-point check; leaving the ``with`` block ends the run."""
+
+    def __init__(self, *, target: str, check: Callable[[], bool], done: Callable[[], None]) -> None:
+        self.target = target
+        self._check = check
+        self._done = done
+        self._ended = False
+
+    def still_leader(self) -> bool:
+        return not self._ended and self._check()
+
+    def end(self) -> None:
+        if not self._ended:
+            self._ended = True
+            self._done()
+
+    def __enter__(self) -> RunGuard:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.end()
+
+
+class Coordinator(Protocol):
+    """What the scheduler needs: which targets are ours, and a guard per run."""
+
+    def start(self) -> None: ...
+    def stop(self, *, grace_seconds: float = ...) -> None: ...
+    def owned_targets(self) -> frozenset[str]: ...
+    def should_run(self, target: str) -> bool: ...
+    def begin(self, target: str) -> RunGuard | None: ...
+
+
+class SoleReplica:
+    """No coordination (``leader.enabled: false``): this process owns every target."""
+
+    def __init__(self, *, targets: Sequence[str]) -> None:
+        self._targets = frozenset(targets)
+
+    def start(self) -> None:
+        return None
+
+    def stop(self, *, grace_seconds: float = 0.0) -> None:
+        return None
+
+    def owned_targets(self) -> frozenset[str]:
+        return self._targets
+
+    def should_run(self, target: str) -> bool:
+        return target in self._targets
+
+    def begin(self, target: str) -> RunGuard | None:
+        if target not in self._targets:
+            return None
+        return RunGuard(target=target, check=lambda: True, done=lambda: None)
+
+
+@dataclass(kw_only=True)
+class _Held:
+    record: LeaseRecord
+    renewed_at: float  # monotonic time at which the last successful write was *sent*
+    draining: bool = False
+    running: int = 0
+
+
+def default_identity() -> str:
+    """``$POD_NAME`` in a cluster, else host name, pid and a random suffix: unique per process."""
+    pod = os.environ.get("POD_NAME")
+    if pod:
+        return pod
+    return f"{platform.node() or 'host'}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+class LeaseCoordinator:
+    """Shares ``targets`` with the other replicas that use the same namespace's Leases."""
+
+    def __init__(
+        self,
+        *,
+        store: LeaseStore,
+        targets: Sequence[str],
+        identity: str | None = None,
+        lease_seconds: float = 15,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.store = store
+        self.identity = identity or default_identity()
+        self.targets = tuple(dict.fromkeys(targets))
+        self.lease_seconds = max(1, math.ceil(lease_seconds))
+        self.renew_interval = self.lease_seconds / 3
+        self.renew_deadline = self.lease_seconds * 2 / 3
+        self._clock = clock
+        self._wall = wall
+        self._lease_of = {t: target_lease_name(t) for t in self.targets}
+        self._beat_name = replica_lease_name(self.identity)
+        self._beat: LeaseRecord | None = None
+        self._held: dict[str, _Held] = {}
+        self._seen: dict[str, tuple[str, float]] = {}  # lease name -> (resourceVersion, first seen at)
+        self._live: frozenset[str] = frozenset({self.identity})
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._closing = False
+        self._grace_until = math.inf
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def connect(
+        cls, *, api_client: Any, namespace: str, targets: Sequence[str], identity: str | None, lease_seconds: float
+    ) -> LeaseCoordinator:
+        timeout = max(1.0, min(5.0, lease_seconds / 3))
+        store = LeaseStore(api_client=api_client, namespace=namespace, request_timeout=timeout)
+        return cls(store=store, targets=targets, identity=identity, lease_seconds=lease_seconds)
+
+    # --- the seam -------------------------------------------------------------------------------------------------
+
+    def still_leader(self, target: str) -> bool:
+        with self._lock:
+            held = self._held.get(target)
+            return (
+                held is not None
+                and not held.draining
+                and not self._closing
+                and self._clock() < held.renewed_at + self.renew_deadline
+            )
+
+    def should_run(self, target: str) -> bool:
+        return self.still_leader(target)
+
+    def owned_targets(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(t for t in self._held if self.still_leader(t))
+
+    def live_replicas(self) -> frozenset[str]:
+        with self._lock:
+            return self._live
+
+    def begin(self, target: str) -> RunGuard | None:
+        """A guard for one run of ``target``, or None when this replica does not hold its Lease now."""
+        with self._lock:
+            if not self.still_leader(target):
+                return None
+            self._held[target].running += 1
+        return RunGuard(target=target, check=lambda: self.still_leader(target), done=lambda: self._finished(target))
+
+    def _finished(self, target: str) -> None:
+        with self._lock:
+            held = self._held.get(target)
+            if held is not None and held.running > 0:
+                held.running -= 1
+                if held.draining and held.running == 0:
+                    self._wake.set()  # hand the Lease back now rather than at the next tick
+
+    # --- the loop -------------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="writeback-leases", daemon=True)
+        self._thread.start()
+
+    def stop(self, *, grace_seconds: float = 30.0) -> None:
+        """Stop taking work, wait up to ``grace_seconds`` for running targets, release the Leases, end the thread."""
+        with self._lock:
+            self._closing = True
+            self._grace_until = self._clock() + grace_seconds
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        else:
+            self._drain_until_done()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                if self._closing:
+                    self._drain_until_done()
+                    return
+                self.tick()
+            except Exception:  # never let the coordination thread die silently
+                log.exception("lease coordination round failed")
+            self._wake.wait(self.renew_interval)
+            self._wake.clear()
+
+    def _drain_until_done(self) -> None:
+        while True:
+            self.tick()
+            with self._lock:
+                if not self._held or self._clock() >= self._grace_until:
+                    break
+            self._wake.wait(min(0.2, self.renew_interval))
+            self._wake.clear()
+        self._release_heartbeat()
+
+    def tick(self) -> ShardPlan | None:
+        """One round: heartbeat, observe all Leases, then renew, release and acquire per the fair share."""
+        try:
+            self._heartbeat()
+            records = self.store.list(label_selector=SELECTOR)
+        except ClusterError as e:
+            log.warning("lease round skipped: %s", e)
+            return None
+        now = self._clock()
+        self._observe(records, now)
+        by_name = {r.name: r for r in records}
+        live = {
+            r.holder
+            for r in records
+            if r.labels.get(ROLE_LABEL) == "replica" and r.holder and not self._expired(r, now)
+        }
+        live.add(self.identity)
+        self._collect_stale_heartbeats(records, now)
+        with self._lock:
+            self._live = frozenset(live)
+            for target in [t for t, h in self._held.items() if h.running == 0 and not self._trusted(h, now)]:
+                log.warning("lease for target %s not renewed in time; letting it go", target)
+                del self._held[target]
+            mine = frozenset(self._held)
+            closing = self._closing
+        taken = frozenset(
+            t
+            for t, name in self._lease_of.items()
+            if (r := by_name.get(name)) is not None
+            and r.holder
+            and r.holder != self.identity
+            and not self._expired(r, now)
+        )
+        if closing:
+            plan = ShardPlan(keep=(), acquire=(), release=tuple(sorted(mine)), share=0)
+        else:
+            plan = plan_shard(
+                ShardView(me=self.identity, targets=self.targets, live_replicas=frozenset(live), mine=mine, taken=taken)
+            )
+        for target in plan.release:
+            self._release(target)
+        for target in plan.keep:
+            self._renew(target, keep=True)
+        for target in plan.acquire:
+            self._acquire(target, by_name.get(self._lease_of[target]))
+        return plan
+
+    # --- Lease operations -----------------------------------------------------------------------------------------
+
+    def _trusted(self, held: _Held, now: float) -> bool:
+        return now < held.renewed_at + self.renew_deadline
+
+    def _observe(self, records: Sequence[LeaseRecord], now: float) -> None:
+        seen = {}
+        for r in records:
+            prev = self._seen.get(r.name)
+            seen[r.name] = prev if prev is not None and prev[0] == r.resource_version else (r.resource_version, now)
+        self._seen = seen
+
+    def _expired(self, record: LeaseRecord, now: float) -> bool:
+        if not record.holder:
+            return True
+        first_seen = self._seen.get(record.name, (record.resource_version, now))[1]
+        return now >= first_seen + max(1, record.duration_seconds)
+
+    def _labels(self, role: str) -> dict[str, str]:
+        return {MANAGED_BY: MANAGER, ROLE_LABEL: role}
+
+    def _heartbeat(self) -> None:
+        if self._beat is not None:
+            self._beat = self.store.write(
+                record=self._beat, holder=self.identity, duration_seconds=self.lease_seconds, now=self._wall()
+            )
+            if self._beat is not None:
+                return
+        current = self.store.get(name=self._beat_name)
+        if current is None:
+            self._beat = self.store.create(
+                name=self._beat_name,
+                holder=self.identity,
+                duration_seconds=self.lease_seconds,
+                now=self._wall(),
+                labels=self._labels("replica"),
+            )
+        else:
+            self._beat = self.store.write(
+                record=current, holder=self.identity, duration_seconds=self.lease_seconds, now=self._wall()
+            )
+
+    def _release_heartbeat(self) -> None:
+        try:
+            if self._beat is not None and not self.store.delete(record=self._beat):
+                log.info("heartbeat lease %s changed meanwhile; left to expire", self._beat_name)
+        except ClusterError as e:
+            log.warning("heartbeat lease not removed (it will expire): %s", e)
+        self._beat = None
+
+    def _collect_stale_heartbeats(self, records: Sequence[LeaseRecord], now: float) -> None:
+        """Delete heartbeat Leases of replicas long gone (pods get new names on every rollout)."""
+        horizon = self._wall() - timedelta(seconds=max(60, 10 * self.lease_seconds))
+        for r in records:
+            if r.labels.get(ROLE_LABEL) != "replica" or r.name == self._beat_name or not self._expired(r, now):
+                continue
+            if r.renew_time is None or r.renew_time < horizon:
+                try:
+                    self.store.delete(record=r)
+                except ClusterError as e:
+                    log.debug("stale heartbeat %s not removed: %s", r.name, e)
+
+    def _renew(self, target: str, *, keep: bool = False) -> None:
+        with self._lock:
+            held = self._held.get(target)
+            if held is None:
+                return
+            record = held.record
+        sent = self._clock()
+        try:
+            renewed = self.store.write(
+                record=record, holder=self.identity, duration_seconds=self.lease_seconds, now=self._wall()
+            )
+        except ClusterError as e:
+            log.warning("lease for target %s not renewed: %s", target, e)
+            return
+        with self._lock:
+            held = self._held.get(target)
+            if held is None:
+                return
+            if renewed is None:
+                log.warning("lost the lease for target %s to another replica", target)
+                held.draining = True
+                held.renewed_at = -math.inf  # still_leader() is False from now on
+                if held.running == 0:
+                    del self._held[target]
+            else:
+                held.record, held.renewed_at = renewed, sent
+                if keep and held.draining:
+                    held.draining = False  # the share grew back before the run had stopped
+
+    def _acquire(self, target: str, current: LeaseRecord | None) -> None:
+        sent = self._clock()
+        try:
+            if current is None:
+                got = self.store.create(
+                    name=self._lease_of[target],
+                    holder=self.identity,
+                    duration_seconds=self.lease_seconds,
+                    now=self._wall(),
+                    labels=self._labels("target"),
+                    annotations={TARGET_ANNOTATION: target},
+                )
+            else:
+                got = self.store.write(
+                    record=current, holder=self.identity, duration_seconds=self.lease_seconds, now=self._wall()
+                )
+        except ClusterError as e:
+            log.warning("lease for target %s not acquired: %s", target, e)
+            return
+        if got is None:
+            log.debug("another replica took target %s first", target)
+            return
+        with self._lock:
+            self._held[target] = _Held(record=got, renewed_at=sent)
+        log.info("replica %s now runs target %s", self.identity, target)
+
+    def _release(self, target: str) -> None:
+        with self._lock:
+            held = self._held.get(target)
+            if held is None:
+                return
+            held.draining = True
+            # a running target keeps its Lease until the run stops at its next safe point
+            record = None if held.running > 0 else held.record
+        if record is None:
+            self._renew(target)
+            return
+        try:
+            self.store.write(record=record, holder=None, duration_seconds=self.lease_seconds, now=self._wall())
+        except ClusterError as e:
+            log.warning("lease for target %s not released (it will expire): %s", target, e)
+        with self._lock:
+            held = self._held.get(target)
+            if held is not None and held.running == 0:
+                del self._held[target]
+        log.info("replica %s handed target %s back", self.identity, target)
