@@ -72,9 +72,11 @@ class Index:
 
 @dataclass(frozen=True, slots=True)
 class Wildcard:
-    """Only in patterns (ignore rules): ``*`` for any key, ``[*]`` for any item."""
+    """Only in patterns (ignore rules): ``*`` for any key, ``[*]`` for any item,
+    ``**`` (``many=True``) for any number of segments, none included."""
 
     item: bool = False
+    many: bool = False
 
 
 Segment = Key | Select | Index

@@ -33,7 +33,8 @@ from writeback.model import FieldPath, Index, Key, PatternSegment, Select, Wildc
 
 _BARE = re.compile(r"[A-Za-z0-9_$/:@+\-]+")
 _BARE_VALUE = re.compile(r"[^\],=\"]+")
-_GLOBSTAR = Key("**")
+_INDEX = re.compile(r"-?[0-9]{1,18}\]")
+_GLOBSTAR = Wildcard(many=True)
 
 __all__ = ["format_path", "match", "parse_path", "parse_pattern"]
 
@@ -43,17 +44,18 @@ def _quote(text: str) -> str:
 
 
 def _format_value(value: str) -> str:
-    if value and _BARE.fullmatch(value) and value.strip() == value:
-        return value
-    return _quote(value)
+    return value if _BARE.fullmatch(value) else _quote(value)
 
 
 def format_path(path: Sequence[PatternSegment]) -> str:
-    """Render a path in the grammar above. ``parse_path(format_path(p)) == p``."""
+    """Render a path in the grammar above. ``parse_path(format_path(p)) == p`` for concrete paths.
+
+    A concrete key named ``*`` or ``**`` is quoted (``["*"]``), so it never reads back as a wildcard.
+    """
     out: list[str] = []
     for seg in path:
         if isinstance(seg, Key):
-            if (_BARE.fullmatch(seg.name) and seg.name not in ("*", "**")) or seg.name in ("*", "**"):
+            if _BARE.fullmatch(seg.name):
                 out.append(("." if out else "") + seg.name)
             else:
                 out.append(f"[{_quote(seg.name)}]")
@@ -62,8 +64,10 @@ def format_path(path: Sequence[PatternSegment]) -> str:
             out.append(f"[{inner}]")
         elif isinstance(seg, Index):
             out.append(f"[{seg.index}]")
+        elif seg.item:
+            out.append("[*]")
         else:
-            out.append("[*]" if seg.item else ("." if out else "") + "*")
+            out.append(("." if out else "") + ("**" if seg.many else "*"))
     return "".join(out)
 
 
@@ -94,13 +98,13 @@ class _Parser:
         return value
 
     def name(self) -> PatternSegment:
-        m = _BARE.match(self.text, self.pos)
         if self.pattern and self.text.startswith("**", self.pos):
             self.pos += 2
             return _GLOBSTAR
         if self.pattern and self.peek() == "*":
             self.pos += 1
             return Wildcard(item=False)
+        m = _BARE.match(self.text, self.pos)
         if not m:
             raise self.fail("expected a field name")
         self.pos = m.end()
@@ -108,6 +112,8 @@ class _Parser:
 
     def bracket(self) -> PatternSegment:
         self.pos += 1  # "["
+        if not self.peek():
+            raise self.fail('unterminated "["')
         ch = self.peek()
         if ch == '"':
             seg: PatternSegment = Key(self.quoted())
@@ -115,7 +121,7 @@ class _Parser:
             self.pos += 1
             seg = Wildcard(item=True)
         else:
-            m = re.compile(r"-?\d+\]").match(self.text, self.pos)
+            m = _INDEX.match(self.text, self.pos)
             if m:
                 idx = int(m.group()[:-1])
                 if idx < 0:
@@ -198,7 +204,7 @@ def parse_path(text: str) -> FieldPath:
 
 def _seg_match(pat: PatternSegment, seg: Key | Select | Index) -> bool:
     if isinstance(pat, Wildcard):
-        return isinstance(seg, Key) if not pat.item else not isinstance(seg, Key)
+        return not isinstance(seg, Key) if pat.item else isinstance(seg, Key)
     if isinstance(pat, Select) and isinstance(seg, Select):
         # A pattern selector matches an item whose keys include the pattern's.
         have = dict(seg.keys)
@@ -213,7 +219,7 @@ def match(pattern: Sequence[PatternSegment], path: Sequence[Key | Select | Index
         if i == len(pattern):
             return prefix or j == len(path)
         pat = pattern[i]
-        if pat == _GLOBSTAR:
+        if isinstance(pat, Wildcard) and pat.many:
             return any(rec(i + 1, k) for k in range(j, len(path) + 1))
         if j == len(path):
             return False

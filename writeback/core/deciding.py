@@ -1,0 +1,263 @@
+"""One decision per difference, with a reason a person can read. Pure.
+
+Order (the first that applies wins): pending sync (Git head changed it), Flux does not enforce
+the object, a configured ignore rule, Argo CD ignoreDifferences, a controller owns the field,
+the GitOps controller owns it (pending or failed sync), the field is a default or a webhook
+injection (added fields only), a security-sensitive path (flag), else writeback.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.config import Policy
+from writeback.core.defaults import is_default
+from writeback.core.diffing import Leaf, get_at, is_prefix
+from writeback.core.ignoring import Ignores
+from writeback.core.listkeys import KeyResolver
+from writeback.core.ownership import Ownership
+from writeback.model import ABSENT, Decision, FieldOwner, FieldPath, Key, ObjectRef, Op, PatternSegment
+from writeback.paths import match
+
+__all__ = ["ObjectContext", "Role", "Verdict", "decide", "image_registry", "manager_role", "security_reason"]
+
+
+class Role(enum.Enum):
+    CONTROLLER = "controller"
+    GITOPS = "gitops"
+    PERSON = "person"
+
+
+def _any_glob(patterns: Collection[str], name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def manager_role(policy: Policy, manager: str) -> Role:
+    """Controller, the GitOps tool itself, or a person (any other manager, unknown ones included)."""
+    if _any_glob(policy.gitops_managers, manager):
+        return Role.GITOPS
+    if _any_glob((*policy.controller_managers, *policy.extra_controller_managers), manager):
+        return Role.CONTROLLER
+    return Role.PERSON
+
+
+# Keys whose change is a security decision, wherever they appear in a pod spec.
+SECURITY_KEYS = frozenset(
+    {
+        "securityContext",
+        "privileged",
+        "allowPrivilegeEscalation",
+        "capabilities",
+        "runAsUser",
+        "runAsGroup",
+        "runAsNonRoot",
+        "readOnlyRootFilesystem",
+        "seccompProfile",
+        "appArmorProfile",
+        "seLinuxOptions",
+        "procMount",
+        "hostNetwork",
+        "hostPID",
+        "hostIPC",
+        "hostUsers",
+        "hostPath",
+        "hostPort",
+        "shareProcessNamespace",
+        "serviceAccountName",
+        "serviceAccount",
+        "automountServiceAccountToken",
+        "sysctls",
+    }
+)
+_RBAC = {
+    "Role": ("rules",),
+    "ClusterRole": ("rules", "aggregationRule"),
+    "RoleBinding": ("subjects", "roleRef"),
+    "ClusterRoleBinding": ("subjects", "roleRef"),
+}
+
+
+def image_registry(image: str) -> str:
+    """The registry host of an image reference (``docker.io`` when none is named)."""
+    first, sep, _ = image.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def _security_keys_in(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if k in SECURITY_KEYS:
+                return str(k)
+            found = _security_keys_in(v)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for v in value:
+            found = _security_keys_in(v)
+            if found:
+                return found
+    return None
+
+
+def security_reason(
+    *, ref: ObjectRef, leaf: Leaf, policy: Policy, flag_patterns: Sequence[tuple[PatternSegment, ...]] = ()
+) -> str | None:
+    """Why a difference needs security review, or None."""
+    keys = [s.name for s in leaf.path if isinstance(s, Key)]
+    hit = next((k for k in keys if k in SECURITY_KEYS), None)
+    if hit:
+        return f"security-sensitive field ({hit}): needs security review"
+    top = keys[0] if keys else ""
+    if top in _RBAC.get(ref.kind, ()):
+        return f"RBAC {top} of a {ref.kind}: needs security review"
+    inner = _security_keys_in(leaf.live if leaf.op is not Op.REMOVE else leaf.git)
+    if inner:
+        return f"security-sensitive field ({inner}) inside the {'added' if leaf.op is Op.ADD else 'changed'} value"
+    if keys and keys[-1] == "image" and isinstance(leaf.live, str):
+        live_reg = image_registry(leaf.live)
+        if isinstance(leaf.git, str) and image_registry(leaf.git) != live_reg:
+            return f"image moved to another registry ({image_registry(leaf.git)} -> {live_reg})"
+        if policy.allowed_registries and not _any_glob(policy.allowed_registries, live_reg):
+            return f"image from a registry that is not allowed ({live_reg})"
+    if any(match(p, leaf.path) for p in flag_patterns):
+        return "matches a configured flag path: needs security review"
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectContext:
+    """Everything the decision needs about one object (built by the engine)."""
+
+    ref: ObjectRef
+    policy: Policy
+    ignores: Ignores
+    ownership: Ownership
+    keys: KeyResolver
+    live: Mapping[str, Any]  # normalized
+    git: Mapping[str, Any]  # normalized
+    dry: Mapping[str, Any] | None = None  # normalized dry-run result
+    last_applied: Mapping[str, Any] | None = None
+    appliers: frozenset[str] = frozenset()  # Update managers that own most Git-declared fields
+    pending: tuple[FieldPath, ...] = ()
+    revision: str | None = None
+    flux: str | None = None
+    flag_patterns: tuple[tuple[PatternSegment, ...], ...] = ()
+    offline: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    decision: Decision
+    reason: str
+    owner: FieldOwner | None = None
+    default: bool = False  # a default the API server filled in: not drift at all (the engine drops it)
+
+
+def _owned(owner: FieldOwner) -> str:
+    how = f"{owner.subresource} subresource" if owner.subresource else owner.operation or "unknown operation"
+    return f"{owner.manager} ({how})"
+
+
+def _owner(ctx: ObjectContext, leaf: Leaf) -> FieldOwner | None:
+    if leaf.op is Op.REMOVE:
+        return None
+    whole = leaf.item or isinstance(leaf.live, Mapping | list)
+    return ctx.ownership.owner_of(leaf.path, subtree=whole)
+
+
+def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
+    """The decision for one difference of one object."""
+    owner = _owner(ctx, leaf)
+    if leaf.op is Op.ADD:
+        default = _defaulted(ctx, leaf, owner)
+        if default:
+            return Verdict(decision=Decision.IGNORE, reason=default, owner=owner, default=True)
+    if any(is_prefix(p, leaf.path) or is_prefix(leaf.path, p) for p in ctx.pending):
+        at = f" {ctx.revision}" if ctx.revision else ""
+        return Verdict(
+            decision=Decision.PENDING,
+            reason=f"pending sync: Git changed this field after the applied revision{at}",
+            owner=owner,
+        )
+    for reason in (
+        ctx.flux,
+        ctx.ignores.rule_reason(ref=ctx.ref, path=leaf.path, owner=owner),
+        ctx.ignores.argo_reason(ref=ctx.ref, path=leaf.path, owner=owner, live=ctx.live, git=ctx.git, keys=ctx.keys),
+    ):
+        if reason:
+            return Verdict(decision=Decision.IGNORE, reason=reason, owner=owner)
+    if owner is not None:
+        role = manager_role(ctx.policy, owner.manager)
+        if role is Role.CONTROLLER:
+            return Verdict(decision=Decision.IGNORE, reason=f"owned by {_owned(owner)}", owner=owner)
+        if role is Role.GITOPS:
+            return Verdict(
+                decision=Decision.IGNORE,
+                reason=f"pending or failed sync: field managed by the GitOps controller {_owned(owner)}",
+                owner=owner,
+            )
+    if leaf.op is Op.ADD:
+        injected = ctx.ignores.preset_reason(path=leaf.path, op=leaf.op)
+        if injected is None and owner is None and ctx.ownership.present:
+            injected = "injected by a mutating webhook: no manager is recorded for it in managedFields"
+        if injected:
+            return Verdict(decision=Decision.IGNORE, reason=injected, owner=owner)
+    flag = security_reason(ref=ctx.ref, leaf=leaf, policy=ctx.policy, flag_patterns=ctx.flag_patterns)
+    if flag:
+        return Verdict(decision=Decision.FLAG, reason=_who(ctx, leaf, owner) + "; " + flag, owner=owner)
+    return Verdict(decision=Decision.WRITEBACK, reason=_who(ctx, leaf, owner), owner=owner)
+
+
+def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str | None:
+    """A field live has and Git does not, filled in by the API server's defaulting: the rule, or None."""
+    if leaf.item or _origin(leaf) != "defaulted":
+        return None
+    parent = get_at(ctx.live, leaf.path[:-1])
+    if is_default(kind=ctx.ref.kind, path=leaf.path, value=leaf.live, parent=parent):
+        return "defaulted by the API server" + (" (built-in defaults table)" if ctx.offline else "")
+    in_dry = ctx.dry is not None and get_at(ctx.dry, leaf.path) == leaf.live
+    if owner is None:
+        # Nobody owns it: set by the API server, not by a request (a dry-run agreeing confirms it).
+        if in_dry:
+            return "defaulted by the API server (the dry-run of the Git manifest has it)"
+        if ctx.ownership.present:
+            return "defaulted by the API server: no manager is recorded for it in managedFields"
+        return None
+    if owner.manager in ctx.appliers and owner.operation == "Update":
+        # An Update owns every field of the object it wrote, the server's defaults included.
+        if ctx.last_applied is not None and get_at(ctx.last_applied, leaf.path) is ABSENT:
+            return (
+                f"defaulted by the API server when {owner.manager} wrote the object "
+                "(not in its last-applied configuration)"
+            )
+        if ctx.last_applied is None and in_dry:
+            return f"defaulted by the API server when {owner.manager} wrote the object (the dry-run keeps it)"
+    return None
+
+
+def _origin(leaf: Leaf) -> str:
+    """Whole list items, annotations and labels come from webhooks; other fields from defaulting."""
+    meta = len(leaf.path) >= 2 and leaf.path[-2] in (Key("annotations"), Key("labels"))
+    return "injected" if leaf.item or meta or isinstance(leaf.live, Mapping) else "defaulted"
+
+
+def _who(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str:
+    if leaf.op is Op.REMOVE:
+        return (
+            "live lacks a field Git declares; a removal leaves no managedFields entry, "
+            "so nobody is recorded as the remover"
+        )
+    verb = "added a field Git does not declare" if leaf.op is Op.ADD else "changed a field Git declares"
+    if owner is not None:
+        when = f" at {owner.time}" if owner.time else ""
+        return f"{_owned(owner)} {verb}{when}"
+    what = "live has a field Git does not declare" if leaf.op is Op.ADD else "live differs from a field Git declares"
+    if not ctx.ownership.present:
+        return f"{what} (no managedFields: the manager is unknown)"
+    return f"{what}; no manager is recorded for it"

@@ -1,0 +1,153 @@
+"""Leaf-level diff of two normalized bodies, with keyed lists matched by their keys. Pure.
+
+Maps are compared key by key down to the leaves. Keyed lists (containers, env, ports, ...)
+are matched by their list-map keys, so reordering is no drift, and an item present on one
+side only is one difference for the whole item. Atomic lists are compared by position.
+Absent, ``null``, ``{}`` and ``[]`` are all "not set".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.core.listkeys import KeyResolver, item_selector
+from writeback.core.normalizing import is_empty, values_equal
+from writeback.model import ABSENT, FieldPath, Index, Key, Op, Segment, Select
+
+__all__ = ["Leaf", "diff", "get_at", "is_prefix"]
+
+Equal = Callable[..., bool]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Leaf:
+    """One raw difference. ``op`` is the edit Git needs to match live."""
+
+    path: FieldPath
+    op: Op
+    live: Any = ABSENT
+    git: Any = ABSENT
+    item: bool = False  # a whole keyed-list item present on one side only
+
+
+def get_at(body: Any, path: Sequence[Segment]) -> Any:
+    """The value at ``path`` in a plain body, or ABSENT."""
+    node = body
+    for seg in path:
+        if isinstance(seg, Key):
+            if not isinstance(node, Mapping) or seg.name not in node:
+                return ABSENT
+            node = node[seg.name]
+        elif not isinstance(node, list):
+            return ABSENT
+        elif isinstance(seg, Index):
+            if seg.index >= len(node):
+                return ABSENT
+            node = node[seg.index]
+        else:
+            node = _find(node, seg)
+            if node is ABSENT:
+                return ABSENT
+    return node
+
+
+def _find(items: list[Any], sel: Select) -> Any:
+    want = dict(sel.keys)
+    for item in items:
+        got = item_selector(item, tuple(want))
+        if got is not None and dict(got.keys) == want:
+            return item
+    return ABSENT
+
+
+def is_prefix(a: Sequence[Segment], b: Sequence[Segment]) -> bool:
+    """Is ``a`` a prefix of ``b`` (or equal)?"""
+    return len(a) <= len(b) and tuple(b[: len(a)]) == tuple(a)
+
+
+def _selectors(items: list[Any], keys: tuple[str, ...]) -> list[Select] | None:
+    sels = [item_selector(item, keys) for item in items]
+    if any(s is None for s in sels):
+        return None
+    out = [s for s in sels if s is not None]
+    return out if len(set(out)) == len(out) else None
+
+
+def diff(*, live: Any, git: Any, keys: KeyResolver, equal: Equal = values_equal, at: FieldPath = ()) -> list[Leaf]:
+    """Every leaf where ``live`` and ``git`` differ (``at``: where these values sit in the object)."""
+    return list(_walk(at, live, git, keys, equal))
+
+
+def _walk(path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) -> Iterator[Leaf]:
+    if is_empty(lv) and is_empty(gv):
+        return
+    if is_empty(gv):
+        yield from _one_side(path, lv, keys, live_side=True, other=gv)
+        return
+    if is_empty(lv):
+        yield from _one_side(path, gv, keys, live_side=False, other=lv)
+        return
+    if isinstance(lv, Mapping) and isinstance(gv, Mapping):
+        for k in [*lv, *(k for k in gv if k not in lv)]:
+            yield from _walk((*path, Key(k)), lv.get(k, ABSENT), gv.get(k, ABSENT), keys, equal)
+        return
+    if isinstance(lv, list) and isinstance(gv, list):
+        yield from _lists(path, lv, gv, keys, equal)
+        return
+    if isinstance(lv, Mapping | list) or isinstance(gv, Mapping | list) or not equal(lv, gv, path=path):
+        yield Leaf(path=path, op=Op.CHANGE, live=lv, git=gv)
+
+
+def _lists(path: FieldPath, lv: list[Any], gv: list[Any], keys: KeyResolver, equal: Equal) -> Iterator[Leaf]:
+    key_names = keys(path)
+    if key_names:
+        ls, gs = _selectors(lv, key_names), _selectors(gv, key_names)
+        if ls is not None and gs is not None:
+            g_by = dict(zip(gs, gv, strict=True))
+            for sel, item in zip(ls, lv, strict=True):
+                if sel in g_by:
+                    yield from _walk((*path, sel), item, g_by[sel], keys, equal)
+                else:
+                    yield Leaf(path=(*path, sel), op=Op.ADD, live=item, item=True)
+            l_set = set(ls)
+            for sel, item in zip(gs, gv, strict=True):
+                if sel not in l_set:
+                    yield Leaf(path=(*path, sel), op=Op.REMOVE, git=item, item=True)
+            return
+    for i in range(max(len(lv), len(gv))):
+        li = lv[i] if i < len(lv) else ABSENT
+        gi = gv[i] if i < len(gv) else ABSENT
+        p = (*path, Index(i))
+        if li is ABSENT:
+            yield Leaf(path=p, op=Op.REMOVE, git=gi)
+        elif gi is ABSENT:
+            yield Leaf(path=p, op=Op.ADD, live=li)
+        else:
+            yield from _walk(p, li, gi, keys, equal)
+
+
+def _one_side(path: FieldPath, value: Any, keys: KeyResolver, *, live_side: bool, other: Any) -> Iterator[Leaf]:
+    """Leaves of a subtree present on one side only."""
+    if is_empty(value):
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _one_side((*path, Key(k)), v, keys, live_side=live_side, other=ABSENT)
+        return
+    if isinstance(value, list):
+        key_names = keys(path)
+        sels = _selectors(value, key_names) if key_names else None
+        if sels is not None:
+            for sel, item in zip(sels, value, strict=True):
+                yield _leaf((*path, sel), item, live_side=live_side, other=ABSENT, item=True)
+            return
+    yield _leaf(path, value, live_side=live_side, other=other, item=False)
+
+
+def _leaf(path: FieldPath, value: Any, *, live_side: bool, other: Any, item: bool) -> Leaf:
+    other = None if other is None else ABSENT
+    if live_side:
+        return Leaf(path=path, op=Op.ADD, live=value, git=other, item=item)
+    return Leaf(path=path, op=Op.REMOVE, live=other, git=value, item=item)

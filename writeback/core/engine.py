@@ -1,0 +1,430 @@
+"""The drift engine: live and desired objects in, decided drifts out. Pure.
+
+normalize -> attribute owners (managedFields) -> diff (keyed lists) -> decide. The cluster
+adapter supplies the live objects and, per object, the server-side-apply dry-run result of
+the Git manifest; without it (offline) the built-in defaults table stands in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from writeback.config import IgnoreRule, Policy
+from writeback.core.deciding import ObjectContext, Role, decide, manager_role
+from writeback.core.diffing import Leaf, diff, get_at
+from writeback.core.ignoring import Ignores, build_ignores, flux_skip
+from writeback.core.listkeys import KeyResolver, resolver
+from writeback.core.normalizing import is_empty, normalize, plain
+from writeback.core.ownership import Ownership, parse_managed_fields
+from writeback.errors import InputError
+from writeback.model import (
+    ABSENT,
+    Decision,
+    DesiredObject,
+    Drift,
+    Dropped,
+    FieldPath,
+    LiveObject,
+    ObjectRef,
+    Op,
+)
+from writeback.paths import format_path, match, parse_path, parse_pattern
+
+__all__ = [
+    "REDACTED",
+    "DriftReport",
+    "EngineOptions",
+    "compute_drift",
+    "drift_to_json",
+    "needs_dry_run",
+    "report_to_json",
+]
+
+REDACTED = "changed (value redacted)"
+Identity = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineOptions:
+    policy: Policy = field(default_factory=Policy)
+    ignore: tuple[IgnoreRule, ...] = ()
+    offline: bool = False  # no dry-run available: the built-in defaults table stands in
+    argocd_ignore: tuple[Mapping[str, Any], ...] = ()  # the Application's spec.ignoreDifferences entries
+    # (group, kind) pairs whose live objects Git does not declare are reported as ``new``;
+    # None: the kinds Git declares. An empty set turns ``new`` off.
+    new_kinds: frozenset[tuple[str, str]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriftReport:
+    mode: str  # "cluster" | "offline"
+    revision: str | None
+    drifts: tuple[Drift, ...]
+    dropped: tuple[Dropped, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def by_decision(self, *decisions: Decision) -> tuple[Drift, ...]:
+        return tuple(d for d in self.drifts if d.decision in decisions)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Run:
+    options: EngineOptions
+    ignores: Ignores
+    flag_patterns: tuple[tuple[Any, ...], ...]
+    sensitive_patterns: tuple[tuple[Any, ...], ...]
+
+
+def _prepare(options: EngineOptions) -> _Run:
+    return _Run(
+        options=options,
+        ignores=build_ignores(rules=options.ignore, presets=options.policy.presets, argocd=options.argocd_ignore),
+        flag_patterns=tuple(parse_pattern(p) for p in options.policy.flag_paths),
+        sensitive_patterns=tuple(parse_pattern(p) for p in options.policy.sensitive_paths),
+    )
+
+
+def compute_drift(
+    *,
+    live: Sequence[LiveObject],
+    desired: Sequence[DesiredObject],
+    options: EngineOptions,
+    dry_run: Mapping[Identity, Mapping[str, Any]] | None = None,
+    head: Sequence[DesiredObject] | None = None,
+    revision: str | None = None,
+) -> DriftReport:
+    """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
+
+    ``dry_run``: per identity, the server-side-apply dry-run result of the Git manifest.
+    ``head``: the desired objects at the branch head when it differs from ``revision``;
+    fields the head changed since are ``pending``, not drift.
+    """
+    run = _prepare(options)
+    notes: list[str] = list(run.ignores.notes)
+    if options.offline:
+        notes.append("offline mode: no server-side dry-run; defaults come from the built-in table")
+    live_s, desired_s, head_s = _without_secrets(live, desired, head or (), options.policy, notes)
+    want = _index_desired(desired_s)
+    have: dict[Identity, LiveObject] = {}
+    for obj in live_s:
+        have.setdefault(obj.ref.identity, obj)
+    ahead = _index_desired(head_s) if head is not None else None
+    drifts: list[Drift] = []
+    dropped: list[Dropped] = []
+    for ident, d in want.items():
+        current = have.get(ident)
+        at_head = ahead.get(ident) if ahead is not None else None
+        if current is None:
+            drifts.append(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision))
+            continue
+        found, lost = _object_drifts(
+            run,
+            current,
+            d,
+            dry=(dry_run or {}).get(ident),
+            head=at_head,
+            head_given=ahead is not None,
+            revision=revision,
+            notes=notes,
+        )
+        drifts.extend(found)
+        dropped.extend(lost)
+    scope = options.new_kinds
+    if scope is None:
+        scope = frozenset((d.ref.group, d.ref.kind) for d in desired_s)
+    for ident, obj in have.items():
+        if ident in want or (obj.ref.group, obj.ref.kind) not in scope:
+            continue
+        created = _created(run, obj, at_head=ahead is not None and ident in ahead, revision=revision, notes=notes)
+        if created is not None:
+            drifts.append(created)
+    drifts.sort(key=lambda d: (d.resource.identity, format_path(d.path)))
+    return DriftReport(
+        mode="offline" if options.offline else "cluster",
+        revision=revision,
+        drifts=tuple(drifts),
+        dropped=tuple(dropped),
+        notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def needs_dry_run(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> bool:
+    """Does this object need a server-side dry-run? Only when, without one, some difference
+    would be written back or flagged (an ignored or empty diff needs no dry-run)."""
+    found, _ = _object_drifts(_prepare(options), live, desired, dry=None, head=None, notes=[])
+    return any(d.decision in (Decision.WRITEBACK, Decision.FLAG) for d in found)
+
+
+def _without_secrets(
+    live: Sequence[LiveObject],
+    desired: Sequence[DesiredObject],
+    head: Sequence[DesiredObject],
+    policy: Policy,
+    notes: list[str],
+) -> tuple[list[LiveObject], list[DesiredObject], list[DesiredObject]]:
+    if policy.include_secrets:
+        return list(live), list(desired), list(head)
+
+    def secret(ref: ObjectRef) -> bool:
+        return ref.group == "" and ref.kind == "Secret"
+
+    skipped = {o.ref.identity for o in live if secret(o.ref)} | {o.ref.identity for o in desired if secret(o.ref)}
+    if skipped:
+        notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
+    return (
+        [o for o in live if not secret(o.ref)],
+        [o for o in desired if not secret(o.ref)],
+        [o for o in head if not secret(o.ref)],
+    )
+
+
+def _index_desired(objs: Sequence[DesiredObject]) -> dict[Identity, DesiredObject]:
+    out: dict[Identity, DesiredObject] = {}
+    for d in objs:
+        prior = out.get(d.ref.identity)
+        if prior is not None:
+            raise InputError(
+                f"{d.ref} is declared twice in Git: {prior.file} (document {prior.document}) "
+                f"and {d.file} (document {d.document})"
+            )
+        out[d.ref.identity] = d
+    return out
+
+
+def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> Drift:
+    if gone_at_head:
+        return Drift(
+            resource=d.ref,
+            path=(),
+            op=Op.REMOVE,
+            decision=Decision.PENDING,
+            reason=f"pending sync: removed from Git after the applied revision {revision or ''}".rstrip(),
+        )
+    return Drift(
+        resource=d.ref,
+        path=(),
+        op=Op.REMOVE,
+        decision=Decision.DELETED,
+        reason=f"declared in Git ({d.file}) but missing from the cluster",
+    )
+
+
+def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None, notes: list[str]) -> Drift | None:
+    """A live object Git does not declare: ``new`` when a person created it."""
+    meta = obj.body.get("metadata") if isinstance(obj.body.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    refs = meta.get("ownerReferences") or []
+    if any(isinstance(r, Mapping) and r.get("controller") is True for r in refs):
+        return None
+    own = parse_managed_fields(obj.body)
+    policy = run.options.policy
+    if any(manager_role(policy, m.manager) is not Role.PERSON for m in own.managers):
+        return None
+    body = _redacted_body(obj) if _secret(obj.ref) else normalize(obj.body, ref=obj.ref, side="live").body
+    if at_head:
+        return Drift(
+            resource=obj.ref,
+            path=(),
+            op=Op.ADD,
+            live=body,
+            decision=Decision.PENDING,
+            reason=f"pending sync: added to Git after the applied revision {revision or ''}".rstrip(),
+        )
+    first = min(own.managers, key=lambda m: m.time or "", default=None)
+    if first is None:
+        notes.append(f"{obj.ref}: no managedFields: could not tell who created it")
+        reason = "not declared in Git (no managedFields: the creator is unknown)"
+    else:
+        when = f" at {first.time}" if first.time else ""
+        reason = f"not declared in Git; created by {first.manager} ({first.operation}){when}"
+    return Drift(
+        resource=obj.ref,
+        path=(),
+        op=Op.ADD,
+        live=body,
+        manager=first.manager if first else None,
+        operation=first.operation if first else None,
+        time=first.time if first else None,
+        decision=Decision.NEW,
+        reason=reason,
+        sensitive=_secret(obj.ref),
+    )
+
+
+def _secret(ref: ObjectRef) -> bool:
+    return ref.group == "" and ref.kind == "Secret"
+
+
+def _redacted_body(obj: LiveObject) -> dict[str, Any]:
+    meta = obj.body.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else obj.ref.name
+    return {"metadata": {"name": name}, "data": REDACTED}
+
+
+def _object_drifts(
+    run: _Run,
+    obj: LiveObject,
+    d: DesiredObject,
+    *,
+    dry: Mapping[str, Any] | None,
+    head: DesiredObject | None,
+    head_given: bool = False,
+    revision: str | None = None,
+    notes: list[str],
+) -> tuple[list[Drift], list[Dropped]]:
+    ref = d.ref
+    own = parse_managed_fields(obj.body)
+    keys = resolver(kind=ref.kind, learned=own.list_keys)
+    nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
+    ng = normalize(d.body, ref=ref, side="git")
+    nd = normalize(dry, ref=ref, side="live", declared=d.body).body if dry is not None else None
+    dropped = [*nl.dropped, *ng.dropped]
+    leaves = diff(live=nl.body, git=ng.body, keys=keys)
+    if nd is not None:
+        kept = []
+        for leaf in leaves:
+            if leaf.op is not Op.ADD and _canonical(leaf, nd, keys):
+                dropped.append(Dropped(resource=ref, path=leaf.path, rule="the API server stores it as live has it"))
+            else:
+                kept.append(leaf)
+        leaves = kept
+    if not leaves:
+        return [], dropped
+    pending: tuple[FieldPath, ...] = ()
+    if head is not None:
+        nh = normalize(head.body, ref=ref, side="git")
+        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=ng.body, keys=keys))
+    elif head_given:
+        pending = ((),)  # removed from Git at the head: the whole object is pending
+    if not own.present:
+        notes.append(
+            f"{ref}: no managedFields: owners are unknown, so controller-owned fields and webhook "
+            "injections cannot be told from a person's change"
+        )
+    ctx = ObjectContext(
+        ref=ref,
+        policy=run.options.policy,
+        ignores=run.ignores,
+        ownership=own,
+        keys=keys,
+        live=nl.body,
+        git=ng.body,
+        dry=nd,
+        last_applied=_last_applied(obj.body),
+        appliers=_appliers(own, ng.body, keys),
+        pending=pending,
+        revision=revision,
+        flux=flux_skip(d.body, obj.body),
+        flag_patterns=run.flag_patterns,
+        offline=run.options.offline,
+    )
+    secret = _secret(ref)
+    out: list[Drift] = []
+    for leaf in leaves:
+        v = decide(ctx, leaf)
+        if v.default:
+            dropped.append(Dropped(resource=ref, path=leaf.path, rule=v.reason, side="live"))
+            continue
+        sensitive = secret or any(match(p, leaf.path) for p in run.sensitive_patterns)
+        reason = v.reason + ("; report-only: the value is sensitive and is never written back" if sensitive else "")
+        out.append(
+            Drift(
+                resource=ref,
+                path=leaf.path,
+                op=leaf.op,
+                live=REDACTED if sensitive and leaf.live is not ABSENT else leaf.live,
+                git=REDACTED if sensitive and leaf.git is not ABSENT else leaf.git,
+                manager=v.owner.manager if v.owner else None,
+                operation=v.owner.operation if v.owner else None,
+                time=v.owner.time if v.owner else None,
+                decision=v.decision,
+                reason=reason,
+                sensitive=sensitive,
+            )
+        )
+    return out, dropped
+
+
+def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
+    """The dry-run of Git's value equals live: the difference is only a spelling (or a dropped field)."""
+    target = get_at(dry, leaf.path)
+    if leaf.op is Op.REMOVE:
+        return is_empty(target)
+    return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
+
+
+def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    text = get_at(body, _ANNOTATION_LAST_APPLIED)
+    if not isinstance(text, str):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return plain(data) if isinstance(data, Mapping) else None
+
+
+def _appliers(own: Ownership, git: Mapping[str, Any], keys: KeyResolver) -> frozenset[str]:
+    """Update managers that own at least half of the fields Git declares (the tool that applied Git)."""
+    if not own.present:
+        return frozenset()
+    paths = [leaf.path for leaf in diff(live=None, git=git, keys=keys)]
+    counts: dict[str, int] = {}
+    for p in paths:
+        for o in own.owners_of(p, subtree=True):
+            if o.operation == "Update":
+                counts[o.manager] = counts.get(o.manager, 0) + 1
+    return frozenset(m for m, n in counts.items() if paths and n * 2 >= len(paths))
+
+
+_ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
+    'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
+)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def drift_to_json(d: Drift) -> dict[str, Any]:
+    """The JSON object of one drift; ``live``/``git`` are left out when that side is absent."""
+    out: dict[str, Any] = {"resource": d.resource.as_json(), "path": format_path(d.path), "op": d.op.value}
+    if d.live is not ABSENT:
+        out["live"] = REDACTED if d.sensitive else _jsonable(d.live)
+    if d.git is not ABSENT:
+        out["git"] = REDACTED if d.sensitive else _jsonable(d.git)
+    out.update(
+        manager=d.manager,
+        operation=d.operation,
+        time=d.time,
+        decision=d.decision.value,
+        reason=d.reason,
+    )
+    if d.sensitive:
+        out["sensitive"] = True
+    return out
+
+
+def report_to_json(r: DriftReport, *, explain: bool = False) -> dict[str, Any]:
+    """The JSON document of ``writeback diff --output json``."""
+    out: dict[str, Any] = {
+        "mode": r.mode,
+        "revision": r.revision,
+        "drifts": [drift_to_json(d) for d in r.drifts],
+        "notes": list(r.notes),
+    }
+    if explain:
+        out["dropped"] = [
+            {"resource": x.resource.as_json(), "path": format_path(x.path), "rule": x.rule, "side": x.side}
+            for x in r.dropped
+        ]
+    return out

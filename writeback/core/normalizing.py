@@ -1,0 +1,329 @@
+"""Normalization: drop server-populated fields before diffing, and say which rule dropped each. Pure.
+
+Both sides go through the same rules. Some rules only drop a live field that Git does not
+declare (the cluster IP of a Service, Argo CD's instance label): a value Git sets is compared.
+The identity fields (apiVersion, kind, metadata.name, metadata.namespace) are not compared at
+all: objects are matched by group, kind, namespace and name before diffing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from writeback.model import ABSENT, Dropped, FieldPath, Index, Key, ObjectRef, Segment
+
+__all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
+
+_SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+_IDENTITY_METADATA = ("name", "namespace")
+
+# Annotations the API server, kubectl, controllers or GitOps tools write: never a person's edit.
+_SERVER_ANNOTATIONS = {
+    "deployment.kubernetes.io/revision": "server-populated: Deployment revision",
+    "deprecated.daemonset.template.generation": "server-populated: DaemonSet template generation",
+    "kubectl.kubernetes.io/last-applied-configuration": "client-side apply bookkeeping",
+    "argocd.argoproj.io/tracking-id": "Argo CD resource tracking",
+    "argocd.argoproj.io/installation-id": "Argo CD resource tracking",
+    "endpoints.kubernetes.io/last-change-trigger-time": "server-populated: endpoints controller",
+    "control-plane.alpha.kubernetes.io/leader": "server-populated: leader election",
+    "pv.kubernetes.io/bind-completed": "server-populated: volume binding",
+    "pv.kubernetes.io/bound-by-controller": "server-populated: volume binding",
+    "pv.kubernetes.io/provisioned-by": "server-populated: volume provisioning",
+    "volume.beta.kubernetes.io/storage-provisioner": "server-populated: volume provisioning",
+    "volume.kubernetes.io/storage-provisioner": "server-populated: volume provisioning",
+    "volume.kubernetes.io/selected-node": "server-populated: volume scheduling",
+    "batch.kubernetes.io/job-tracking": "server-populated: Job tracking",
+}
+# Dropped from live only when Git does not declare them (a GitOps tool or Helm adds them).
+_TOOL_ANNOTATION_PREFIXES = {
+    "meta.helm.sh/": "Helm release bookkeeping",
+    "kustomize.toolkit.fluxcd.io/": "Flux bookkeeping",
+    "helm.toolkit.fluxcd.io/": "Flux bookkeeping",
+}
+_TOOL_LABELS = {
+    "app.kubernetes.io/instance": "Argo CD resource tracking label",
+    "kubernetes.io/metadata.name": "server-populated: namespace name label",
+    "pod-template-hash": "server-populated: ReplicaSet pod template hash",
+    "controller-uid": "server-populated: Job controller",
+    "job-name": "server-populated: Job controller",
+    "batch.kubernetes.io/controller-uid": "server-populated: Job controller",
+    "batch.kubernetes.io/job-name": "server-populated: Job controller",
+}
+_TOOL_LABEL_PREFIXES = {
+    "kustomize.toolkit.fluxcd.io/": "Flux resource tracking label",
+    "helm.toolkit.fluxcd.io/": "Flux resource tracking label",
+}
+_RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+
+# (kind or "*", path): spec fields the API server or a controller fills in; live-only when Git is silent.
+_ALLOCATED: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("Service", ("spec", "clusterIP"), "allocated by the API server: Service cluster IP"),
+    ("Service", ("spec", "clusterIPs"), "allocated by the API server: Service cluster IPs"),
+    ("Service", ("spec", "healthCheckNodePort"), "allocated by the API server: health check node port"),
+    ("PersistentVolumeClaim", ("spec", "volumeName"), "set by the volume binder"),
+    ("Pod", ("spec", "nodeName"), "set by the scheduler"),
+    ("Namespace", ("spec", "finalizers"), "server-populated: Namespace finalizers"),
+    ("ServiceAccount", ("secrets",), "set by the token controller"),
+    ("Job", ("spec", "selector"), "set by the Job controller"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Normalized:
+    body: dict[str, Any]
+    dropped: tuple[Dropped, ...] = ()
+
+
+def plain(value: Any) -> Any:
+    """A deep copy as plain dicts and lists (ruamel and other mappings included)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, datetime.date):  # YAML timestamps: the API server sees text
+        return value.isoformat()
+    return value
+
+
+def is_empty(value: Any) -> bool:
+    """Absent, null, ``{}`` and ``[]`` all mean "not set" to the API server."""
+    return value is ABSENT or value is None or (isinstance(value, dict | list) and not value)
+
+
+class _Dropper:
+    def __init__(self, *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None) -> None:
+        self.ref = ref
+        self.side = side
+        self.declared = declared
+        self.dropped: list[Dropped] = []
+
+    def drop(self, container: dict[str, Any], key: str, path: FieldPath, rule: str) -> None:
+        if key in container:
+            del container[key]
+            self.dropped.append(Dropped(resource=self.ref, path=path, rule=rule, side=self.side))
+
+    def git_declares(self, path: FieldPath) -> bool:
+        if self.declared is None:
+            return False
+        node: Any = self.declared
+        for seg in path:
+            if not isinstance(seg, Key) or not isinstance(node, Mapping) or seg.name not in node:
+                return False
+            node = node[seg.name]
+        return True
+
+
+def _keys(*names: str) -> FieldPath:
+    return tuple(Key(n) for n in names)
+
+
+def normalize(
+    body: Mapping[str, Any], *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None = None
+) -> Normalized:
+    """Drop server-populated fields. ``declared`` is the Git body, for live-only rules."""
+    out: dict[str, Any] = plain(body)
+    d = _Dropper(ref=ref, side=side, declared=declared)
+    for k in ("apiVersion", "kind"):
+        out.pop(k, None)
+    d.drop(out, "status", _keys("status"), "server-populated: status")
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        for k in _IDENTITY_METADATA:
+            meta.pop(k, None)
+        for k in _SERVER_METADATA:
+            d.drop(meta, k, _keys("metadata", k), f"server-populated: metadata.{k}")
+        _owner_references(meta, d)
+        _metadata_maps(meta, (Key("metadata"),), d)
+        if not meta:
+            del out["metadata"]
+    for kind, names, rule in _ALLOCATED:
+        if kind == ref.kind and not d.git_declares(_keys(*names)):
+            parent = _get(out, names[:-1])
+            if isinstance(parent, dict):
+                d.drop(parent, names[-1], _keys(*names), rule)
+    if ref.kind == "Service" and side == "live":
+        _node_ports(out, d)
+    _nested_metadata(out, (), d)
+    return Normalized(body=out, dropped=tuple(d.dropped))
+
+
+def _get(body: Any, names: tuple[str, ...]) -> Any:
+    for n in names:
+        if not isinstance(body, dict):
+            return ABSENT
+        body = body.get(n, ABSENT)
+    return body
+
+
+def _owner_references(meta: dict[str, Any], d: _Dropper) -> None:
+    refs = meta.get("ownerReferences")
+    if not isinstance(refs, list):
+        return
+    kept = [r for r in refs if not (isinstance(r, dict) and r.get("controller") is True)]
+    if len(kept) != len(refs):
+        d.dropped.append(
+            Dropped(
+                resource=d.ref,
+                path=_keys("metadata", "ownerReferences"),
+                rule="set by a controller: controller ownerReferences",
+                side=d.side,
+            )
+        )
+        if kept:
+            meta["ownerReferences"] = kept
+        else:
+            del meta["ownerReferences"]
+
+
+def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
+    """Drop bookkeeping annotations and labels from a ``metadata`` map at path ``at``."""
+    ann = meta.get("annotations")
+    if isinstance(ann, dict):
+        for key in list(ann):
+            path = (*at, Key("annotations"), Key(key))
+            if key in _SERVER_ANNOTATIONS:
+                d.drop(ann, key, path, _SERVER_ANNOTATIONS[key])
+            elif key == _RESTARTED_AT:
+                d.drop(ann, key, path, "kubectl rollout restart timestamp")
+            elif d.side == "live" and not d.git_declares(path):
+                for prefix, rule in _TOOL_ANNOTATION_PREFIXES.items():
+                    if key.startswith(prefix):
+                        d.drop(ann, key, path, rule)
+                        break
+        if not ann:
+            del meta["annotations"]
+    labels = meta.get("labels")
+    if isinstance(labels, dict) and d.side == "live":
+        for key in list(labels):
+            path = (*at, Key("labels"), Key(key))
+            if d.git_declares(path):
+                continue
+            tool_rule: str | None = _TOOL_LABELS.get(key) or next(
+                (r for p, r in _TOOL_LABEL_PREFIXES.items() if key.startswith(p)), None
+            )
+            if tool_rule:
+                d.drop(labels, key, path, tool_rule)
+        if not labels:
+            del meta["labels"]
+
+
+def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:
+    """Pod templates and claim templates: ``creationTimestamp: null`` and bookkeeping labels."""
+    if not isinstance(node, dict):
+        return
+    for key, value in list(node.items()):
+        path: FieldPath = (*at, Key(key))
+        if key == "metadata" and at and isinstance(value, dict):
+            if "creationTimestamp" in value:
+                d.drop(value, "creationTimestamp", (*path, Key("creationTimestamp")), "server-populated: template")
+            _metadata_maps(value, path, d)
+            if not value:
+                del node[key]
+        elif key in ("spec", "template", "jobTemplate") and isinstance(value, dict):
+            _nested_metadata(value, path, d)
+        elif key == "volumeClaimTemplates" and isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    d.drop(item, "status", (*path, Index(i), Key("status")), "server-populated: status")
+                    _nested_metadata(item, (*path, Index(i)), d)
+
+
+def _node_ports(out: dict[str, Any], d: _Dropper) -> None:
+    ports = _get(out, ("spec", "ports"))
+    git_ports = _get(d.declared, ("spec", "ports")) if d.declared is not None else ABSENT
+    if not isinstance(ports, list):
+        return
+    declared = {
+        (str(p.get("port")), str(p.get("protocol") or "TCP"))
+        for p in (git_ports if isinstance(git_ports, list) else [])
+        if isinstance(p, Mapping) and "nodePort" in p
+    }
+    for p in ports:
+        if (
+            isinstance(p, dict)
+            and "nodePort" in p
+            and (str(p.get("port")), str(p.get("protocol") or "TCP")) not in declared
+        ):
+            del p["nodePort"]
+            d.dropped.append(
+                Dropped(
+                    resource=d.ref,
+                    path=(Key("spec"), Key("ports"), Key("nodePort")),
+                    rule="allocated by the API server: node port",
+                    side=d.side,
+                )
+            )
+
+
+_QUANTITY = re.compile(
+    r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:[eE]([+-]?[0-9]+))?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
+)
+_SUFFIX = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+_QUANTITY_PARENTS = frozenset({"limits", "requests", "hard", "capacity", "sizeLimit", "overhead"})
+
+
+def _quantity(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    m = _QUANTITY.match(str(value).strip())
+    if not m:
+        return None
+    try:
+        number = Decimal(m.group(1))
+        if m.group(2):
+            number = number.scaleb(int(m.group(2)))
+        return number * _SUFFIX[m.group(3) or ""]
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _is_quantity_path(path: tuple[Segment, ...]) -> bool:
+    names = {s.name for s in path[-2:] if isinstance(s, Key)}
+    return bool(names & _QUANTITY_PARENTS)
+
+
+def values_equal(a: Any, b: Any, *, path: tuple[Segment, ...] = ()) -> bool:
+    """Scalar equality as the API server sees it: ``true`` is not ``1``; ``500m`` is ``0.5`` for quantities."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if type(a) is not type(b) and not _is_quantity_path(path):
+        return False
+    if a == b:
+        return True
+    if _is_quantity_path(path):
+        qa, qb = _quantity(a), _quantity(b)
+        return qa is not None and qa == qb
+    return False
