@@ -1,0 +1,149 @@
+"""A prod hotfix lands in the prod overlay only; the real ``kustomize build`` proves it (prod live, staging same)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from planning.repos import KUSTOMIZE_REPO, WEB, drift, ref, write_repo
+from writeback.adapters import kustomize as kustomize_cli
+from writeback.core.locating import locate
+from writeback.core.planning import plan_changesets
+from writeback.core.verifying import find_rendered, mismatches
+from writeback.errors import ToolMissing
+from writeback.model import Drift, Op
+from writeback.pipeline.plan import PlanOptions, plan_files
+
+IMAGE = "spec.template.spec.containers[name=app].image"
+
+
+def _objects(text: str) -> list[dict[str, Any]]:
+    return [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
+
+
+def _configmap_name(kustomize_bin: Path, repo: Path, overlay: str) -> str:
+    objs = _objects(kustomize_cli.build(repo / overlay, binary=kustomize_bin))
+    return next(o["metadata"]["name"] for o in objs if o["kind"] == "ConfigMap")
+
+
+def _hotfix(cm_name: str) -> list[Drift]:
+    cm = ref("ConfigMap", cm_name, api_version="v1")
+    return [
+        drift(WEB, IMAGE, live="registry.example.com/web:1.0.4", git="registry.example.com/web:1.0.3"),
+        drift(WEB, "spec.replicas", live=5, git=3),
+        drift(
+            WEB,
+            "spec.template.spec.containers[name=app].env[name=DEBUG]",
+            op=Op.ADD,
+            live={"name": "DEBUG", "value": "1"},
+        ),
+        drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE].value", live="safe", git="normal"),
+        drift(WEB, "spec.template.spec.containers[name=app].resources.limits.memory", live="512Mi", git="256Mi"),
+        drift(cm, "data.LOG_LEVEL", live="error", git="warn"),
+        drift(cm, "data.FEATURE_X", live="on", git="off"),
+        drift(
+            ref("Service", "web", api_version="v1"), "spec.ports[port=80,protocol=TCP].targetPort", live=8081, git=8080
+        ),
+    ]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write_repo(root, KUSTOMIZE_REPO)
+    return root
+
+
+def test_prod_hotfix_lands_in_prod_overlay_only(repo: Path, kustomize_bin: Path) -> None:
+    staging_before = kustomize_cli.build(repo / "overlays/staging", binary=kustomize_bin)
+    prod_before = _objects(kustomize_cli.build(repo / "overlays/prod", binary=kustomize_bin))
+    drifts = _hotfix(_configmap_name(kustomize_bin, repo, "overlays/prod"))
+    assert len(mismatches(prod_before, drifts)) == len(drifts)  # every drifted field differs before patching
+
+    located = locate(files=KUSTOMIZE_REPO, root="overlays/prod", source="kustomize", drifts=drifts)
+    assert located.unresolved == ()
+    plan = plan_changesets(target="prod", files=KUSTOMIZE_REPO, drifts=drifts, located=located)
+    assert plan.errors == ()
+    (cs,) = plan.changesets
+    touched = {f.path for f in cs.files}
+    assert touched == {
+        "overlays/prod/kustomization.yaml",
+        "overlays/prod/resources-patch.yaml",
+        "overlays/prod/writeback-service-web.yaml",
+    }
+    new = next(f for f in cs.files if f.path.endswith("writeback-service-web.yaml"))
+    assert new.before is None
+
+    changes = {f.path: f.after for f in cs.files}
+    prod_after = _objects(
+        kustomize_cli.build_patched(repo, path="overlays/prod", changes=changes, binary=kustomize_bin)
+    )
+    assert mismatches(prod_after, drifts) == []
+    # untouched prod fields keep their values (the base's MODE env stays alongside DEBUG, labels stay)
+    deploy = find_rendered(prod_after, WEB)
+    assert deploy is not None
+    env = deploy["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert [e["name"] for e in env] == ["MODE", "DEBUG"] or sorted(e["name"] for e in env) == ["DEBUG", "MODE"]
+    assert deploy["metadata"]["labels"]["env"] == "prod"
+
+    staging_after = kustomize_cli.build_patched(repo, path="overlays/staging", changes=changes, binary=kustomize_bin)
+    assert staging_after == staging_before
+
+
+def test_kustomization_edits_keep_comments_and_quotes(repo: Path) -> None:
+    drifts = _hotfix("app-config-abcdef1234")[:2]
+    located = locate(files=KUSTOMIZE_REPO, root="overlays/prod", source="kustomize", drifts=drifts)
+    (cs,) = plan_changesets(target="prod", files=KUSTOMIZE_REPO, drifts=drifts, located=located).changesets
+    (patch,) = cs.files
+    before, after = (patch.before or "").splitlines(), patch.after.splitlines()
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert changed == [
+        ('    newTag: "1.0.3"  # pinned by the release train', '    newTag: "1.0.4"  # pinned by the release train'),
+        ("    count: 3", "    count: 5"),
+    ]
+
+
+def test_edit_base_changes_the_shared_base(repo: Path, kustomize_bin: Path) -> None:
+    drifts = [drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE].value", live="safe", git="normal")]
+    options = PlanOptions(target="prod", source="kustomize", edit_base=True, kustomize=kustomize_bin)
+    outcome = plan_files(files=KUSTOMIZE_REPO, path="overlays/prod", drifts=drifts, options=options, repo=repo)
+    (cs,) = outcome.plan.changesets
+    assert [f.path for f in cs.files] == ["base/deployment.yaml"]
+    assert "value: safe  # the default mode" in cs.files[0].after
+    assert outcome.plan.errors == ()  # verified by the real kustomize build of prod
+
+
+def test_base_only_field_without_overlay_patch_gets_a_new_patch_file() -> None:
+    files = dict(KUSTOMIZE_REPO)
+    drifts = [
+        drift(ref("Deployment", "stg-web", namespace="staging"), IMAGE.replace("image", "env[name=MODE]"), op=Op.REMOVE)
+    ]
+    located = locate(files=files, root="overlays/staging", source="kustomize", drifts=drifts)
+    (cs,) = plan_changesets(target="staging", files=files, drifts=drifts, located=located).changesets
+    new = next(f for f in cs.files if f.before is None)
+    assert new.path == "overlays/staging/writeback-deployment-web.yaml"
+    assert "$patch: delete" in new.after and "name: MODE" in new.after
+    kust = next(f for f in cs.files if f.path == "overlays/staging/kustomization.yaml")
+    assert kust.after.endswith("patches:\n  - path: writeback-deployment-web.yaml\n")
+
+
+def test_removed_base_env_renders_without_it(repo: Path, kustomize_bin: Path) -> None:
+    drifts = [drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE]", op=Op.REMOVE)]
+    options = PlanOptions(target="prod", source="kustomize", kustomize=kustomize_bin)
+    outcome = plan_files(files=KUSTOMIZE_REPO, path="overlays/prod", drifts=drifts, options=options, repo=repo)
+    assert outcome.plan.errors == ()
+    (cs,) = outcome.plan.changesets
+    assert [f.path for f in cs.files] == ["overlays/prod/resources-patch.yaml"]
+
+
+def test_missing_kustomize_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(kustomize_cli.ENV_VAR, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissing, match="kustomize is not on PATH"):
+        kustomize_cli.find_kustomize()
+    monkeypatch.setenv(kustomize_cli.ENV_VAR, str(tmp_path / "nope"))
+    with pytest.raises(ToolMissing, match="WRITEBACK_KUSTOMIZE"):
+        kustomize_cli.find_kustomize()

@@ -1,0 +1,76 @@
+"""The real kustomize CLI (v5): render an overlay, and verify a patched repo renders the live values.
+
+The binary is ``$WRITEBACK_KUSTOMIZE`` if set, else ``kustomize`` on PATH; missing -> ToolMissing (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from writeback.errors import PatchError, ToolMissing
+
+ENV_VAR = "WRITEBACK_KUSTOMIZE"
+TIMEOUT_SECONDS = 120.0
+
+
+def find_kustomize() -> Path:
+    """The kustomize binary, or ToolMissing naming what was tried."""
+    configured = os.environ.get(ENV_VAR)
+    if configured:
+        p = Path(configured)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+        raise ToolMissing(f"${ENV_VAR}={configured}: not an executable file")
+    found = shutil.which("kustomize")
+    if found is None:
+        raise ToolMissing(
+            f"kustomize is not on PATH: install kustomize v5 (https://kubectl.docs.kubernetes.io/installation/"
+            f"kustomize/) or set ${ENV_VAR} to its path"
+        )
+    return Path(found)
+
+
+def build(directory: Path, *, binary: Path | None = None) -> str:
+    """``kustomize build DIRECTORY``: the rendered YAML stream; a failure raises PatchError with its stderr."""
+    exe = binary or find_kustomize()
+    try:
+        proc = subprocess.run(
+            [str(exe), "build", str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
+    except OSError as e:
+        raise ToolMissing(f"{exe}: cannot run: {e.strerror}") from e
+    except subprocess.TimeoutExpired as e:
+        raise PatchError(f"kustomize build {directory}: timed out after {TIMEOUT_SECONDS:.0f}s") from e
+    if proc.returncode != 0:
+        raise PatchError(f"kustomize build {directory} failed: {proc.stderr.strip() or proc.returncode}")
+    return proc.stdout
+
+
+def render(directory: Path, *, binary: Path | None = None) -> list[dict[str, Any]]:
+    """The objects ``kustomize build`` produces for ``directory``."""
+    from ruamel.yaml import YAML
+
+    text = build(directory, binary=binary)
+    return [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
+
+
+def build_patched(repo: Path, *, path: str, changes: Mapping[str, str], binary: Path | None = None) -> str:
+    """``kustomize build`` of ``repo/path`` in a temporary copy of the repo with ``changes`` (path -> text) written."""
+    with tempfile.TemporaryDirectory(prefix="writeback-kustomize-") as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+        for rel, text in changes.items():
+            target = copy / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8", newline="")
+        return build(copy / path, binary=binary)

@@ -1,0 +1,127 @@
+"""YAML documents of repo files as plain data, and field-path lookups into them. Pure."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.model import ABSENT, FieldPath, Index, Key, ObjectRef, Select
+from writeback.yamledit.documents import load_documents
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Manifest:
+    """One resource declared in a repo file (a document, or one item of a List kind)."""
+
+    file: str
+    document: int
+    prefix: FieldPath  # () for a document, ("items", Index(i)) for a List item
+    data: Mapping[str, Any]
+
+    @property
+    def identity(self) -> tuple[str, str, str | None, str]:
+        meta = self.data.get("metadata") or {}
+        api = str(self.data.get("apiVersion") or "")
+        group = api.rpartition("/")[0] if "/" in api else ""
+        ns = meta.get("namespace") if isinstance(meta, Mapping) else None
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        return (group, str(self.data.get("kind") or ""), None if ns is None else str(ns), str(name or ""))
+
+
+def documents(text: str, *, source: str) -> list[Any]:
+    """The data of each YAML document in ``text`` (raises PatchError subclasses on bad YAML)."""
+    return [doc.data for doc in load_documents(text, source=source)]
+
+
+def is_yaml(path: str) -> bool:
+    return path.endswith(YAML_SUFFIXES)
+
+
+def under(path: str, directory: str) -> bool:
+    """Is ``path`` inside ``directory`` (repo-relative, "." or "" is the root)?"""
+    d = normdir(directory)
+    return d == "" or path == d or path.startswith(d + "/")
+
+
+def normdir(directory: str) -> str:
+    d = posixpath.normpath(directory or ".")
+    return "" if d == "." else d.strip("/")
+
+
+def join(directory: str, rel: str) -> str:
+    return normdir(posixpath.join(directory or ".", rel))
+
+
+def manifests_in(text: str, *, file: str) -> Iterator[Manifest]:
+    """Resources declared in one file; List kinds are expanded into their items."""
+    for index, data in enumerate(documents(text, source=file)):
+        if not isinstance(data, Mapping) or "kind" not in data:
+            continue
+        items = data.get("items")
+        if str(data.get("kind", "")).endswith("List") and isinstance(items, list):
+            for i, item in enumerate(items):
+                if isinstance(item, Mapping):
+                    yield Manifest(file=file, document=index, prefix=(Key("items"), Index(i)), data=item)
+            continue
+        yield Manifest(file=file, document=index, prefix=(), data=data)
+
+
+def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:
+    """The value at ``path`` in plain data, or ABSENT."""
+    cur = data
+    for seg in path:
+        if isinstance(seg, Key):
+            if not isinstance(cur, Mapping) or seg.name not in cur:
+                return ABSENT
+            cur = cur[seg.name]
+        elif isinstance(seg, Select):
+            if not isinstance(cur, list):
+                return ABSENT
+            found = [item for item in cur if seg.matches(item)]
+            if len(found) != 1:
+                return ABSENT
+            cur = found[0]
+        else:
+            if not isinstance(cur, list) or seg.index >= len(cur):
+                return ABSENT
+            cur = cur[seg.index]
+    return cur
+
+
+def existing_prefix(data: Any, path: FieldPath) -> int:
+    """How many leading segments of ``path`` exist in ``data``."""
+    for n in range(len(path), 0, -1):
+        if lookup(data, path[:n]) is not ABSENT:
+            return n
+    return 0
+
+
+def build_value(rest: FieldPath, value: Any) -> Any:
+    """The value to put at ``rest[0]`` (below an existing node) so that ``rest`` ends holding ``value``."""
+    if len(rest) > 1:
+        child = build_value(rest[1:], value)
+        nxt = rest[1]
+        inner: Any = {nxt.name: child} if isinstance(nxt, Key) else [child]
+    else:
+        inner = value
+    head = rest[0]
+    if isinstance(head, Select) and isinstance(inner, Mapping):
+        item: dict[str, Any] = {k: _select_value(v) for k, v in head.keys}
+        item.update(inner)
+        return item
+    return inner
+
+
+def _select_value(text: str) -> Any:
+    """Selector values are kept as text; container ports and the like are integers."""
+    if text.isdigit():
+        return int(text)
+    return text
+
+
+def ref_key(ref: ObjectRef) -> tuple[str, str, str, str]:
+    return ref.identity

@@ -1,0 +1,206 @@
+"""Group a target's drifts into change sets and patch the repo texts for each. Pure.
+
+One change set per target (and per app when a target spans several): writeback drifts go into a
+``review: standard`` set, flag drifts into a separate ``review: security`` set. The ``id`` is a slug of the target
+(and app), stable while the drift changes; the ``fingerprint`` hashes the canonical drift set (resource, path, op,
+value) without time or manager, with an HMAC instead of the value for sensitive fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.errors import PatchError
+from writeback.model import ABSENT, ChangeSet, Decision, Drift, FilePatch, Review, Unresolved
+from writeback.paths import format_path
+from writeback.yamledit.documents import load_documents
+from writeback.yamledit.errors import VerifyError
+
+from .applying import apply_location
+from .documents import is_yaml, lookup
+from .locations import Located, Location, Transform
+
+__all__ = ["Plan", "changeset_id", "fingerprint", "plan_changesets"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    changesets: tuple[ChangeSet, ...] = ()
+    errors: tuple[str, ...] = ()  # aborted change sets and source problems, each naming its file
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-.") or "x"
+
+
+def changeset_id(*, target: str, app: str | None = None, review: Review = Review.STANDARD) -> str:
+    parts = [_slug(target)] + ([_slug(app)] if app else []) + (["security"] if review is Review.SECURITY else [])
+    return "-".join(parts)
+
+
+def _canonical_value(drift: Drift, key: bytes | None) -> Any:
+    value = drift.live
+    if value is ABSENT:
+        return None
+    if drift.sensitive:
+        digest = hmac.new(key or b"", json.dumps(value, sort_keys=True, default=str).encode(), hashlib.sha256)
+        return "hmac-sha256:" + digest.hexdigest()
+    return value
+
+
+def fingerprint(drifts: Iterable[Drift], *, key: bytes | None = None) -> str:
+    """sha256 over the canonical drift set: resource identity, path, op and live value (HMAC if sensitive)."""
+    rows = sorted(
+        json.dumps(
+            [list(d.resource.identity), format_path(d.path), d.op.value, _canonical_value(d, key)],
+            sort_keys=True,
+            separators=(",", ":"),
+            default=str,
+        )
+        for d in drifts
+    )
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
+def _verify(texts: Mapping[str, str], before: Mapping[str, str], locations: Sequence[Location]) -> None:
+    """Re-parse every touched YAML file and check the plain values landed where intended."""
+    for path, text in texts.items():
+        if before.get(path) != text and is_yaml(path):
+            load_documents(text, source=path)
+    for loc in locations:
+        if loc.transform is not Transform.VALUE or loc.inline is not None or not is_yaml(loc.file):
+            continue
+        docs = load_documents(texts[loc.file], source=loc.file)
+        got = lookup(docs[loc.document].data, loc.path)
+        want = ABSENT if loc.drift.live is ABSENT else loc.drift.live
+        if got != want:
+            raise VerifyError(
+                f"{loc.file}: after patching, {format_path(loc.path)} in document {loc.document + 1} "
+                f"reads {got!r}, not the intended {want!r}"
+            )
+
+
+def _build(
+    *,
+    cs_id: str,
+    target: str,
+    review: Review,
+    drifts: Sequence[Drift],
+    locations: Sequence[Location],
+    unresolved: Sequence[Unresolved],
+    ignored: Sequence[Drift],
+    files: Mapping[str, str],
+    key: bytes | None,
+) -> tuple[ChangeSet, str | None]:
+    texts = dict(files)
+    failed: list[Unresolved] = []
+    applied: list[Location] = []
+    for loc in locations:
+        trial = dict(texts)
+        try:
+            apply_location(trial, loc)
+        except VerifyError as e:
+            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), f"change set {cs_id} aborted: {e}"
+        except PatchError as e:
+            failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {e}"))
+            continue
+        texts = trial
+        applied.append(loc)
+    try:
+        _verify(texts, files, applied)
+    except PatchError as e:
+        return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), f"change set {cs_id} aborted: {e}"
+    patches = tuple(
+        FilePatch(path=p, before=files.get(p), after=texts[p]) for p in sorted(texts) if files.get(p) != texts[p]
+    )
+    cs = ChangeSet(
+        id=cs_id,
+        target=target,
+        review=review,
+        fingerprint=fingerprint(drifts, key=key),
+        files=patches,
+        drifts=tuple(drifts),
+        unresolved=(*unresolved, *failed),
+        ignored=tuple(ignored),
+    )
+    return cs, None
+
+
+def _aborted(
+    cs_id: str,
+    target: str,
+    review: Review,
+    drifts: Sequence[Drift],
+    unresolved: Sequence[Unresolved],
+    ignored: Sequence[Drift],
+    key: bytes | None,
+) -> ChangeSet:
+    return ChangeSet(
+        id=cs_id,
+        target=target,
+        review=review,
+        fingerprint=fingerprint(drifts, key=key),
+        drifts=tuple(drifts),
+        unresolved=tuple(unresolved),
+        ignored=tuple(ignored),
+    )
+
+
+def _not_patched(drift: Drift) -> Unresolved:
+    what = "created live and not declared in Git" if drift.decision is Decision.NEW else "declared in Git, missing live"
+    return Unresolved(resource=drift.resource, path=None, reason=f"{drift.decision.value}: {what}; not patched")
+
+
+def plan_changesets(
+    *,
+    target: str,
+    files: Mapping[str, str],
+    drifts: Sequence[Drift],
+    located: Located,
+    app: str | None = None,
+    fingerprint_key: bytes | None = None,
+) -> Plan:
+    """Change sets for one target (or one app of it). ``files``: repo-relative path -> text."""
+    errors: list[str] = list(located.errors)
+    out: list[ChangeSet] = []
+    ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING)]
+    other = [_not_patched(d) for d in drifts if d.decision in (Decision.NEW, Decision.DELETED)]
+    for review, decision in ((Review.STANDARD, Decision.WRITEBACK), (Review.SECURITY, Decision.FLAG)):
+        mine = [d for d in drifts if d.decision is decision]
+        ids = {id(d) for d in mine}
+        locs = [loc for loc in located.locations if id(loc.drift) in ids]
+        unresolved = [u for u in located.unresolved if _review_of(u, drifts) is review]
+        if review is Review.STANDARD:
+            unresolved += other
+        if not mine and not unresolved:
+            continue
+        cs_id = changeset_id(target=target, app=app, review=review)
+        cs, error = _build(
+            cs_id=cs_id,
+            target=target,
+            review=review,
+            drifts=mine,
+            locations=locs,
+            unresolved=unresolved,
+            ignored=ignored if review is Review.STANDARD else (),
+            files=files,
+            key=fingerprint_key,
+        )
+        out.append(cs)
+        if error:
+            errors.append(error)
+    return Plan(changesets=tuple(out), errors=tuple(errors))
+
+
+def _review_of(u: Unresolved, drifts: Sequence[Drift]) -> Review:
+    """An Unresolved goes with its drift's review; one not tied to a drift goes to the standard set."""
+    for d in drifts:
+        if d.resource.identity == u.resource.identity and d.path == u.path and d.decision is Decision.FLAG:
+            return Review.SECURITY
+    return Review.STANDARD

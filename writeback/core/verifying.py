@@ -1,0 +1,65 @@
+"""Check that rendered objects (``kustomize build`` of a patched repo) hold the live values of the drifts. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from writeback.model import ABSENT, Drift, ObjectRef, Op
+from writeback.paths import format_path
+
+from .documents import lookup
+
+__all__ = ["find_rendered", "mismatches"]
+
+
+def find_rendered(objects: Iterable[Mapping[str, Any]], ref: ObjectRef) -> Mapping[str, Any] | None:
+    """The rendered object for ``ref``; a generated ConfigMap/Secret may carry another hash suffix."""
+    group, kind, namespace, name = ref.identity
+    hashed: Mapping[str, Any] | None = None
+    for obj in objects:
+        api = str(obj.get("apiVersion") or "")
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != kind or (api.rpartition("/")[0] if "/" in api else "") != group:
+            continue
+        if namespace and (meta.get("namespace") or namespace) != namespace:
+            continue
+        other = str(meta.get("name") or "")
+        if other == name:
+            return obj
+        base = re.sub(r"-[a-z0-9]{6,12}$", "", name)
+        if (
+            kind in ("ConfigMap", "Secret")
+            and base != name
+            and re.fullmatch(re.escape(base) + r"-[a-z0-9]{6,12}", other)
+        ):
+            hashed = obj
+    return hashed
+
+
+def mismatches(objects: Sequence[Mapping[str, Any]], drifts: Iterable[Drift]) -> list[str]:
+    """One message per drift whose live value the rendered objects do not hold."""
+    out: list[str] = []
+    for d in drifts:
+        obj = find_rendered(objects, d.resource)
+        if obj is None:
+            out.append(f"{d.resource}: not in the rendered output")
+            continue
+        got = lookup(obj, d.path)
+        want = ABSENT if d.op is Op.REMOVE else d.live
+        if not _same(got, want):
+            out.append(f"{d.resource}: {format_path(d.path)} renders as {_show(got)}, live is {_show(want)}")
+    return out
+
+
+def _same(got: Any, want: Any) -> bool:
+    if got is ABSENT or want is ABSENT:
+        return got is want
+    if isinstance(want, Mapping) and isinstance(got, Mapping):
+        return all(k in got and _same(got[k], v) for k, v in want.items())
+    return bool(got == want)
+
+
+def _show(value: Any) -> str:
+    return "absent" if value is ABSENT else repr(value)
