@@ -1,0 +1,55 @@
+# writeback container image. Build from the repository root:
+#   docker build -t writeback:dev .
+# Stages: kustomize (built from the Go module proxy) -> wheels (writeback and its dependencies) -> runtime.
+# The runtime stage has no compiler, no Go and no pip: only Python, git, openssh-client, kustomize and writeback.
+# Bases are pinned by version tag; pin them by digest too (image@sha256:...) in your registry mirror.
+
+ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
+ARG GO_IMAGE=golang:1.26.8-bookworm
+
+# --- kustomize: the same pinned module as the test control plane (tests/controlplane/go/kustomize/go.mod) ----------
+FROM ${GO_IMAGE} AS kustomize
+ARG KUSTOMIZE_VERSION=v5.8.2
+ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+WORKDIR /src
+COPY tests/controlplane/go/kustomize/go.mod tests/controlplane/go/kustomize/go.sum ./
+RUN go mod download
+COPY tests/controlplane/go/kustomize/main.go ./
+RUN go build -trimpath \
+      -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/${KUSTOMIZE_VERSION}" \
+      -o /out/kustomize . \
+ && /out/kustomize version
+
+# --- wheels: writeback and every dependency as wheels, so the runtime stage installs offline ----------------------
+FROM ${PYTHON_IMAGE} AS wheels
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY writeback/ writeback/
+RUN pip wheel --wheel-dir /wheels .
+
+# --- runtime -------------------------------------------------------------------------------------------------------
+FROM ${PYTHON_IMAGE} AS runtime
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    HOME=/home/writeback \
+    WRITEBACK_WORKDIR=/var/lib/writeback \
+    TMPDIR=/tmp
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 writeback \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /home/writeback --create-home \
+      --shell /usr/sbin/nologin writeback \
+ && install -d -o 10001 -g 10001 -m 0750 /var/lib/writeback /home/writeback/.ssh \
+ && install -d -m 0755 /etc/writeback
+COPY --from=kustomize /out/kustomize /usr/local/bin/kustomize
+RUN --mount=type=bind,from=wheels,source=/wheels,target=/wheels \
+    python -m pip install --no-cache-dir --no-index --find-links=/wheels writeback \
+ && python -m pip uninstall -y setuptools wheel pip \
+ && writeback --version && kustomize version && git --version && ssh -V
+WORKDIR /var/lib/writeback
+USER 10001:10001
+EXPOSE 9090
+ENTRYPOINT ["writeback"]
+CMD ["run", "--config", "/etc/writeback/config.yaml"]
