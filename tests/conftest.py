@@ -3,6 +3,7 @@ webhook, and git remotes. See docs/controlplane.md."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -19,13 +20,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane`
 from controlplane import cp, webhook
 
 SHARED_CRDS = Path(__file__).resolve().parents[1].parent / "shared" / "crds"
+_NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}
+_BUILT: dict[str, Any] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build the binaries before the first test when any selected test needs them: a cold build takes minutes
+    and must not count against one test's timeout. Progress goes to the terminal."""
+    if session.config.option.collectonly:
+        return
+    if not any(_NEEDS_BINARIES & set(getattr(item, "fixturenames", ())) for item in session.items):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    capture = session.config.pluginmanager.get_plugin("capturemanager")
+
+    def progress(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(line)
+
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        try:
+            _BUILT["bin_dir"] = cp.build_binaries(progress=progress)
+        except cp.ControlPlaneError as exc:
+            _BUILT["error"] = exc
+            progress(f"controlplane: {exc}")
+
+
+def _bin_dir() -> Path:
+    """The built bin dir (built before the tests, or now when the hook did not run)."""
+    if "error" in _BUILT:
+        pytest.fail(str(_BUILT["error"]), pytrace=False)
+    if "bin_dir" not in _BUILT:
+        try:
+            _BUILT["bin_dir"] = cp.build_binaries()
+        except cp.ControlPlaneError as exc:
+            _BUILT["error"] = exc
+            pytest.fail(str(exc), pytrace=False)
+    return Path(_BUILT["bin_dir"])
 
 
 @pytest.fixture(scope="session")
 def controlplane() -> Iterator[cp.ControlPlane]:
     """ONE real etcd + kube-apiserver for the whole session (built on first use; fails, never skips)."""
+    bin_dir = _bin_dir()
     try:
-        plane = cp.start()
+        plane = cp.start(bin_dir=bin_dir)
     except cp.ControlPlaneError as exc:
         pytest.fail(f"the test control plane could not start: {exc}", pytrace=False)
     try:
@@ -43,10 +82,7 @@ def k8s(controlplane: cp.ControlPlane) -> Any:
 @pytest.fixture(scope="session")
 def kustomize_bin() -> Path:
     """The real kustomize binary (builds the control-plane binaries if needed)."""
-    try:
-        return cp.build_binaries() / "kustomize"
-    except cp.ControlPlaneError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    return _bin_dir() / "kustomize"
 
 
 @pytest.fixture

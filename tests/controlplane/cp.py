@@ -20,10 +20,11 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,19 +49,37 @@ class KubectlError(subprocess.CalledProcessError):
         return f"{super().__str__()}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}"
 
 
-def build_binaries(*, timeout: float = 3600) -> Path:
-    """Run tests/controlplane/build (a no-op when cached) and return the bin dir."""
+def build_binaries(*, timeout: float = 3600, progress: Callable[[str], None] | None = None) -> Path:
+    """Run tests/controlplane/build (a no-op when cached) and return the bin dir; `progress` gets its log lines."""
     retry = f"retry with: {BUILD_SCRIPT}  (see docs/controlplane.md)"
+    log: list[str] = []
     try:
-        done = subprocess.run([str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = subprocess.Popen(
+            [str(BUILD_SCRIPT)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        killer = threading.Timer(timeout, proc.kill)
+        killer.start()
+        try:
+            assert proc.stderr is not None and proc.stdout is not None
+            for line in proc.stderr:
+                log.append(line.rstrip("\n"))
+                if progress is not None:
+                    progress(line.rstrip("\n"))
+            out = proc.stdout.read()
+            code = proc.wait()
+        finally:
+            killer.cancel()
+    except OSError as exc:
         raise ControlPlaneError(f"control-plane build step failed to run: {exc}; {retry}") from exc
-    if done.returncode != 0:
-        tail = "\n".join(done.stderr.strip().splitlines()[-25:])
-        failed = [line for line in done.stderr.splitlines() if "FAILED" in line or "not on PATH" in line]
-        step = failed[0] if failed else f"{BUILD_SCRIPT} exited {done.returncode}"
+    if code != 0:
+        tail = "\n".join(log[-25:])
+        failed = [line for line in log if "FAILED" in line or "not on PATH" in line]
+        step = failed[0] if failed else f"{BUILD_SCRIPT} exited {code}" + (" (timed out)" if code < 0 else "")
         raise ControlPlaneError(f"control-plane build failed: {step}\n{retry}\n--- build log tail ---\n{tail}")
-    bin_dir = Path(done.stdout.strip().splitlines()[-1])
+    lines = out.strip().splitlines()
+    if not lines:
+        raise ControlPlaneError(f"{BUILD_SCRIPT} printed no bin directory; {retry}")
+    bin_dir = Path(lines[-1])
     missing = [n for n in ("etcd", "kube-apiserver", "kubectl", "kustomize") if not (bin_dir / n).is_file()]
     if missing:
         raise ControlPlaneError(f"control-plane build left no {', '.join(missing)} in {bin_dir}; {retry}")
@@ -85,7 +104,7 @@ class ControlPlane:
         if self._client is None:
             from kubernetes import config
 
-            self._client = config.new_client_from_config(config_file=self.kubeconfig, context=CONTEXT)
+            self._client = config.new_client_from_config(config_file=self.kubeconfig, context=CONTEXT)  # type: ignore[no-untyped-call]
         return self._client
 
     def kubectl(

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from . import cp
+from . import cp, webhook
 
 pytestmark = pytest.mark.controlplane
 HERE = Path(__file__).resolve().parent
@@ -219,3 +220,48 @@ def test_build_failure_says_which_step_and_how_to_retry(tmp_path: Path, monkeypa
     message = str(info.value)
     assert "'go' command is not on PATH" in message
     assert "retry with:" in message and "tests/controlplane/build" in message
+
+
+def test_a_killed_test_process_takes_its_control_plane_along(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import json, sys, time
+        sys.path.insert(0, {str(HERE.parent)!r})
+        from controlplane import cp
+        plane = cp.start(workdir=__import__("pathlib").Path({str(tmp_path / "cp")!r}))
+        print(json.dumps(plane.pids), flush=True)
+        time.sleep(600)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        pids = json.loads(proc.stdout.readline())
+        assert sorted(_alive(pids)) == ["etcd", "kube-apiserver"]
+    finally:
+        proc.kill()  # SIGKILL: no atexit, no finally in the child
+        proc.wait()
+    deadline = time.monotonic() + 15
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(pids) == []
+
+
+def test_injection_patch_adds_only_what_is_missing() -> None:
+    pod: dict[str, Any] = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app"}]}}
+    ops = webhook.injection_patch(obj=pod, kind="Pod", operation="CREATE")
+    assert [op["path"] for op in ops] == [
+        "/metadata/annotations",
+        "/metadata/annotations/sidecar.istio.io~1status",
+        "/spec/initContainers",
+        "/spec/containers/-",
+    ]
+    injected = {
+        "metadata": {"name": "p", "annotations": {webhook.STATUS_ANNOTATION: "x"}},
+        "spec": {"containers": [{"name": "app"}, webhook.SIDECAR], "initContainers": [webhook.INIT]},
+    }
+    assert webhook.injection_patch(obj=injected, kind="Pod", operation="CREATE") == []
+    assert webhook.injection_patch(obj=pod, kind="Pod", operation="UPDATE") == []
+    dep = {"spec": {"template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "app"}]}}}}
+    paths = [op["path"] for op in webhook.injection_patch(obj=dep, kind="Deployment", operation="UPDATE")]
+    assert paths[0] == "/spec/template/metadata/annotations" and paths[-1] == "/spec/template/spec/containers/-"
