@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Literal
 
 from writeback.errors import PatchError
-from writeback.model import Decision, Drift, FieldPath, ObjectRef, Unresolved
+from writeback.model import Decision, Drift, FieldPath, ObjectRef, Op, Unresolved
 from writeback.paths import format_path
 
 from .documents import Manifest, is_yaml, manifests_in, under
@@ -52,7 +52,7 @@ class _Plain:
                     group, kind, _, name = m.identity
                     self.by_identity[(group, kind, name)].append(m)
             except PatchError as e:
-                self.bad.append(f"{file}: {e}")
+                self.bad.append(str(e))
 
     def find(self, ref: ObjectRef, *, default_namespace: str | None) -> Manifest | str:
         group, kind, namespace, name = ref.identity
@@ -119,9 +119,7 @@ def locate(
     for err in scan.errors:
         if err.identity is not None:
             bad_markers[err.identity].append(err)
-            unresolved.append(Unresolved(resource=_marker_ref(err.identity, live), path=err.field, reason=str(err)))
-        else:
-            errors.append(str(err))
+        errors.append(str(err))
 
     plain = _Plain(files, root) if source == "plain" else None
     tree: Tree | str | None = None
@@ -141,6 +139,11 @@ def locate(
             unresolved.append(Unresolved(resource=drift.resource, path=drift.path, reason=reason))
             continue
         marked = by_field.get((ident, drift.path))
+        if marked and drift.op is Op.REMOVE:
+            where = ", ".join(m.where for m in marked)
+            reason = f"removed live; the value bound by the marker at {where} cannot express a removal"
+            unresolved.append(Unresolved(resource=drift.resource, path=drift.path, reason=reason))
+            continue
         if marked:
             locations += _marker_locations(drift, marked)
             continue
