@@ -106,7 +106,10 @@ def test_list_items_are_located_inside_the_list() -> None:
 
 
 def test_secrets_and_sops_files_are_report_only() -> None:
-    sops = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: enc\n  namespace: prod\ndata:\n  a: ENC[AES256]\nsops:\n  version: 3\n"
+    sops = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: enc\n  namespace: prod\n"
+        "data:\n  a: ENC[AES256]\nsops:\n  version: 3\n"
+    )
     secret = ref("Secret", "db", api_version="v1")
     enc = ref("ConfigMap", "enc", api_version="v1")
     sealed = ref("SealedSecret", "s", api_version="bitnami.com/v1alpha1")

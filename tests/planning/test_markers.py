@@ -95,7 +95,10 @@ def test_marker_errors_name_file_and_line_and_stay_local() -> None:
 
 
 def test_marker_pointing_to_a_missing_resource_is_an_error_for_that_marker_only() -> None:
-    ghost = 'tag: "2.0" # {"$writeback": "Deployment.apps/prod/ghost:spec.template.spec.containers[name=app].image", "part": "tag"}\n'
+    ghost = (
+        'tag: "2.0" # {"$writeback": "Deployment.apps/prod/ghost:spec.template.spec.containers[name=app].image",'
+        ' "part": "tag"}\n'
+    )
     files = {"charts/web/values.yaml": HELM_VALUES, "charts/ghost/values.yaml": ghost}
     drifts = [drift(WEB, "spec.replicas", live=4, git=2)]
     located = locate(files=files, root="charts", source="markers", drifts=drifts, live_refs=[WEB])
