@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -119,7 +120,7 @@ class GitHubForge:
         self._gh = client
         self._auth = auth
         self._owner = project.split("/", 1)[0]
-        self._repo: Repository = client.get_repo(project, lazy=True)
+        self._repo: Repository = client.withLazy(True).get_repo(project)
         self._pulls: dict[int, PullRequest] = {}
 
     def git_token(self) -> str:
@@ -209,7 +210,10 @@ class GitHubForge:
     def delete_branch(self, *, branch: str) -> None:
         try:
             with _errors(f"delete branch {branch}"):
-                self._repo.get_git_ref(f"heads/{branch}").delete()
+                # DELETE /repos/{owner}/{repo}/git/refs/heads/{branch}; a lazy repository's get_git_ref(...).delete()
+                # would call the singular .../git/ref/... path, which the API does not describe for DELETE.
+                ref = urllib.parse.quote(f"heads/{branch}", safe="/")
+                self._repo.requester.requestJsonAndCheck("DELETE", f"{self._repo.url}/git/refs/{ref}")
         except ForgeError as e:
             if getattr(e.__cause__, "status", None) in (404, 422):
                 return  # already gone

@@ -1,0 +1,302 @@
+"""The shared part of the fake forges: a stdlib HTTP server in a thread, routing by the official operations,
+request validation against the official schemas, a request log, injected failures, and a bare git remote
+that holds the branches.
+
+Every request the bot sends is checked: an unknown endpoint, an unknown query parameter, or a body that does not
+validate against the operation's request schema (with unknown fields rejected) is recorded in ``violations``;
+tests assert that list stays empty.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import jsonschema
+
+# The shared data sits beside the repository checkout: <repo>/../shared/forge-api.
+FORGE_API = Path(__file__).resolve().parents[2].parent / "shared" / "forge-api"
+
+WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+
+
+def load_operations(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FORGE_API / name).read_text(encoding="utf-8"))
+    return data["operations"]  # type: ignore[no-any-return]
+
+
+class Reply(Exception):
+    """Raised by a handler to answer with a status and a JSON body."""
+
+    def __init__(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+    headers: dict[str, str]
+    status: int = 0  # the status the fake answered with
+
+
+@dataclass
+class Injection:
+    status: int
+    headers: dict[str, str]
+    body: Any
+    times: int
+    method: str | None = None
+    path_contains: str | None = None
+
+
+@dataclass
+class Route:
+    key: str  # "METHOD /template" of the official operation
+    method: str
+    regex: re.Pattern[str]
+    handler: Callable[..., Any]
+    operation: dict[str, Any] | None = None
+    body_schema: dict[str, Any] | None = field(default=None)
+    query_names: frozenset[str] = frozenset()
+
+
+def _template_regex(template: str, multi_segment: frozenset[str]) -> re.Pattern[str]:
+    out = ""
+    for part in re.split(r"(\{[^}]+\})", template):
+        if part.startswith("{"):
+            name = part[1:-1]
+            out += f"(?P<{name}>.+)" if name in multi_segment else f"(?P<{name}>[^/]+)"
+        else:
+            out += re.escape(part)
+    return re.compile(f"^{out}$")
+
+
+def strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """The request schema with unknown top-level fields rejected."""
+    s = copy.deepcopy(schema)
+    if s.get("type") == "object" and "properties" in s:
+        s.setdefault("additionalProperties", False)
+    return s
+
+
+class Bare:
+    """The real bare git remote the bot pushes to; the fake forge reads and deletes branches there."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "--git-dir", str(self.path), *args], capture_output=True, text=True, check=check)
+
+    def sha(self, branch: str) -> str | None:
+        out = self._git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}", check=False)
+        return out.stdout.strip() or None
+
+    def delete(self, branch: str) -> bool:
+        return self._git("update-ref", "-d", f"refs/heads/{branch}", check=False).returncode == 0
+
+    def refs(self) -> dict[str, str]:
+        out = self._git("for-each-ref", "--format=%(refname) %(objectname)").stdout
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {name: sha for name, sha in pairs}
+
+    def commits(self, base: str, branch: str) -> list[dict[str, str]]:
+        fmt = "%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%aI%x1f%s"
+        out = self._git("log", f"--format={fmt}", f"refs/heads/{base}..refs/heads/{branch}", check=False).stdout
+        keys = ("sha", "author_name", "author_email", "committer_name", "committer_email", "date", "message")
+        return [dict(zip(keys, line.split("\x1f"), strict=True)) for line in out.splitlines() if line]
+
+
+class FakeForge:
+    """Subclasses register handlers for official operation keys (``self.route``)."""
+
+    prefix = ""  # path prefix before the operation templates ("/api/v4" for GitLab)
+    multi_segment: frozenset[str] = frozenset()
+
+    def __init__(self, *, operations: dict[str, Any], bare: Path) -> None:
+        self.operations = operations
+        self.bare = Bare(bare)
+        self.routes: list[Route] = []
+        self.requests: list[Recorded] = []
+        self.violations: list[str] = []
+        self.injections: list[Injection] = []
+        self._lock = threading.RLock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # ------------------------------------------------------------ setup
+
+    def route(self, key: str, handler: Callable[..., Any], *, template: str | None = None) -> None:
+        method, _, path = key.partition(" ")
+        op = self.operations.get(key)
+        schema = None
+        query: frozenset[str] = frozenset()
+        if op is not None:
+            content = (op.get("requestBody") or {}).get("content", {})
+            if "application/json" in content:
+                schema = self.relax(key, strict(content["application/json"]["schema"]))
+            query = frozenset(p["name"] for p in op.get("parameters", []) if p.get("in") == "query")
+        regex = _template_regex(self.prefix + (template or path), self.multi_segment)
+        self.routes.append(Route(key, method, regex, handler, op, schema, query))
+
+    def relax(self, key: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """Allow the documented quirks of one operation's request schema (see the README)."""
+        return schema
+
+    def extra_query(self, key: str) -> frozenset[str]:
+        """Query parameters the client library adds that the description does not list (pagination)."""
+        return frozenset()
+
+    def inject(
+        self,
+        status: int,
+        *,
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+        times: int = 1,
+        method: str | None = None,
+        path_contains: str | None = None,
+    ) -> None:
+        """The next ``times`` matching requests get this answer instead of the real one."""
+        with self._lock:
+            self.injections.append(Injection(status, headers or {}, body, times, method, path_contains))
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> FakeForge:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                fake.dispatch(self)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    # ------------------------------------------------------------ the request log
+
+    def writes(self) -> list[Recorded]:
+        return [r for r in self.requests if r.method in WRITE_METHODS]
+
+    def mark(self) -> int:
+        return len(self.requests)
+
+    def since(self, mark: int) -> list[Recorded]:
+        return self.requests[mark:]
+
+    # ------------------------------------------------------------ dispatch
+
+    def _injected(self, method: str, path: str) -> Injection | None:
+        with self._lock:
+            for inj in self.injections:
+                if inj.times > 0 and inj.method in (None, method) and (inj.path_contains or "") in path:
+                    inj.times -= 1
+                    return inj
+        return None
+
+    def dispatch(self, h: BaseHTTPRequestHandler) -> None:
+        split = urlsplit(h.path)
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        query = parse_qs(split.query, keep_blank_values=True)
+        method = h.command
+        rec = Recorded(method, split.path, query, body, {k: v for k, v in h.headers.items()})
+        with self._lock:
+            self.requests.append(rec)
+        inj = self._injected(method, split.path)
+        if inj is not None:
+            rec.status = inj.status
+            self._send(h, inj.status, inj.body, inj.headers)
+            return
+        for route in self.routes:
+            m = route.regex.match(split.path) if route.method == method else None
+            if m is None:
+                continue
+            self._validate(route, rec)
+            params = {k: unquote(v) for k, v in m.groupdict().items()}
+            try:
+                with self._lock:
+                    result = route.handler(rec, **params)
+                status, payload = result if isinstance(result, tuple) else (200, result)
+                rec.status = status
+                self._send(h, status, payload, {})
+            except Reply as r:
+                rec.status = r.status
+                self._send(h, r.status, r.body, r.headers)
+            except Exception as e:  # a bug in the fake: make it loud
+                self.violations.append(f"fake crashed on {method} {split.path}: {type(e).__name__}: {e}")
+                rec.status = 500
+                self._send(h, 500, {"message": "fake crashed"}, {})
+            return
+        self.violations.append(f"unknown endpoint {method} {split.path}")
+        rec.status = 404
+        self._send(h, 404, {"message": "Not Found"}, {})
+
+    def _validate(self, route: Route, rec: Recorded) -> None:
+        unknown = set(rec.query) - route.query_names - self.extra_query(route.key)
+        if unknown:
+            self.violations.append(f"{route.key}: unknown query parameters {sorted(unknown)}")
+        if rec.body is None:
+            return
+        if route.body_schema is None:
+            self.violations.append(f"{route.key}: sent a body the operation does not take: {rec.body!r}")
+            return
+        try:
+            jsonschema.validate(rec.body, route.body_schema)
+        except jsonschema.ValidationError as e:
+            self.violations.append(f"{route.key}: invalid request body {rec.body!r}: {e.message}")
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str]) -> None:
+        data = b"" if payload is None else json.dumps(payload).encode()
+        h.send_response(status)
+        if payload is not None:
+            h.send_header("Content-Type", "application/json; charset=utf-8")
+        h.send_header("Content-Length", str(len(data)))
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+
+
+def example(operations: dict[str, Any], key: str, status: str, name: str | None = None) -> Any:
+    """A deep copy of an official response example."""
+    content = operations[key]["responses"][status]["content"]["application/json"]
+    examples = content["examples"]
+    chosen = examples[name] if name else next(iter(examples.values()))
+    return copy.deepcopy(chosen["value"])

@@ -1,0 +1,162 @@
+"""Fixtures for the forge lifecycle tests: a real bare git remote, a fake forge over HTTP, the real adapters."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.forge_server import FakeForge
+from fakes.github_fake import GitHubFake
+from fakes.gitlab_fake import GitLabFake
+
+from writeback.adapters.forges.base import Forge, RetryPolicy
+from writeback.adapters.forges.github import github_forge
+from writeback.adapters.forges.gitlab import gitlab_forge
+from writeback.adapters.gitrepo import GitRepo, Identity
+from writeback.adapters.templating import load_templates
+from writeback.core.rendering import RenderInput, render
+from writeback.model import ChangeSet, Drift, EnsureResult, FilePatch, Key, ObjectRef, Op, Review
+from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
+
+BOT = Identity(name="writeback[bot]", email="writeback@users.noreply.localhost")
+TEST_POLICY = RetryPolicy(max_retries=3, max_wait_seconds=5.0, backoff_factor=0.0, throttle=False)
+WEB_V1 = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web  # the shop\nspec:\n  replicas: 2\n"
+WEB = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@dataclass
+class Remote:
+    """A real bare repository with branch main holding apps/web.yaml, and a person's clone to push from."""
+
+    bare: Path
+    person: Path
+
+    def refs(self) -> dict[str, str]:
+        out = git("--git-dir", str(self.bare), "for-each-ref", "--format=%(refname) %(objectname)")
+        return dict(line.split(" ", 1) for line in out.splitlines())  # type: ignore[misc]
+
+    def sha(self, branch: str) -> str:
+        return git("--git-dir", str(self.bare), "rev-parse", f"refs/heads/{branch}")
+
+    def show(self, branch: str, path: str) -> str:
+        return subprocess.run(
+            ["git", "--git-dir", str(self.bare), "show", f"refs/heads/{branch}:{path}"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+
+    def person_commit(self, branch: str, path: str, text: str, *, email: str = "alice@example.com") -> str:
+        """A person pushes a commit to ``branch`` (the bot's branch, or main)."""
+        git("fetch", "-q", "origin", cwd=self.person)
+        git("checkout", "-q", "-B", branch, f"origin/{branch}", cwd=self.person)
+        (self.person / path).parent.mkdir(parents=True, exist_ok=True)
+        (self.person / path).write_text(text)
+        git("add", path, cwd=self.person)
+        git("-c", f"user.email={email}", "-c", "user.name=Alice", "commit", "-q", "-m", "person edit", cwd=self.person)
+        git("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=self.person)
+        return git("rev-parse", "HEAD", cwd=self.person)
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Remote:
+    bare, person = tmp_path / "remote.git", tmp_path / "person"
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
+    git("clone", "-q", str(bare), str(person))
+    (person / "apps").mkdir()
+    (person / "apps" / "web.yaml").write_text(WEB_V1)
+    git("add", ".", cwd=person)
+    git("-c", "user.email=alice@example.com", "-c", "user.name=Alice", "commit", "-q", "-m", "init", cwd=person)
+    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=person)
+    return Remote(bare=bare, person=person)
+
+
+def change_set(
+    *, replicas: int, cs_id: str = "web-1", review: Review = Review.STANDARD, before: str = WEB_V1
+) -> ChangeSet:
+    after = before.replace("replicas: 2", f"replicas: {replicas}")
+    drift = Drift(
+        resource=WEB, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=replicas, git=2,
+        manager="kubectl-edit", operation="Update", time="2026-11-30T03:00:00Z",
+    )  # fmt: skip
+    return ChangeSet(
+        id=cs_id, target="prod", review=review, fingerprint=f"f{replicas:04d}{review.value[:3]}".encode().hex(),
+        files=(FilePatch(path="apps/web.yaml", before=before, after=after),), drifts=(drift,),
+    )  # fmt: skip
+
+
+def gone(cs_id: str = "web-1") -> ChangeSet:
+    return ChangeSet(id=cs_id, target="prod", review=Review.STANDARD, fingerprint="0")
+
+
+@dataclass
+class Env:
+    """One forge (fake + adapter), the bot's git clone and the publishing settings."""
+
+    kind: str
+    fake: Any
+    forge: Forge
+    remote: Remote
+    workdir: Path
+    settings: PublishSettings
+    templates: dict[str, str] = field(default_factory=load_templates)
+
+    def cycle(self, *change_sets: ChangeSet, dry_run: bool = False, **settings: Any) -> list[EnsureResult]:
+        """One publishing cycle as ``run`` does it: sync the clone, render, publish."""
+        repo = GitRepo(url=str(self.remote.bare), workdir=self.workdir, bot=BOT)
+        base_sha = repo.sync(base="main")
+        s = dataclasses.replace(self.settings, dry_run=dry_run, **settings)
+        pubs = [
+            Publication(
+                change_set=cs,
+                rendered=render(
+                    templates=self.templates,
+                    data=RenderInput(
+                        change_set=cs,
+                        cluster="prod-eu",
+                        base="main",
+                        platform=self.kind,
+                        body_limit=self.forge.body_limit,
+                        security_labels=s.security_labels,
+                    ),
+                ),
+            )
+            for cs in change_sets
+        ]
+        return publish(
+            publisher=Publisher(forge=self.forge, repo=repo, base_sha=base_sha, settings=s), publications=pubs
+        )
+
+
+def make_fake(kind: str, bare: Path, **kwargs: Any) -> FakeForge:
+    return (GitHubFake if kind == "github" else GitLabFake)(bare=bare, **kwargs).start()
+
+
+def make_forge(kind: str, fake: FakeForge, *, policy: RetryPolicy = TEST_POLICY) -> Forge:
+    if kind == "github":
+        return github_forge(project="octo-org/gitops", base_url=fake.url, token="ghp_test_token", policy=policy)
+    return gitlab_forge(project="platform/gitops", url=fake.url, token="glpat-test-token", policy=policy)
+
+
+@pytest.fixture(params=["github", "gitlab"])
+def env(request: pytest.FixtureRequest, remote: Remote, tmp_path: Path) -> Iterator[Env]:
+    kind = request.param
+    fake = make_fake(kind, remote.bare)
+    settings = PublishSettings(
+        target="prod", base="main", labels=("writeback",), security_labels=("security-review",),
+        reviewers=("alice",), assignees=("bob",),
+    )  # fmt: skip
+    try:
+        yield Env(kind=kind, fake=fake, forge=make_forge(kind, fake), remote=remote, workdir=tmp_path / "clone",
+                  settings=settings)  # fmt: skip
+        assert fake.violations == [], "the bot sent requests the official API description rejects"
+    finally:
+        fake.stop()

@@ -1,0 +1,200 @@
+"""Every PR lifecycle transition, against both fake forges over HTTP and a real bare git remote."""
+
+from __future__ import annotations
+
+from conftest import BOT, WEB_V1, Env, change_set, git, gone
+
+from writeback.model import Outcome, PullRequestSpec, Review
+from writeback.prmarkers import parse_marker
+
+BRANCH = "writeback/prod/web-1"
+
+
+def _pr(env: Env, number: int) -> dict:
+    return env.fake.prs[number] if env.kind == "github" else env.fake.mrs[number]
+
+
+def _comments(env: Env, number: int) -> list[str]:
+    store = env.fake.comments if env.kind == "github" else env.fake.notes
+    return [c["body"] for c in store.get(number, [])]
+
+
+def _people(env: Env, pr: dict, field: str) -> list[str]:
+    if env.kind == "github":
+        return pr[field]
+    ids = pr["reviewer_ids" if field == "reviewers" else "assignee_ids"]
+    return [name for name, uid in env.fake.users.items() if uid in ids]
+
+
+def test_no_open_pr_creates_one_with_labels_reviewers_and_assignees(env: Env) -> None:
+    [result] = env.cycle(change_set(replicas=3))
+
+    assert result.outcome is Outcome.CREATED
+    number = result.extra["pr"]
+    pr = _pr(env, number)
+    assert result.url and str(number) in result.url
+    assert pr["labels"] == ["writeback"]
+    assert _people(env, pr, "reviewers") == ["alice"]
+    assert _people(env, pr, "assignees") == ["bob"]
+    body = pr["body"] if env.kind == "github" else pr["description"]
+    marker = parse_marker(body)
+    assert marker is not None and marker.changeset_id == "web-1"
+    assert body.startswith("<!-- writeback:fingerprint=")
+    # the bot branch on the real remote holds the patch, committed by the bot on top of main
+    assert env.remote.show(BRANCH, "apps/web.yaml") == WEB_V1.replace("replicas: 2", "replicas: 3")
+    author = git("--git-dir", str(env.remote.bare), "log", "-1", "--format=%ae %ce", BRANCH)
+    assert author == f"{BOT.email} {BOT.email}"
+    parent = git("--git-dir", str(env.remote.bare), "rev-parse", f"{BRANCH}^")
+    assert parent == env.remote.sha("main")
+
+
+def test_draft_flag(env: Env) -> None:
+    [result] = env.cycle(change_set(replicas=3), draft=True)
+    pr = _pr(env, result.extra["pr"])
+    if env.kind == "github":
+        assert pr["draft"] is True
+    else:  # GitLab has no draft field on create: the title prefix makes it one
+        assert pr["title"].startswith("Draft: ")
+        assert env.forge.find_open_pr(branch=BRANCH).draft  # type: ignore[union-attr]
+
+
+def test_same_fingerprint_twice_is_zero_writes(env: Env) -> None:
+    env.cycle(change_set(replicas=3))
+    refs, mark = env.remote.refs(), env.fake.mark()
+
+    [again] = env.cycle(change_set(replicas=3))
+    [third] = env.cycle(change_set(replicas=3))
+
+    assert again.outcome is Outcome.UNCHANGED and third.outcome is Outcome.UNCHANGED
+    assert again.url is not None
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+    assert env.remote.refs() == refs
+
+
+def test_changed_drift_regenerates_on_the_current_base_and_comments(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    old_head = env.remote.sha(BRANCH)
+    # the base moves meanwhile (another file), and the live value changes again
+    env.remote.person_commit("main", "apps/other.yaml", "kind: ConfigMap\n")
+    [second] = env.cycle(change_set(replicas=4))
+
+    assert second.outcome is Outcome.UPDATED
+    assert second.extra["pr"] == first.extra["pr"]
+    assert env.remote.sha(BRANCH) != old_head
+    assert git("--git-dir", str(env.remote.bare), "rev-parse", f"{BRANCH}^") == env.remote.sha("main")
+    assert env.remote.show(BRANCH, "apps/web.yaml") == WEB_V1.replace("replicas: 2", "replicas: 4")
+    pr = _pr(env, first.extra["pr"])
+    body = pr["body"] if env.kind == "github" else pr["description"]
+    assert parse_marker(body).fingerprint == change_set(replicas=4).fingerprint  # type: ignore[union-attr]
+    [comment] = _comments(env, first.extra["pr"])
+    assert "drift changed" in comment and change_set(replicas=4).fingerprint in comment
+    assert len(env.forge.find_prs(branch=BRANCH)) == 1
+
+
+def test_drift_gone_closes_with_a_comment_and_deletes_the_branch(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    [closed] = env.cycle()  # nothing planned for this target any more
+
+    assert closed.outcome is Outcome.CLOSED and closed.extra["pr"] == first.extra["pr"]
+    pr = _pr(env, first.extra["pr"])
+    assert pr["state"] == "closed"
+    assert "drift is gone" in _comments(env, first.extra["pr"])[0]
+    assert f"refs/heads/{BRANCH}" not in env.remote.refs()
+    # and the next cycle has nothing left to do
+    mark = env.fake.mark()
+    assert env.cycle() == []
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+
+
+def test_empty_change_set_closes_its_open_pr(env: Env) -> None:
+    env.cycle(change_set(replicas=3))
+    [closed] = env.cycle(gone())
+    assert closed.outcome is Outcome.CLOSED
+    assert f"refs/heads/{BRANCH}" not in env.remote.refs()
+
+
+def test_pr_closed_unmerged_by_a_person_is_not_reopened(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    env.fake.close_by_person(first.extra["pr"])
+    refs, mark = env.remote.refs(), env.fake.mark()
+
+    [skipped] = env.cycle(change_set(replicas=3))
+
+    assert skipped.outcome is Outcome.SKIPPED and "closed" in skipped.detail
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+    assert env.remote.refs() == refs
+    # a changed drift is a new proposal
+    [created] = env.cycle(change_set(replicas=5))
+    assert created.outcome is Outcome.CREATED and created.extra["pr"] != first.extra["pr"]
+
+
+def test_reopen_closed_opens_a_fresh_pr_when_configured(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    env.fake.close_by_person(first.extra["pr"])
+    [again] = env.cycle(change_set(replicas=3), reopen_closed=True)
+    assert again.outcome is Outcome.CREATED and again.extra["pr"] != first.extra["pr"]
+
+
+def test_merged_but_drift_persists_comments_once(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    env.fake.merge(first.extra["pr"])
+
+    [persistent] = env.cycle(change_set(replicas=3))
+    [still] = env.cycle(change_set(replicas=3))
+
+    assert persistent.outcome is Outcome.SKIPPED and persistent.extra["persistent_drift"] is True
+    assert still.extra["persistent_drift"] is True
+    comments = _comments(env, first.extra["pr"])
+    assert len(comments) == 1 and "still there" in comments[0]
+
+
+def test_a_persons_commit_on_the_bot_branch_stops_updates(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    human = env.remote.person_commit(BRANCH, "apps/web.yaml", WEB_V1.replace("replicas: 2", "replicas: 9"))
+
+    [skipped] = env.cycle(change_set(replicas=4))
+    [again] = env.cycle(change_set(replicas=4))
+
+    assert skipped.outcome is Outcome.SKIPPED and skipped.extra["human"] is True
+    assert again.outcome is Outcome.SKIPPED
+    assert env.remote.sha(BRANCH) == human  # never force-pushed over the person
+    comments = _comments(env, first.extra["pr"])
+    assert len(comments) == 1 and "alice@example.com" in comments[0]
+
+
+def test_dry_run_reads_only(env: Env) -> None:
+    refs, mark = env.remote.refs(), env.fake.mark()
+    [result] = env.cycle(change_set(replicas=3), dry_run=True)
+    assert result.outcome is Outcome.CREATED and result.detail.startswith("dry run")
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+    assert env.remote.refs() == refs
+
+
+def test_base_moved_fails_that_change_set_only(env: Env) -> None:
+    stale = change_set(replicas=3, cs_id="stale", before=WEB_V1.replace("# the shop", "# old comment"))
+    fine = change_set(replicas=3, cs_id="fine")
+    bad, good = env.cycle(stale, fine)
+    assert bad.outcome is Outcome.FAILED and "base moved" in bad.detail
+    assert good.outcome is Outcome.CREATED
+    assert "refs/heads/writeback/prod/stale" not in env.remote.refs()
+
+
+def test_security_change_set_gets_the_security_label_and_wording(env: Env) -> None:
+    [result] = env.cycle(change_set(replicas=3, cs_id="sec", review=Review.SECURITY))
+    pr = _pr(env, result.extra["pr"])
+    assert pr["labels"] == ["writeback", "security-review"]
+    body = pr["body"] if env.kind == "github" else pr["description"]
+    assert "may be unwanted" in body and "Reverting it in the cluster" in body
+
+
+def test_one_open_pr_per_branch_is_enforced_and_handled(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    spec = PullRequestSpec(branch=BRANCH, base="main", title="t", body="b", fingerprint="1", changeset_id="web-1")
+    mark = env.fake.mark()
+
+    again = env.forge.create_pr(spec=spec)
+
+    assert again.number == first.extra["pr"]
+    [create] = [r for r in env.fake.since(mark) if r.method == "POST"]
+    assert create.status == (422 if env.kind == "github" else 409)
+    assert len(env.forge.find_prs(branch=BRANCH)) == 1

@@ -1,0 +1,270 @@
+"""The PR lifecycle: one change set in, one idempotent step on the forge out.
+
+Each transition is a small function:
+  no open PR                      -> create (branch, commit, push, PR with labels/reviewers/assignees/draft)
+  open PR, same fingerprint       -> unchanged: reads only, no push, no API write
+  open PR, drift changed          -> regenerate the commit on the current base, force-with-lease, update, comment
+  drift gone                      -> close with a comment and delete the bot branch
+  closed unmerged, same drift     -> skipped (unless ``reopen_closed``)
+  merged, same drift still there  -> persistent drift: comment on the merged PR once, report it
+  a person committed to the branch-> stop updating, comment once
+``dry_run`` runs every read and stops before the push and the API writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from writeback import config
+from writeback.adapters.forges.base import Forge, PRInfo, PRState
+from writeback.adapters.gitrepo import GitRepo, PushStatus
+from writeback.core.rendering import Rendered
+from writeback.errors import GitError, RateLimited, WritebackError
+from writeback.model import ChangeSet, EnsureResult, Outcome, PullRequestSpec, Review
+from writeback.paths import format_path
+from writeback.prmarkers import comment_marker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishSettings:
+    target: str
+    base: str
+    branch_template: str = "writeback/{target}/{changeset}"
+    labels: tuple[str, ...] = ()
+    security_labels: tuple[str, ...] = ()
+    reviewers: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()
+    draft: bool = False
+    reopen_closed: bool = False
+    signoff: bool = False
+    dry_run: bool = False
+
+    @classmethod
+    def from_target(cls, target: config.Target, *, dry_run: bool = False) -> PublishSettings:
+        pr = target.pull_request
+        return cls(
+            target=target.name,
+            base=target.base,
+            branch_template=pr.branch_template,
+            labels=pr.labels,
+            security_labels=pr.security_labels,
+            reviewers=pr.reviewers,
+            assignees=pr.assignees,
+            draft=pr.draft,
+            reopen_closed=pr.reopen_closed,
+            signoff=target.git.signoff,
+            dry_run=dry_run,
+        )
+
+    def branch(self, changeset_id: str) -> str:
+        return self.branch_template.format(target=self.target, changeset=changeset_id)
+
+    def branch_prefix(self) -> str:
+        return self.branch_template.split("{changeset}", 1)[0].format(target=self.target)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Publication:
+    """A change set with its rendered commit message, title and body."""
+
+    change_set: ChangeSet
+    rendered: Rendered
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Publisher:
+    forge: Forge
+    repo: GitRepo
+    base_sha: str
+    settings: PublishSettings
+
+
+def _result(
+    pub: Publisher, cs_id: str, outcome: Outcome, pr: PRInfo | None, detail: str, **extra: object
+) -> EnsureResult:
+    if pub.settings.dry_run:
+        detail = f"dry run: {detail}"
+    info = {"pr": pr.number} if pr else {}
+    return EnsureResult(
+        outcome=outcome,
+        target=pub.settings.target,
+        changeset_id=cs_id,
+        url=pr.url if pr else None,
+        detail=detail,
+        extra={**info, **extra},
+    )
+
+
+def comment_once(*, forge: Forge, number: int, kind: str, key: str, text: str, dry_run: bool) -> bool:
+    """Post ``text`` unless a comment with the same hidden (kind, key) marker is there. True when posted."""
+    marker = comment_marker(kind, key)
+    if any(marker in c for c in forge.comments(number=number)):
+        return False
+    if not dry_run:
+        forge.comment(number=number, text=f"{text}\n\n{marker}")
+    return True
+
+
+def _spec(pub: Publisher, p: Publication) -> PullRequestSpec:
+    s, cs = pub.settings, p.change_set
+    labels = s.labels + (s.security_labels if cs.review is Review.SECURITY else ())
+    return PullRequestSpec(
+        branch=s.branch(cs.id),
+        base=s.base,
+        title=p.rendered.title,
+        body=p.rendered.body,
+        fingerprint=cs.fingerprint,
+        changeset_id=cs.id,
+        labels=tuple(dict.fromkeys(labels)),
+        reviewers=s.reviewers,
+        assignees=s.assignees,
+        draft=s.draft,
+    )
+
+
+def _commit_and_push(pub: Publisher, p: Publication, branch: str) -> tuple[PushStatus, str, tuple[str, ...]] | None:
+    """Commit on the current base and push with a lease. None when the patches change nothing."""
+    sha = pub.repo.commit(
+        base_sha=pub.base_sha,
+        branch=branch,
+        patches=p.change_set.files,
+        message=p.rendered.commit_message,
+        signoff=pub.settings.signoff,
+    )
+    if sha is None:
+        return None
+    expected = pub.repo.remote_sha(branch)
+    pushed = pub.repo.push(branch=branch, base=pub.settings.base, expected=expected)
+    return pushed.status, pushed.sha, pushed.foreign
+
+
+def _create(pub: Publisher, p: Publication, branch: str) -> EnsureResult:
+    cs = p.change_set
+    if pub.settings.dry_run:
+        return _result(pub, cs.id, Outcome.CREATED, None, f"would push {branch} and open a pull request")
+    pushed = _commit_and_push(pub, p, branch)
+    if pushed is None:
+        return _result(pub, cs.id, Outcome.SKIPPED, None, "the patches change nothing on the base branch")
+    status, sha, foreign = pushed
+    if status is PushStatus.HUMAN_COMMITS:
+        return _result(pub, cs.id, Outcome.SKIPPED, None, f"{branch} holds commits the bot did not make: {foreign[0]}")
+    pr = pub.forge.create_pr(spec=_spec(pub, p))
+    return _result(pub, cs.id, Outcome.CREATED, pr, f"opened on {branch}", head=sha)
+
+
+def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: Sequence[str]) -> EnsureResult:
+    who = ", ".join(sorted({f.split(" ", 1)[1] for f in foreign}))
+    text = (
+        f"writeback found commits on `{pr.head_branch}` that it did not make (by {who}), so it stops updating "
+        "this branch. The live drift changed since; merge or close this, and writeback opens a fresh one."
+    )
+    comment_once(forge=pub.forge, number=pr.number, kind="human-commits", key=head, text=text, dry_run=False)
+    return _result(pub, cs_id, Outcome.SKIPPED, pr, "a person committed to the bot branch; not updating", human=True)
+
+
+def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
+    cs = p.change_set
+    if pub.settings.dry_run:
+        return _result(pub, cs.id, Outcome.UPDATED, pr, "would regenerate the branch and update the pull request")
+    pushed = _commit_and_push(pub, p, pr.head_branch)
+    if pushed is None:
+        return _result(pub, cs.id, Outcome.SKIPPED, pr, "the patches change nothing on the base branch")
+    status, sha, foreign = pushed
+    if status is PushStatus.HUMAN_COMMITS:
+        return _human_commits(pub, cs.id, pr, sha, foreign)
+    pub.forge.update_pr(number=pr.number, title=p.rendered.title, body=p.rendered.body)
+    try:
+        stat = pub.repo.diff(pr.head_sha, sha) if pr.head_sha else ""
+    except GitError:
+        stat = ""
+    fields = "\n".join(f"- {d.resource}: `{format_path(d.path)}`" for d in cs.drifts)
+    text = (
+        f"The live drift changed, so writeback regenerated this branch on top of `{pub.settings.base}` "
+        f"(fingerprint `{pr.fingerprint or '?'}` -> `{cs.fingerprint}`)."
+    )
+    text += f"\n\n```\n{stat}\n```" if stat else ""
+    text += f"\n\nFields now written back:\n{fields}" if fields else ""
+    pub.forge.comment(number=pr.number, text=text)
+    return _result(pub, cs.id, Outcome.UPDATED, pr, "regenerated for a changed drift", head=sha)
+
+
+def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
+    text = (
+        f"This was merged, but the same live drift is still there (fingerprint `{cs.fingerprint}`): the cluster "
+        "still differs from Git. Check that the GitOps controller synced this path and that the patch edited the "
+        "file it renders from."
+    )
+    comment_once(
+        forge=pub.forge, number=merged.number, kind="persistent-drift", key=cs.fingerprint, text=text,
+        dry_run=pub.settings.dry_run,
+    )  # fmt: skip
+    return _result(pub, cs.id, Outcome.SKIPPED, merged, f"persistent drift after merge of #{merged.number}",
+                   persistent_drift=True)  # fmt: skip
+
+
+def close_pr(pub: Publisher, pr: PRInfo, *, reason: str) -> EnsureResult:
+    """Drift gone: close with a comment, delete the bot branch."""
+    cs_id = pr.changeset_id or ""
+    if not pub.settings.dry_run:
+        pub.forge.comment(number=pr.number, text=f"writeback closes this: {reason}")
+        pub.forge.close_pr(number=pr.number)
+        pub.forge.delete_branch(branch=pr.head_branch)
+    return _result(pub, cs_id, Outcome.CLOSED, pr, reason)
+
+
+def ensure_change_set(*, publisher: Publisher, publication: Publication) -> EnsureResult:
+    """Bring the forge in line with one change set (see the module docstring for the transitions)."""
+    pub, cs = publisher, publication.change_set
+    branch = pub.settings.branch(cs.id)
+    open_pr = pub.forge.find_open_pr(branch=branch)
+    if not cs.files:
+        if open_pr is not None:
+            return close_pr(pub, open_pr, reason="the drift is gone (Git or the cluster was changed to match).")
+        return _result(pub, cs.id, Outcome.UNCHANGED, None, "nothing to write back")
+    if open_pr is not None:
+        if open_pr.fingerprint == cs.fingerprint:
+            return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request")
+        return _update(pub, publication, open_pr)
+    earlier = [p for p in pub.forge.find_prs(branch=branch) if p.fingerprint == cs.fingerprint]
+    if earlier and earlier[0].state is PRState.MERGED:
+        return _persistent(pub, cs, earlier[0])
+    if earlier and earlier[0].state is PRState.CLOSED and not pub.settings.reopen_closed:
+        return _result(pub, cs.id, Outcome.SKIPPED, earlier[0], "a person closed this drift's pull request unmerged")
+    return _create(pub, publication, branch)
+
+
+def retire_stale(*, publisher: Publisher, keep: Sequence[str]) -> list[EnsureResult]:
+    """Close the target's open bot PRs whose change set is no longer planned (drift gone)."""
+    pub = publisher
+    results = []
+    for pr in pub.forge.list_open_prs(branch_prefix=pub.settings.branch_prefix()):
+        if pr.fingerprint is None or pr.head_branch in keep:
+            continue  # not ours, or still wanted
+        results.append(close_pr(pub, pr, reason="the drift is gone (Git or the cluster was changed to match)."))
+    return results
+
+
+def publish(*, publisher: Publisher, publications: Sequence[Publication]) -> list[EnsureResult]:
+    """Ensure every change set, then retire stale PRs. A rate limit skips the rest of the target."""
+    results: list[EnsureResult] = []
+    for p in publications:
+        try:
+            results.append(ensure_change_set(publisher=publisher, publication=p))
+        except RateLimited as e:
+            results.append(_result(publisher, p.change_set.id, Outcome.SKIPPED, None, str(e), rate_limited=True))
+            return results
+        except WritebackError as e:
+            log.warning("target %s, change set %s: %s", publisher.settings.target, p.change_set.id, e)
+            results.append(_result(publisher, p.change_set.id, Outcome.FAILED, None, str(e)))
+    keep = [publisher.settings.branch(p.change_set.id) for p in publications if p.change_set.files]
+    failed = any(r.outcome is Outcome.FAILED for r in results)
+    if not failed:
+        try:
+            results.extend(retire_stale(publisher=publisher, keep=keep))
+        except RateLimited as e:
+            results.append(_result(publisher, "", Outcome.SKIPPED, None, str(e), rate_limited=True))
+    return results
