@@ -1,0 +1,154 @@
+"""Helpers of the drift scenarios: manifests, GitOps-style syncs with real kubectl, running the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+import writeback.cli
+
+# How the GitOps controller applied Git: kubectl with that controller's field manager.
+SYNC_MODES: dict[str, tuple[str, ...]] = {
+    "argocd-client-side": ("apply", "--field-manager=argocd-controller"),  # Update, Argo CD's default
+    "argocd-server-side": ("apply", "--server-side", "--field-manager=argocd-controller"),  # Apply
+    "flux-kustomize-controller": ("apply", "--server-side", "--field-manager=kustomize-controller"),  # Apply
+}
+
+PEM_BEFORE = """\
+-----BEGIN CERTIFICATE-----
+MIIBszCCAVmgAwIBAgIUQ2xlYXJseU5vdEFSZWFsQ2VydGlmaWNhdGUwCgYIKoZI
+zj0EAwIwHjEcMBoGA1UEAwwTd3JpdGViYWNrLXRlc3QtY2EtMTAeFw0yNjAxMDEw
+-----END CERTIFICATE-----
+-----BEGIN CERTIFICATE-----
+MIIBtDCCAVqgAwIBAgIUU2Vjb25kTm90QVJlYWxDZXJ0aWZpY2F0ZTAKBggqhkjO
+PQQDAjAeMRwwGgYDVQQDDBN3cml0ZWJhY2stdGVzdC1jYS0yMB4XDTI2MDEwMTAw
+-----END CERTIFICATE-----
+"""
+ROTATED_LINE_OLD = "PQQDAjAeMRwwGgYDVQQDDBN3cml0ZWJhY2stdGVzdC1jYS0yMB4XDTI2MDEwMTAw"
+ROTATED_LINE_NEW = "PQQDAjAeMRwwGgYDVQQDDBN3cml0ZWJhY2stdGVzdC1jYS0zMB4XDTI2MDYwMTAw"
+PEM_AFTER = PEM_BEFORE.replace(ROTATED_LINE_OLD, ROTATED_LINE_NEW)
+
+# A KUBE_EDITOR: rewrites one line of the PEM in the file kubectl edit opens (like a person in vi).
+EDITOR_SCRIPT = f"""\
+import sys
+p = sys.argv[-1]
+text = open(p).read()
+assert {ROTATED_LINE_OLD!r} in text, text
+open(p, "w").write(text.replace({ROTATED_LINE_OLD!r}, {ROTATED_LINE_NEW!r}))
+"""
+
+
+def deployment(
+    name: str,
+    *,
+    image: str = "nginx:1.25",
+    replicas: int | None = None,
+    env: Mapping[str, str] | None = None,
+    namespace: str | None = None,
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "app", "image": image, "ports": [{"containerPort": 8080}]}
+    if env:
+        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}},
+    }
+    if replicas is not None:
+        spec = {"replicas": replicas, **spec}
+    meta: dict[str, Any] = {"name": name, "labels": {"app": name}}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
+
+
+def configmap(name: str, data: Mapping[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": dict(data)}
+
+
+def to_yaml(*docs: Mapping[str, Any]) -> str:
+    y = YAML()
+    y.default_flow_style = False
+    out = []
+    for d in docs:
+        buf = io.StringIO()
+        y.dump(_plain(d), buf)
+        out.append(buf.getvalue())
+    return "---\n".join(out)
+
+
+def _plain(v: Any) -> Any:
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, str) and "\n" in v:
+        return LiteralScalarString(v)  # PEM bundles as block scalars, as people write them
+    return v
+
+
+def write(root: Path, rel: str, *docs: Mapping[str, Any]) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"# {rel}: managed by GitOps\n" + to_yaml(*docs))
+    return p
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def init_repo(repo: Path) -> None:
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "--initial-branch=main")
+    git(repo, "config", "user.name", "Writeback Test")
+    git(repo, "config", "user.email", "writeback-test@example.com")
+    git(repo, "config", "commit.gpgsign", "false")
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def sync(controlplane: Any, mode: str, namespace: str, *files: Path) -> None:
+    """Apply Git's files the way the GitOps controller of ``mode`` does."""
+    args = [a for f in files for a in ("-f", str(f))]
+    controlplane.kubectl(*SYNC_MODES[mode], "-n", namespace, *args)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = writeback.cli.main(list(args))
+    out = capsys.readouterr()
+    sys.stdout.flush()
+    return code, out.out, out.err
+
+
+def diff_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run_cli(capsys, "diff", "--output", "json", *args)
+    assert code in (0, 1), f"writeback diff exited {code}: {err}"
+    return code, json.loads(out)
+
+
+def drifts_of(doc: Mapping[str, Any], *, kind: str, name: str) -> list[dict[str, Any]]:
+    return [d for d in doc["drifts"] if d["resource"]["kind"] == kind and d["resource"]["name"] == name]
+
+
+def by_path(drifts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["path"]: d for d in drifts}
+
+
+def decisions(doc: Mapping[str, Any]) -> dict[tuple[str, str, str], str]:
+    """(kind, name, path) -> decision: what offline and cluster mode must agree on."""
+    return {(d["resource"]["kind"], d["resource"]["name"], d["path"]): d["decision"] for d in doc["drifts"]}

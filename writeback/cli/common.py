@@ -1,0 +1,130 @@
+"""Flags shared by ``diff``, ``plan`` and ``run``: where live and Git come from, and output format.
+
+Precedence: a flag beats the config target's setting, which beats the built-in default.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, KubeCluster
+from writeback.adapters.kubeconfigs import ClusterAccess
+from writeback.config import Config, Target, load_config
+from writeback.errors import ConfigError, InputError
+from writeback.pipeline.drift import DriftRequest
+
+
+def add_source_flags(parser: argparse.ArgumentParser) -> None:
+    """--config/--target, the live side (--live or a cluster), the Git side, namespaces and revision."""
+    g = parser.add_argument_group("configuration")
+    g.add_argument("--config", metavar="FILE", help="the configuration file (settings per target)")
+    g.add_argument("--target", metavar="NAME", help="the target of --config to use (needed if it has several)")
+    live = parser.add_argument_group("live side (one of)")
+    live.add_argument("--live", metavar="PATH", help="offline: a file or directory of `kubectl get -o yaml` dumps")
+    live.add_argument(
+        "--kubeconfig", metavar="PATH", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+    )
+    live.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
+    git = parser.add_argument_group("Git side")
+    git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
+    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory inside --repo (default: .)")
+    git.add_argument(
+        "--namespace",
+        "-n",
+        metavar="NS",
+        action="append",
+        dest="namespaces",
+        help="namespace of manifests that name none (the first given), also snapshotted; repeatable",
+    )
+    git.add_argument("--revision", metavar="REV", help="compare with this commit (default: the controller's, HEAD)")
+    git.add_argument("--argocd-app", metavar="NS/NAME", help="Argo CD Application: its synced revision and namespace")
+    git.add_argument("--flux-kustomization", metavar="NS/NAME", help="Flux Kustomization: its last applied revision")
+    git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
+
+
+def add_output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
+    parser.add_argument(
+        "--exit-code", action="store_true", help="exit 1 when there is writeback or flag drift (as git diff)"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Inputs:
+    """Where to read from, resolved from flags and the config file."""
+
+    request: DriftRequest
+    live_path: Path | None = None
+    access: ClusterAccess | None = None
+    target: str = ""
+
+    def open_cluster(self) -> KubeCluster | None:
+        if self.access is None:
+            return None
+        return KubeCluster.connect(
+            kubeconfig=self.access.kubeconfig, context=self.access.context, in_cluster=self.access.in_cluster
+        )
+
+
+def _pick_target(cfg: Config, name: str | None, *, source: str) -> Target:
+    if name:
+        for t in cfg.targets:
+            if t.name == name:
+                return t
+        raise ConfigError(f"{source}: no target named {name!r} (have: {', '.join(t.name for t in cfg.targets)})")
+    if len(cfg.targets) == 1:
+        return cfg.targets[0]
+    raise InputError(f"{source} has {len(cfg.targets)} targets: choose one with --target")
+
+
+def _local_repo(url: str) -> Path | None:
+    if url.startswith("file://"):
+        return Path(url[len("file://") :])
+    p = Path(url).expanduser()
+    return p if p.is_dir() else None
+
+
+def inputs_from_args(args: Any) -> Inputs:
+    """Flags (and the config target they name) -> Inputs."""
+    if args.live and (args.kubeconfig or args.context):
+        raise InputError("--live (offline) cannot be combined with --kubeconfig/--context")
+    target: Target | None = None
+    cfg: Config | None = None
+    if args.config:
+        cfg = load_config(args.config)
+        target = _pick_target(cfg, args.target, source=args.config)
+    elif args.target:
+        raise InputError("--target needs --config")
+    repo: Path | None = Path(args.repo) if args.repo else None
+    if repo is None and target is not None:
+        repo = _local_repo(target.repo_url)
+        if repo is None:
+            msg = f"target {target.name}: repo_url {target.repo_url} is remote; give a local clone with --repo"
+            raise InputError(msg)
+    repo = repo or Path(".")
+    if not repo.is_dir():
+        raise InputError(f"--repo {repo}: no such directory")
+    namespaces = tuple(args.namespaces or (() if target is None or not target.namespace else (target.namespace,)))
+    fields: dict[str, Any] = {
+        "repo": repo,
+        "path": args.path or (target.path if target else "."),
+        "namespaces": namespaces,
+        "revision": args.revision or (target.revision if target else None),
+        "argocd_application": args.argocd_app or (target.argocd_application if target else None),
+        "flux_kustomization": args.flux_kustomization or (target.flux_kustomization if target else None),
+        "page_size": args.page_size or DEFAULT_PAGE_SIZE,
+    }
+    if target is not None:
+        fields.update(selectors=target.selectors, policy=target.policy, ignore=target.ignore)
+    request = DriftRequest(**fields)
+    if args.live:
+        return Inputs(request=request, live_path=Path(args.live), target=target.name if target else "")
+    access = ClusterAccess(kubeconfig=args.kubeconfig, context=args.context)
+    if not args.kubeconfig and cfg is not None and target is not None and target.cluster:
+        c = next(c for c in cfg.clusters if c.name == target.cluster)
+        access = ClusterAccess(kubeconfig=c.kubeconfig, context=args.context or c.context, in_cluster=c.in_cluster)
+    return Inputs(request=request, access=access, target=target.name if target else "")

@@ -1,0 +1,1 @@
+"""Glue: adapters + the pure core, one step of the pipeline per module."""

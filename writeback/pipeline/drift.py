@@ -1,0 +1,205 @@
+"""``detect``: Git manifests at the applied revision + a live snapshot + dry-runs -> the engine's DriftReport.
+
+Revision order: ``--revision`` (explicit), else the Argo CD Application's ``status.sync.revision``, else the
+Flux Kustomization's ``status.lastAppliedRevision``, else HEAD. When the working tree (HEAD) differs from the
+compared revision, its objects are passed along so that fields the head changed are "pending sync".
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from writeback.adapters import revisions
+from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
+from writeback.adapters.files import NamespaceDefaults, NamespacedFn, Problem, builtin_namespaced, read_live
+from writeback.adapters.files import read_manifests as _read_manifests
+from writeback.config import IgnoreRule, Policy, Selector
+from writeback.core.engine import DriftReport, EngineOptions, compute_drift, needs_dry_run
+from writeback.errors import ClusterError, InputError
+from writeback.model import DesiredObject, LiveObject, ObjectRef
+from writeback.pipeline import gitops, snapshots
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriftRequest:
+    """What to compare. Built from CLI flags or from a config target."""
+
+    repo: Path
+    path: str = "."
+    namespaces: tuple[str, ...] = ()
+    selectors: tuple[Selector, ...] = ()
+    revision: str | None = None
+    argocd_application: str | None = None  # NAMESPACE/NAME
+    flux_kustomization: str | None = None  # NAMESPACE/NAME
+    policy: Policy = field(default_factory=Policy)
+    ignore: tuple[IgnoreRule, ...] = ()
+    page_size: int = DEFAULT_PAGE_SIZE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Detection:
+    """The report plus what produced it (the patching step needs the desired objects)."""
+
+    report: DriftReport
+    desired: tuple[DesiredObject, ...]
+    live: tuple[LiveObject, ...]
+    problems: tuple[Problem, ...] = ()
+    revision_source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _GitSide:
+    desired: tuple[DesiredObject, ...]
+    head: tuple[DesiredObject, ...] | None
+    revision: str
+    source: str
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+
+
+def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: Path | None = None) -> Detection:
+    """Compare live (``cluster``, or the dump at ``live_path`` for offline mode) with Git."""
+    if (cluster is None) == (live_path is None):
+        raise ValueError("detect needs exactly one of cluster or live_path")
+    dump: tuple[LiveObject, ...] = ()
+    problems: list[Problem] = []
+    if live_path is not None:
+        loaded = read_live(path=live_path)
+        dump, problems = loaded.objects, list(loaded.problems)
+        get: gitops.Getter = gitops.live_getter(dump)
+    else:
+        assert cluster is not None
+        c = cluster
+        get = lambda ref: c.get_object(ref=ref)  # noqa: E731
+    state = _controller_state(request=request, get=get)
+    namespaced = _namespaced_fn(cluster)
+    git = _git_side(request=request, state=state, namespaced=namespaced)
+    problems.extend(git.problems)
+    desired = git.desired
+    if not request.policy.include_secrets:
+        desired = tuple(d for d in desired if not (d.ref.api_version == "v1" and d.ref.kind == "Secret"))
+    scopes = snapshots.scopes_for(
+        desired=desired,
+        selectors=request.selectors,
+        namespaces=request.namespaces,
+        include_secrets=request.policy.include_secrets,
+    )
+    options = EngineOptions(
+        policy=request.policy,
+        ignore=request.ignore,
+        offline=cluster is None,
+        argocd_ignore=state.ignore_differences,
+    )
+    notes = list(git.notes)
+    dry_run: dict[tuple[str, str, str, str], Mapping[str, Any]] | None = None
+    if cluster is None:
+        live = snapshots.filter_dump(objects=dump, scopes=scopes)
+    else:
+        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=request.page_size)
+        live = snap.objects
+        problems.extend(snap.problems)
+        unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
+        desired = tuple(d for d in desired if d.ref.identity not in unusable)
+        dry_run, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
+        notes.extend(dry_notes)
+    report = compute_drift(
+        live=live, desired=desired, options=options, dry_run=dry_run, head=git.head, revision=git.revision
+    )
+    if notes:
+        report = replace(report, notes=(*notes, *report.notes))
+    return Detection(
+        report=report, desired=desired, live=tuple(live), problems=tuple(problems), revision_source=git.source
+    )
+
+
+def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
+    if cluster is None:
+        return builtin_namespaced
+
+    def ask(api_version: str, kind: str) -> bool | None:
+        try:
+            return cluster.resource_for(api_version=api_version, kind=kind).namespaced
+        except ClusterError:
+            return builtin_namespaced(api_version, kind)
+
+    return ask
+
+
+def _controller_state(*, request: DriftRequest, get: gitops.Getter) -> gitops.ControllerState:
+    if request.argocd_application:
+        return gitops.read_argocd(application=request.argocd_application, get=get)
+    if request.flux_kustomization:
+        return gitops.read_flux(kustomization=request.flux_kustomization, get=get)
+    return gitops.ControllerState()
+
+
+def _git_side(*, request: DriftRequest, state: gitops.ControllerState, namespaced: NamespacedFn) -> _GitSide:
+    ns = NamespaceDefaults(application=state.namespace, flag=request.namespaces[0] if request.namespaces else None)
+
+    def load(root: Path) -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
+        res = _read_manifests(root=root, path=request.path, namespaces=ns, namespaced=namespaced)
+        return res.objects, res.problems
+
+    repo = request.repo
+    wanted, source = (request.revision, "--revision") if request.revision else (state.revision, state.source)
+    head = revisions.head_commit(repo) if revisions.is_git_repo(repo) else None
+    if head is None:
+        if wanted:
+            raise InputError(f"{repo}: not a git repository, cannot compare at revision {wanted!r}")
+        objs, problems = load(repo)
+        note = f"{repo} is not a git repository: compared with the files as they are"
+        return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
+    dirty = revisions.is_dirty(repo, path=request.path)
+    commit = revisions.resolve_commit(repo, wanted) if wanted else head
+    if not wanted:
+        source = "HEAD (no applied revision known)"
+    if commit == head and not dirty:
+        objs, problems = load(repo)
+        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
+    with revisions.checkout(repo, commit, path=request.path) as tree:
+        objs, problems = load(tree)
+    head_objs, _ = load(repo)  # the head's problems would repeat or are about unapplied commits
+    notes: list[str] = []
+    if commit != head:
+        notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
+    if dirty:
+        notes.append(f"uncommitted changes under {request.path} are treated as the head (pending)")
+    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes))
+
+
+def _dry_runs(
+    *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
+) -> tuple[dict[tuple[str, str, str, str], Mapping[str, Any]], list[str]]:
+    """Server-side-apply dry-runs, only for objects that exist and whose raw diff is not empty.
+
+    A failed dry-run (an invalid manifest, a webhook that refuses) is a note: that object falls back to
+    the built-in defaults table, as offline.
+    """
+    by_id = {o.ref.identity: o for o in live}
+    results: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
+    notes: list[str] = []
+    for d in desired:
+        lv = by_id.get(d.ref.identity)
+        if lv is None or not needs_dry_run(live=lv, desired=d, options=options):
+            continue
+        try:
+            results[d.ref.identity] = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
+        except ClusterError as e:
+            notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
+    return results, notes
+
+
+def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:
+    out = copy.deepcopy(dict(body))
+    meta = dict(out.get("metadata") or {})
+    if ref.namespace:
+        meta["namespace"] = ref.namespace
+    out["metadata"] = meta
+    return out

@@ -1,0 +1,79 @@
+"""What the GitOps controller says: the revision it last applied, its destination namespace, its ignore rules.
+
+Argo CD: ``Application.status.sync.revision`` (``revisions[0]`` for multi-source apps),
+``spec.destination.namespace``, ``spec.ignoreDifferences``.
+Flux: ``Kustomization.status.lastAppliedRevision`` (``main@sha1:<sha>``), ``spec.targetNamespace``.
+The object is read from the cluster, or offline from the live dump when it is in there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.errors import InputError
+from writeback.model import LiveObject, ObjectRef
+
+ARGOCD_APPLICATION = ("argoproj.io/v1alpha1", "Application")
+FLUX_KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io/v1", "Kustomization")
+
+Getter = Callable[[ObjectRef], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerState:
+    """What the controller object told us (all optional)."""
+
+    source: str = ""  # e.g. "Argo CD Application argocd/web"
+    revision: str | None = None  # as written in the status (the caller resolves it to a commit)
+    namespace: str | None = None  # destination / target namespace
+    ignore_differences: tuple[Mapping[str, Any], ...] = ()
+
+
+def _ref(text: str, *, api_version: str, kind: str, flag: str) -> ObjectRef:
+    ns, sep, name = text.partition("/")
+    if not sep or not ns or not name or "/" in name:
+        raise InputError(f"{flag} {text!r}: expected NAMESPACE/NAME")
+    return ObjectRef(api_version=api_version, kind=kind, namespace=ns, name=name)
+
+
+def live_getter(objects: Sequence[LiveObject]) -> Getter:
+    """Look a controller object up in a live dump (offline mode): same group, kind, namespace, name."""
+    by_id = {o.ref.identity: o.body for o in objects}
+    return lambda ref: by_id.get(ref.identity)
+
+
+def read_argocd(*, application: str, get: Getter) -> ControllerState:
+    ref = _ref(application, api_version=ARGOCD_APPLICATION[0], kind=ARGOCD_APPLICATION[1], flag="--argocd-app")
+    body = get(ref)
+    if body is None:
+        raise InputError(f"Argo CD Application {ref.namespace}/{ref.name}: not found")
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    sync = status.get("sync") or {}
+    revision = sync.get("revision") or next(iter(sync.get("revisions") or []), None)
+    dest = (spec.get("destination") or {}).get("namespace")
+    ignores = tuple(i for i in spec.get("ignoreDifferences") or [] if isinstance(i, Mapping))
+    return ControllerState(
+        source=f"Argo CD Application {ref.namespace}/{ref.name} status.sync.revision",
+        revision=str(revision) if revision else None,
+        namespace=str(dest) if dest else None,
+        ignore_differences=ignores,
+    )
+
+
+def read_flux(*, kustomization: str, get: Getter) -> ControllerState:
+    ref = _ref(
+        kustomization, api_version=FLUX_KUSTOMIZATION[0], kind=FLUX_KUSTOMIZATION[1], flag="--flux-kustomization"
+    )
+    body = get(ref)
+    if body is None:
+        raise InputError(f"Flux Kustomization {ref.namespace}/{ref.name}: not found")
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    revision = status.get("lastAppliedRevision")
+    target = spec.get("targetNamespace")
+    return ControllerState(
+        source=f"Flux Kustomization {ref.namespace}/{ref.name} status.lastAppliedRevision",
+        revision=str(revision) if revision else None,
+        namespace=str(target) if target else None,
+    )
