@@ -15,8 +15,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -24,22 +22,19 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import processes
 from .certs import Authority, KeyPair, service_account_keys
+from .processes import ControlPlaneError
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"
 CONTEXT = "writeback-test"
 STATE_FILE = "state.json"
-_STOP_GRACE = 5.0
-
-
-class ControlPlaneError(RuntimeError):
-    """The control plane could not be built or started; the message says which step and how to retry."""
 
 
 class KubectlError(subprocess.CalledProcessError):
@@ -126,7 +121,7 @@ class ControlPlane:
         return done
 
     def alive(self) -> bool:
-        return all(_running(pid) for pid in self.pids.values())
+        return all(processes.running(pid) for pid in self.pids.values())
 
     def stop(self) -> None:
         """Stop the apiserver then etcd (each whole process group) and wait until they are gone."""
@@ -137,7 +132,7 @@ class ControlPlane:
         for name in ("kube-apiserver", "etcd"):
             pid = self.pids.get(name)
             if pid is not None:
-                _kill_group(pid)
+                processes.kill_group(pid)
         _RUNNING.discard(id(self))
         if self.owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -169,15 +164,17 @@ def start(
     timeout = timeout if timeout is not None else float(os.environ.get("WRITEBACK_CP_TIMEOUT", "120"))
     bin_dir = bin_dir or build_binaries()
     owns = workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="writeback-cp-")) if workdir is None else workdir.resolve()
+    if owns:
+        _remove_stale_tempdirs()
+    workdir = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX)) if workdir is None else workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     pids: dict[str, int] = {}
     try:
         pki = _write_pki(workdir / "pki")
         pids["etcd"], etcd_url = _start_etcd(bin_dir=bin_dir, workdir=workdir, detach=detach)
-        port = _free_port()
+        port = processes.free_port()
         server = f"https://127.0.0.1:{port}"
-        pids["kube-apiserver"] = _spawn(
+        pids["kube-apiserver"] = processes.spawn(
             [str(bin_dir / "kube-apiserver"), *_apiserver_args(pki=pki, port=port, etcd_url=etcd_url)],
             log=workdir / "kube-apiserver.log",
             detach=detach,
@@ -191,19 +188,45 @@ def start(
         kubeconfig.chmod(0o600)
     except BaseException:
         for pid in reversed(pids.values()):
-            _kill_group(pid)
+            processes.kill_group(pid)
         if owns:
             shutil.rmtree(workdir, ignore_errors=True)
         raise
     plane = ControlPlane(
         workdir=workdir, bin_dir=bin_dir, server=server, kubeconfig=str(kubeconfig), pids=pids, owns_workdir=owns
     )
-    state = {"server": server, "kubeconfig": str(kubeconfig), "bin_dir": str(bin_dir), "pids": pids}
+    state = {
+        "server": server,
+        "kubeconfig": str(kubeconfig),
+        "bin_dir": str(bin_dir),
+        "pids": pids,
+        "owner_pid": None if detach else os.getpid(),
+    }
     (workdir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
     _RUNNING.add(id(plane))
     if not detach:
         _ATTACHED.append(plane)
     return plane
+
+
+_TEMP_PREFIX = "writeback-cp-"
+
+
+def _remove_stale_tempdirs() -> None:
+    """Remove temp work dirs (etcd data is ~120 MB) of sessions that were killed before they could clean up."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_TEMP_PREFIX}*/{STATE_FILE}"):
+        try:
+            state = json.loads(path.read_text())
+            owner = state.get("owner_pid")
+            if (
+                owner is None
+                or processes.running(int(owner))
+                or any(processes.running(int(p)) for p in state["pids"].values())
+            ):
+                continue
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        shutil.rmtree(path.parent, ignore_errors=True)
 
 
 def load(workdir: Path) -> ControlPlane:
@@ -222,39 +245,17 @@ def load(workdir: Path) -> ControlPlane:
     )
 
 
-# --- processes -------------------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _spawn(cmd: Sequence[str], *, log: Path, detach: bool) -> int:
-    """Start `cmd` in its own process group (session); tie it to our life unless `detach`."""
-    setpriv = shutil.which("setpriv")
-    if not detach and setpriv:
-        cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    _CHILDREN[proc.pid] = proc
-    return proc.pid
-
-
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+# --- etcd and apiserver ---------------------------------------------------------------------------------
 
 
 def _start_etcd(*, bin_dir: Path, workdir: Path, detach: bool) -> tuple[int, str]:
     log = workdir / "etcd.log"
     for _attempt in range(3):
-        client, peer = _free_port(), _free_port()
+        client, peer = processes.free_port(), processes.free_port()
         client_url, peer_url = f"http://127.0.0.1:{client}", f"http://127.0.0.1:{peer}"
         data = workdir / "etcd-data"
         shutil.rmtree(data, ignore_errors=True)
-        pid = _spawn(
+        pid = processes.spawn(
             [
                 str(bin_dir / "etcd"),
                 "--name=writeback-test",
@@ -271,7 +272,7 @@ def _start_etcd(*, bin_dir: Path, workdir: Path, detach: bool) -> tuple[int, str
             detach=detach,
         )
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and _running(pid):
+        while time.monotonic() < deadline and processes.running(pid):
             try:
                 with urllib.request.urlopen(f"{client_url}/health", timeout=2) as resp:
                     if json.loads(resp.read()).get("health") == "true":
@@ -279,7 +280,7 @@ def _start_etcd(*, bin_dir: Path, workdir: Path, detach: bool) -> tuple[int, str
             except (OSError, ValueError):
                 pass
             time.sleep(0.1)
-        _kill_group(pid)  # most likely a port race: try fresh ports
+        processes.kill_group(pid)  # most likely a port race: try fresh ports
     raise ControlPlaneError(f"etcd did not become healthy (3 attempts); log {log}:\n{_tail(log)}")
 
 
@@ -304,58 +305,6 @@ def _apiserver_args(*, pki: Path, port: int, etcd_url: str) -> list[str]:
     ]
 
 
-def _running(pid: int) -> bool:
-    proc = _CHILDREN.get(pid)
-    if proc is not None:
-        return proc.poll() is None
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # Zombies still count for killpg: look for a live member.
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
-
-
-def _kill_group(pid: int) -> None:
-    """SIGTERM the process group led by `pid`, SIGKILL it after a grace period, and wait until it is gone."""
-    for sig, grace in ((signal.SIGTERM, _STOP_GRACE), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            proc = _CHILDREN.get(pid)
-            if proc is not None:
-                proc.poll()
-            if not _group_alive(pid):
-                _CHILDREN.pop(pid, None)
-                return
-            time.sleep(0.05)
-    raise ControlPlaneError(f"process group {pid} survived SIGKILL")
-
-
 # --- readiness, PKI, kubeconfig ---------------------------------------------------------------------------
 
 
@@ -369,7 +318,7 @@ def _wait_ready(*, server: str, ctx: ssl.SSLContext, pid: int, log: Path, timeou
     deadline = time.monotonic() + timeout
     last = "no answer yet"
     while time.monotonic() < deadline:
-        if not _running(pid):
+        if not processes.running(pid):
             raise ControlPlaneError(f"kube-apiserver exited during startup; log {log}:\n{_tail(log)}")
         try:
             with urllib.request.urlopen(f"{server}/readyz", context=ctx, timeout=5) as resp:

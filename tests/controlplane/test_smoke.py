@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from . import cp, webhook
+from . import cp, processes, webhook
 
 pytestmark = pytest.mark.controlplane
 HERE = Path(__file__).resolve().parent
@@ -184,7 +184,7 @@ def test_kustomize_binary_builds_a_kustomization(kustomize_bin: Path, tmp_path: 
 
 
 def _alive(pids: dict[str, int]) -> list[str]:
-    return [name for name, pid in pids.items() if cp._running(pid)]
+    return [name for name, pid in pids.items() if processes.running(pid)]
 
 
 def test_up_and_down_scripts_leave_nothing_behind(tmp_path: Path) -> None:
@@ -205,11 +205,11 @@ def test_up_and_down_scripts_leave_nothing_behind(tmp_path: Path) -> None:
 
 
 def test_start_timeout_names_the_apiserver_and_kills_everything(tmp_path: Path) -> None:
-    before = set(cp._CHILDREN)
+    before = set(processes.CHILDREN)
     with pytest.raises(cp.ControlPlaneError, match=r"not ready after|exited during startup") as info:
         cp.start(workdir=tmp_path / "cp", timeout=0.01)
     assert "kube-apiserver" in str(info.value)
-    assert set(cp._CHILDREN) == before
+    assert set(processes.CHILDREN) == before
 
 
 def test_build_failure_says_which_step_and_how_to_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
