@@ -7,6 +7,7 @@ per file, document or resource it could not (naming the file and, where known, t
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any, Generic, TypeVar
 
 from writeback.errors import InputError
 from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
+from writeback.yamledit import load_documents
+from writeback.yamledit.errors import YamlSyntaxError
 
 T = TypeVar("T")
 
@@ -85,34 +88,24 @@ class LoadResult(Generic[T]):
 # ---------------------------------------------------------------- YAML
 
 
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import SafeConstructor
-
-    class _Constructor(SafeConstructor):
-        """YAML 1.2 safe loading, but timestamps stay strings (as Kubernetes sees them)."""
-
-    _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_str)
-    y = YAML(typ="safe", pure=True)
-    y.Constructor = _Constructor
-    return y
+_LINE = re.compile(r" at line (\d+), column \d+")
 
 
 def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
-    """All documents of a YAML stream (empty ones as None); on a syntax error, the ones before it and a problem."""
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    """All documents of a YAML stream (empty ones as None), as the patcher numbers them (YAML 1.2).
 
-    docs: list[Any] = []
+    On a syntax error: no documents and a problem naming the file and line.
+    """
     try:
-        docs.extend(_yaml().load_all(text))
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else None
-        msg = " ".join(p for p in (e.context, e.problem) if p) or str(e)
-        return docs, Problem(file=file, line=line, message=f"not valid YAML: {msg}")
-    except YAMLError as e:
-        return docs, Problem(file=file, message=f"not valid YAML: {e}")
-    return docs, None
+        return [d.data for d in load_documents(text, source=file)], None
+    except YamlSyntaxError as e:
+        m = _LINE.search(str(e))
+        msg = str(e).removeprefix(f"{file}: ")
+        return [], Problem(
+            file=file, line=int(m.group(1)) if m else None, message=msg.replace("invalid YAML", "not valid YAML", 1)
+        )
+    except RecursionError:
+        return [], Problem(file=file, message="not valid YAML: too deeply nested or recursive")
 
 
 def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
