@@ -4,6 +4,7 @@ webhook, and git remotes. See docs/controlplane.md."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane`
 
 from controlplane import cp, webhook
 
-SHARED_CRDS = Path(__file__).resolve().parents[1].parent / "shared" / "crds"
+SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[2] / "shared" / "crds"))
 _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}
 _BUILT: dict[str, Any] = {}
 
@@ -108,7 +109,7 @@ def crds(controlplane: cp.ControlPlane) -> list[str]:
     """Installs ../shared/crds (Argo CD, Flux, KEDA) and waits until Established; returns the CRD names."""
     files = sorted(SHARED_CRDS.glob("*.yaml"))
     if not files:
-        pytest.fail(f"no CRD manifests found in {SHARED_CRDS}", pytrace=False)
+        pytest.fail(f"no CRD manifests in {SHARED_CRDS} (../shared/crds; set WRITEBACK_SHARED_CRDS)", pytrace=False)
     args = [a for f in files for a in ("-f", str(f))]
     applied = controlplane.kubectl("apply", "--server-side", "--field-manager=writeback-tests", "-o", "name", *args)
     names = [line.split("/", 1)[1] for line in applied.stdout.split() if line.strip()]
