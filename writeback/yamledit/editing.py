@@ -1,0 +1,151 @@
+"""``apply_edits``: resolve edits to splices of the original text, apply them, verify the result."""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.model import ABSENT, FieldPath, Index, Key, Select
+from writeback.yamledit.errors import EditRefused
+from writeback.yamledit.slots import Missing, Slot, detect_layout, key_name, refuse, walk
+from writeback.yamledit.spans import Text, kind
+from writeback.yamledit.structures import Change, Editor, Splice
+from writeback.yamledit.trees import MERGE_TAG, ParsedDoc, compose, construct, same, tag_of
+from writeback.yamledit.verifying import nest, remove_path, set_path, verify
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edit:
+    """Set (``value``) or remove (``value`` is ABSENT) the field at ``path`` of one document."""
+
+    document: int
+    path: FieldPath
+    value: Any = ABSENT
+
+
+@dataclass(frozen=True, slots=True)
+class _Expand:
+    edits: tuple[Edit, ...]
+
+
+_NOOP = Change(splices=())
+
+
+def _root(doc: ParsedDoc) -> Slot:
+    return Slot(node=doc.root, parent=None, owner_end=doc.start, flow=False, path=())
+
+
+def _expand(slot: Slot, edit: Edit, *, source: str) -> _Expand:
+    """Setting a mapping (sequence) over a mapping (sequence): edit entry by entry."""
+    node, value, base = slot.node, edit.value, slot.path
+    subs: list[Edit] = []
+    if isinstance(value, dict):
+        if any(tag_of(k) == MERGE_TAG for k, _ in node.value):
+            raise refuse(source, base, "the mapping has a merge key (<<)")
+        names = {k if isinstance(k, str) else str(k): v for k, v in value.items()}
+        present = [key_name(k) for k, _ in node.value]
+        subs = [Edit(document=edit.document, path=(*base, Key(n)), value=v) for n, v in names.items()]
+        subs += [
+            Edit(document=edit.document, path=(*base, Key(n))) for n in present if n is not None and n not in names
+        ]
+    else:
+        have = len(node.value)
+        subs = [Edit(document=edit.document, path=(*base, Index(i)), value=v) for i, v in enumerate(value)]
+        subs += [Edit(document=edit.document, path=(*base, Index(i))) for i in range(have - 1, len(value) - 1, -1)]
+    return _Expand(tuple(subs))
+
+
+def _resolve(editor: Editor, docs: Sequence[ParsedDoc], edit: Edit) -> Change | _Expand:
+    source, t = editor.source, editor.t
+    if not 0 <= edit.document < len(docs):
+        raise refuse(source, edit.path, f"the file has no document {edit.document}")
+    found = walk(t, _root(docs[edit.document]), edit.path, source=source)
+    if edit.value is ABSENT:
+        if isinstance(found, Missing):
+            raise refuse(source, edit.path, "the path is not in the file (nothing to remove)")
+        return editor.remove(found)
+    if isinstance(found, Missing):
+        slot, at = found.slot, found.at
+        seg, rest = edit.path[at], edit.path[at + 1 :]
+        if kind(slot.node) == "scalar":
+            return editor.replace(slot, nest(edit.path[at:], edit.value, source=source, full=edit.path))
+        if isinstance(seg, Key):
+            return editor.add_key(slot, seg.name, nest(rest, edit.value, source=source, full=edit.path))
+        first: Select | Index = Index(0) if isinstance(seg, Index) else seg
+        if isinstance(seg, Index) and seg.index != len(slot.node.value):
+            raise refuse(source, edit.path, "list index out of range")
+        return editor.append_item(slot, nest((first, *rest), edit.value, source=source, full=edit.path)[0])
+    slot, value = found, edit.value
+    node_kind = kind(slot.node)
+    if node_kind == "scalar":
+        if not (isinstance(value, dict | list) and value):
+            if same(construct(slot.node), value):
+                return _NOOP
+            return editor.set_scalar(slot, value)
+        return editor.replace(slot, value)
+    if (node_kind == "mapping" and isinstance(value, dict)) or (node_kind == "sequence" and isinstance(value, list)):
+        return _NOOP if same(construct(slot.node), value) else _expand(slot, edit, source=source)
+    return editor.replace(slot, value)
+
+
+def _overlaps(change: Change, batch: list[Splice], touched: set[int]) -> bool:
+    if touched & change.containers:
+        return True
+    return any(s.start <= b.end and b.start <= s.end for s in change.splices for b in batch)
+
+
+def _splice(text: str, splices: list[Splice]) -> str:
+    out = text
+    for s in sorted(splices, key=lambda s: (s.start, s.end), reverse=True):
+        out = out[: s.start] + s.text + out[s.end :]
+    return out
+
+
+def apply_edits(text: str, edits: Sequence[Edit], *, source: str) -> str:
+    """Apply ``edits`` by splicing ``text``; every byte outside the edited values stays as it was.
+
+    Raises EditRefused (anchor/alias, merge key, unsupported node, missing path) and
+    VerifyError (the result does not read back as intended in YAML 1.2 or 1.1).
+    """
+    if not edits:
+        return text
+    docs = compose(text, source=source)
+    original = [construct(d.root) for d in docs]
+    expected = copy.deepcopy(original)
+    for edit in edits:
+        if not 0 <= edit.document < len(expected):
+            raise refuse(source, edit.path, f"the file has no document {edit.document}")
+        if edit.value is ABSENT:
+            if not edit.path or not remove_path(expected[edit.document], edit.path):
+                raise refuse(source, edit.path, "the path is not in the file (nothing to remove)")
+        else:
+            expected[edit.document] = set_path(expected[edit.document], edit.path, edit.value, source=source)
+    layout = detect_layout([d.root for d in docs])
+    queue: deque[Edit] = deque(edits)
+    current = text
+    while queue:
+        docs = compose(current, source=source)
+        editor = Editor(t=Text(current), layout=layout, source=source)
+        batch: list[Splice] = []
+        touched: set[int] = set()
+        while queue:
+            result = _resolve(editor, docs, queue[0])
+            if isinstance(result, _Expand):
+                queue.popleft()
+                queue.extendleft(reversed(result.edits))
+                continue
+            if batch and _overlaps(result, batch, touched):
+                break
+            queue.popleft()
+            batch.extend(result.splices)
+            touched |= result.containers
+        current = _splice(current, batch)
+    written = [(e.document, e.path) for e in edits if e.value is not ABSENT]
+    verify(before=text, after=current, expected=expected, original=original, written=written, source=source)
+    return current
+
+
+__all__ = ["Edit", "EditRefused", "apply_edits"]

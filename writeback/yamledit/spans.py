@@ -1,0 +1,173 @@
+"""Text geometry: lines, value spans and content ends of positioned nodes."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from writeback.yamledit.trees import AliasRef
+
+
+def is_comment_line(line: str) -> bool:
+    return line.lstrip(" \t").startswith("#")
+
+
+@dataclass(slots=True)
+class Text:
+    """A text with line lookups. Offsets are character offsets (``\\r\\n`` counts as two)."""
+
+    text: str
+    starts: list[int] = field(init=False)
+    nl: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
+        self.nl = "\r\n" if "\r\n" in self.text else "\n"
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def line_start(self, offset: int) -> int:
+        return self.starts[self.line_of(offset)]
+
+    def line_end(self, offset: int) -> int:
+        """Offset of the line break ending the line of ``offset`` (or the end of the text)."""
+        line = self.line_of(offset)
+        if line + 1 < len(self.starts):
+            end = self.starts[line + 1] - 1
+            return end - 1 if end > 0 and self.text[end - 1] == "\r" else end
+        return len(self.text)
+
+    def line(self, number: int) -> str:
+        start = self.starts[number]
+        end = self.line_end(start)
+        return self.text[start:end]
+
+    def lines_count(self) -> int:
+        return len(self.starts)
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line] + column
+
+    def column(self, offset: int) -> int:
+        return offset - self.line_start(offset)
+
+    def first_on_line(self, offset: int) -> bool:
+        """Is only indentation before ``offset`` on its line?"""
+        return self.text[self.line_start(offset) : offset].strip(" \t") == ""
+
+    def after_line(self, offset: int) -> int:
+        """Offset of the start of the next line (past the line break), or the end of the text."""
+        line = self.line_of(offset)
+        return self.starts[line + 1] if line + 1 < len(self.starts) else len(self.text)
+
+
+def kind(node: Any) -> str:
+    return "alias" if isinstance(node, AliasRef) else str(node.id)
+
+
+def value_start(t: Text, node: Any) -> int:
+    """Where the scalar's own text starts: past its ``&anchor`` and ``!tag`` properties."""
+    pos: int = node.start_mark.index
+    text = t.text
+    while pos < len(text) and text[pos] in "&!":
+        while pos < len(text) and text[pos] not in " \t\r\n":
+            pos += 1
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+    return pos
+
+
+def has_tag(t: Text, node: Any) -> bool:
+    pos: int = node.start_mark.index
+    text = t.text
+    while pos < len(text) and text[pos] in "&!":
+        if text[pos] == "!":
+            return True
+        while pos < len(text) and text[pos] not in " \t\r\n":
+            pos += 1
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+    return False
+
+
+def is_empty_null(node: Any) -> bool:
+    return kind(node) == "scalar" and node.value == "" and node.style is None and str(node.tag).endswith(":null")
+
+
+def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
+    """End of the last content line of a block scalar (keep chomping: of the last kept blank line)."""
+    start = value_start(t, node)
+    header_end = t.line_end(start)
+    end: int = node.end_mark.index
+    header = t.text[start:header_end].split("#")[0].strip()
+    body = t.text[header_end:end]
+    if keep is None:
+        keep = "+" in header
+    if keep:
+        # Every line break up to the end mark belongs to the value; stop before the final one.
+        stripped = body.rstrip(" \t")
+        if stripped.endswith("\n"):
+            stripped = stripped[:-1]
+            if stripped.endswith("\r"):
+                stripped = stripped[:-1]
+        return max(header_end, header_end + len(stripped))
+    stripped = body.rstrip(" \t\r\n")
+    return header_end + len(stripped) if stripped.strip(" \t\r\n") else header_end
+
+
+def scalar_span(t: Text, node: Any) -> tuple[int, int]:
+    start = value_start(t, node)
+    if node.style in ("|", ">"):
+        return start, block_scalar_end(t, node)
+    return start, int(node.end_mark.index)
+
+
+def colon_after(t: Text, key_node: Any) -> int:
+    """Offset just past the ``:`` that follows a mapping key."""
+    pos = int(key_node.end) if isinstance(key_node, AliasRef) else int(key_node.end_mark.index)
+    text = t.text
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    if pos < len(text) and text[pos] == ":":
+        return pos + 1
+    raise ValueError("no ':' after the key")
+
+
+def dash_before(t: Text, item_start: int) -> int | None:
+    """The ``-`` indicator before a block sequence item starting at ``item_start``."""
+    pos = item_start - 1
+    text = t.text
+    while pos >= 0 and text[pos] in " \t\r\n":
+        pos -= 1
+    return pos if pos >= 0 and text[pos] == "-" else None
+
+
+def content_end(t: Text, node: Any, *, owner_end: int) -> int:
+    """End of the meaningful text of a node (no trailing blank lines or following comments).
+
+    ``owner_end`` is where an empty value would sit (just past ``key:`` or ``-``).
+    """
+    k = kind(node)
+    if k == "alias":
+        return int(node.end)
+    if k == "scalar":
+        if is_empty_null(node):
+            return owner_end
+        return scalar_span(t, node)[1]
+    if node.flow_style:
+        return int(node.end_mark.index)
+    if not node.value:
+        return owner_end
+    if k == "mapping":
+        key_node, value_node = node.value[-1]
+        return content_end(t, value_node, owner_end=colon_after(t, key_node))
+    last = node.value[-1]
+    dash = dash_before(t, last.start_mark.index if kind(last) != "alias" else last.start)
+    return content_end(t, last, owner_end=(dash + 1) if dash is not None else int(node.end_mark.index))
+
+
+def node_start(node: Any) -> int:
+    return int(node.start) if isinstance(node, AliasRef) else int(node.start_mark.index)

@@ -1,0 +1,269 @@
+"""Text splices for one edit: change a scalar, replace a value, add or remove an entry or item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.yamledit.scalars import block_lines, block_scalar, double_quoted, inline, is_collection, key_text
+from writeback.yamledit.slots import Layout, Slot, refuse
+from writeback.yamledit.spans import (
+    Text,
+    block_scalar_end,
+    content_end,
+    dash_before,
+    has_tag,
+    is_comment_line,
+    is_empty_null,
+    kind,
+    node_start,
+    scalar_span,
+    value_start,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Splice:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    splices: tuple[Splice, ...]
+    containers: frozenset[int] = frozenset()  # ids of collections whose entries were added or removed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Editor:
+    t: Text
+    layout: Layout
+    source: str
+
+    # ------------------------------------------------------------ helpers
+
+    def end_of(self, slot: Slot) -> int:
+        return content_end(self.t, slot.node, owner_end=slot.owner_end)
+
+    def column(self, offset: int) -> int:
+        return self.t.column(offset)
+
+    def lines_text(self, lines: list[str]) -> str:
+        return self.t.nl.join(lines)
+
+    def child_lines(self, value: Any, *, key_col: int) -> list[str]:
+        indent = key_col + (self.layout.step if isinstance(value, dict) else self.layout.seq_offset)
+        return block_lines(value, indent=indent, step=self.layout.step, seq_offset=self.layout.seq_offset)
+
+    def item_lines(self, value: Any, *, dash_col: int, item_indent: int = 2) -> list[str]:
+        if not is_collection(value):
+            return [" " * dash_col + "- " + inline(value)]
+        lines = block_lines(
+            value, indent=dash_col + item_indent, step=self.layout.step, seq_offset=self.layout.seq_offset
+        )
+        lines[0] = " " * dash_col + "-" + " " * (item_indent - 1) + lines[0][dash_col + item_indent :]
+        return lines
+
+    def entry_lines(self, name: Any, value: Any, *, col: int) -> list[str]:
+        head = " " * col + key_text(name) + ":"
+        if is_collection(value):
+            return [head, *self.child_lines(value, key_col=col)]
+        return [f"{head} {inline(value)}"]
+
+    # ------------------------------------------------------------ values
+
+    def set_scalar(self, slot: Slot, value: Any) -> Change:
+        """Change a scalar node to a scalar (or empty collection) ``value``, keeping its style."""
+        node, t = slot.node, self.t
+        if has_tag(t, node):
+            raise refuse(self.source, slot.path, "the value has an explicit tag (!tag); not edited")
+        if is_empty_null(node):
+            if slot.parent is None:
+                raise refuse(self.source, slot.path, "the document is empty")
+            return Change(splices=(Splice(slot.owner_end, slot.owner_end, " " + inline(value, flow=slot.flow)),))
+        start, end = scalar_span(t, node)
+        if node.style in ("|", ">") and isinstance(value, str):
+            block = self.block(slot, value)
+            if block is not None:
+                return block
+            return Change(splices=(Splice(start, end, double_quoted(value)),))
+        return Change(splices=(Splice(start, end, inline(value, style=node.style, flow=slot.flow)),))
+
+    def block(self, slot: Slot, value: str) -> Change | None:
+        node, t = slot.node, self.t
+        start = value_start(t, node)
+        header_end = t.line_end(start)
+        header = t.text[start:header_end]
+        indicators = header.split("#")[0].rstrip(" \t")
+        tail = header[len(indicators) :]
+        digit = "".join(c for c in indicators if c.isdigit())
+        body_lines = t.text[header_end : node.end_mark.index].split("\n")[1:]
+        indent = min((len(x) - len(x.lstrip(" ")) for x in body_lines if x.strip(" \t\r")), default=None)
+        if indent is None:
+            owner_col = self.column(node_start(slot.key_node)) if slot.key_node is not None else self.column(start)
+            indent = owner_col + self.layout.step
+        built = block_scalar(value, indicator=indicators[0], indent_digit=digit, indent=indent, nl=t.nl)
+        if built is None:
+            return None
+        head, content = built
+        end = block_scalar_end(t, node, keep="+" in head or "+" in indicators)
+        if end >= len(t.text) and value.endswith("\n"):
+            return None  # the final line break would be missing at the end of the file
+        return Change(splices=(Splice(start, end, head + tail + t.nl + content),))
+
+    def replace(self, slot: Slot, value: Any) -> Change:
+        """Replace any value with ``value`` (a structure, or a scalar over a collection)."""
+        node, t = slot.node, self.t
+        if slot.parent is None:
+            raise refuse(self.source, slot.path, "cannot replace a whole document")
+        if kind(node) == "scalar" and has_tag(t, node):
+            raise refuse(self.source, slot.path, "the value has an explicit tag (!tag); not edited")
+        flow_node = kind(node) != "scalar" and bool(node.flow_style)
+        if slot.flow or flow_node or not is_collection(value):
+            if kind(node) == "scalar":
+                if is_empty_null(node):
+                    return Change(
+                        splices=(Splice(slot.owner_end, slot.owner_end, " " + inline(value, flow=slot.flow)),)
+                    )
+                start, end = scalar_span(t, node)
+                return Change(splices=(Splice(start, end, inline(value, flow=slot.flow)),))
+            if flow_node:
+                return Change(splices=(Splice(node_start(node), node.end_mark.index, inline(value, flow=slot.flow)),))
+            return Change(splices=(Splice(slot.owner_end, self.end_of(slot), " " + inline(value)),))
+        end = self.end_of(slot)
+        if slot.key_node is not None:
+            lines = self.child_lines(value, key_col=self.column(node_start(slot.key_node)))
+        else:
+            dash_col = self.column(slot.owner_end - 1)
+            lines = self.item_lines(value, dash_col=dash_col)
+            lines[0] = lines[0][dash_col + 1 :]
+            return Change(splices=(Splice(slot.owner_end, end, self.lines_text(lines)),))
+        rest = t.text[end : t.line_end(end)]
+        if kind(node) == "scalar" and rest.strip(" \t").startswith("#"):
+            # Keep the trailing comment on the key's line; the new block goes below it.
+            line_end = t.line_end(end)
+            return Change(
+                splices=(
+                    Splice(slot.owner_end, end, ""),
+                    Splice(line_end, line_end, t.nl + self.lines_text(lines)),
+                )
+            )
+        return Change(splices=(Splice(slot.owner_end, end, t.nl + self.lines_text(lines)),))
+
+    # ------------------------------------------------------------ adding
+
+    def add_key(self, slot: Slot, name: str, value: Any) -> Change:
+        node, t = slot.node, self.t
+        touched = frozenset({id(node)})
+        if node.flow_style or not node.value:
+            return Change(
+                splices=(self._flow_insert(slot, f"{key_text(name, flow=True)}: {inline(value, flow=True)}"),),
+                containers=touched,
+            )
+        col = self.column(node_start(node.value[0][0]))
+        at = t.line_end(self.end_of(slot))
+        text = t.nl + self.lines_text(self.entry_lines(name, value, col=col))
+        return Change(splices=(Splice(at, at, text),), containers=touched)
+
+    def append_item(self, slot: Slot, value: Any) -> Change:
+        node, t = slot.node, self.t
+        touched = frozenset({id(node)})
+        if node.flow_style or not node.value:
+            return Change(splices=(self._flow_insert(slot, inline(value, flow=True)),), containers=touched)
+        first = node_start(node.value[0])
+        dash = dash_before(t, first)
+        if dash is None:
+            raise refuse(self.source, slot.path, "unsupported sequence layout")
+        same_line = t.line_of(dash) == t.line_of(first)
+        item_indent = first - dash if same_line and kind(node.value[0]) == "mapping" else 2
+        at = t.line_end(self.end_of(slot))
+        text = t.nl + self.lines_text(self.item_lines(value, dash_col=self.column(dash), item_indent=item_indent))
+        return Change(splices=(Splice(at, at, text),), containers=touched)
+
+    def _flow_insert(self, slot: Slot, text: str) -> Splice:
+        node = slot.node
+        if node.value:
+            last = node.value[-1]
+            last_node = last[1] if kind(node) == "mapping" else last
+            end = content_end(self.t, last_node, owner_end=node_start(last_node))
+            return Splice(end, end, ", " + text)
+        close = int(node.end_mark.index) - 1
+        if self.t.text[close] not in "}]":
+            raise refuse(self.source, slot.path, "unsupported empty collection")
+        return Splice(close, close, text)
+
+    # ------------------------------------------------------------ removing
+
+    def _own_comments_start(self, line: int, col: int, floor: int) -> int:
+        t = self.t
+        while line - 1 > floor:
+            above = t.line(line - 1)
+            if not is_comment_line(above) or len(above) - len(above.lstrip(" ")) != col:
+                break
+            line -= 1
+        return line
+
+    def _delete_lines(self, first_line: int, last_offset: int) -> Splice:
+        t = self.t
+        start = t.starts[first_line]
+        end = t.after_line(last_offset)
+        if end >= len(t.text) and not t.text.endswith("\n") and first_line > 0:
+            start = t.line_end(t.starts[first_line - 1])  # keep the missing final newline missing
+            end = len(t.text)
+        return Splice(start, end, "")
+
+    def remove(self, slot: Slot) -> Change:
+        parent = slot.parent
+        if parent is None:
+            raise refuse(self.source, slot.path, "cannot remove a whole document")
+        container, t = parent.node, self.t
+        touched = frozenset({id(container)})
+        entries = container.value
+        i = slot.index if slot.index is not None else next(n for n, (k, _) in enumerate(entries) if k is slot.key_node)
+        mapping = kind(container) == "mapping"
+        start = node_start(slot.key_node) if mapping else node_start(slot.node)
+        end = self.end_of(slot)
+        if parent.flow or container.flow_style:
+            if len(entries) == 1:
+                return Change(splices=(Splice(start, end, ""),), containers=touched)
+            if i > 0:
+                prev = entries[i - 1][1] if mapping else entries[i - 1]
+                prev_end = content_end(t, prev, owner_end=node_start(prev))
+                return Change(splices=(Splice(prev_end, end, ""),), containers=touched)
+            nxt = entries[1][0] if mapping else entries[1]
+            return Change(splices=(Splice(start, node_start(nxt), ""),), containers=touched)
+        if not mapping:
+            dash = dash_before(t, start)
+            if dash is None:
+                raise refuse(self.source, slot.path, "unsupported sequence layout")
+            start = dash
+        col = self.column(start)
+        if i > 0:
+            prev = entries[i - 1]
+            prev_slot_end = content_end(t, prev[1] if mapping else prev, owner_end=start)
+            floor = t.line_of(prev_slot_end)
+        elif parent.parent is None:
+            floor = t.line_of(start)  # never take a file's header comments
+        else:
+            floor = t.line_of(parent.owner_end)
+        first_line = t.line_of(start)
+        if t.first_on_line(start):
+            first_line = self._own_comments_start(first_line, col, floor)
+        empty = "{}" if mapping else "[]"
+        if len(entries) == 1:
+            if parent.key_node is not None and t.first_on_line(start):
+                at = parent.owner_end
+                return Change(
+                    splices=(Splice(at, at, " " + empty), self._delete_lines(first_line, end)), containers=touched
+                )
+            return Change(splices=(Splice(start, end, empty),), containers=touched)
+        if t.first_on_line(start):
+            return Change(splices=(self._delete_lines(first_line, end),), containers=touched)
+        if i != 0:
+            raise refuse(self.source, slot.path, "unsupported layout (entry not at the start of its line)")
+        nxt = t.after_line(end)
+        text = t.text
+        while nxt < len(text) and text[nxt] in " \t\r\n":
+            nxt += 1
+        return Change(splices=(Splice(start, nxt, ""),), containers=touched)
