@@ -1,0 +1,158 @@
+"""``plan``: detect drift, find each drifted field's source, and build the change sets (nothing is committed).
+
+detect (pipeline.drift) -> repo texts (adapters.repotexts) -> locate (core.locating) -> plan_changesets
+(core.planning) -> for Kustomize targets, ``kustomize build`` of a patched copy must render the live values.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from writeback.adapters import kustomize as kustomize_cli
+from writeback.adapters.cluster import Cluster
+from writeback.adapters.repotexts import read_texts
+from writeback.core.documents import normdir
+from writeback.core.kustomizing import find_kustomization
+from writeback.core.locating import SourceKind, locate
+from writeback.core.planning import Plan, plan_changesets
+from writeback.core.verifying import mismatches
+from writeback.errors import PatchError, ToolMissing
+from writeback.model import ChangeSet, Drift, ObjectRef
+from writeback.pipeline.drift import Detection, DriftRequest, detect
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PlanOptions", "PlanOutcome", "plan_files", "plan_target", "source_kind"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOptions:
+    target: str
+    source: SourceKind | None = None  # None: kustomize if the path has a kustomization, else plain
+    edit_base: bool = False
+    fingerprint_key: bytes | None = None
+    verify: bool = True  # Kustomize targets: render the patched overlay with the real kustomize
+    kustomize: Path | None = None  # the binary (default: $WRITEBACK_KUSTOMIZE or PATH)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOutcome:
+    plan: Plan
+    source: SourceKind
+    detection: Detection | None = None
+    notes: tuple[str, ...] = ()
+
+
+def source_kind(files: Mapping[str, str], path: str) -> SourceKind:
+    return "kustomize" if find_kustomization(files, normdir(path)) is not None else "plain"
+
+
+def plan_files(
+    *,
+    files: Mapping[str, str],
+    path: str,
+    drifts: Sequence[Drift],
+    options: PlanOptions,
+    default_namespace: str | None = None,
+    live_refs: Collection[ObjectRef] | None = None,
+    repo: Path | None = None,
+) -> PlanOutcome:
+    """Locate and plan over given repo texts; with ``repo`` and a Kustomize source, verify by rendering."""
+    source = options.source or source_kind(files, path)
+    located = locate(
+        files=files,
+        root=normdir(path),
+        source=source,
+        drifts=drifts,
+        edit_base=options.edit_base,
+        default_namespace=default_namespace,
+        live_refs=live_refs,
+    )
+    plan = plan_changesets(
+        target=options.target, files=files, drifts=drifts, located=located, fingerprint_key=options.fingerprint_key
+    )
+    if source == "kustomize" and options.verify and repo is not None:
+        plan = verify_kustomize(plan, repo=repo, path=path, binary=options.kustomize)
+    return PlanOutcome(plan=plan, source=source)
+
+
+def verify_kustomize(plan: Plan, *, repo: Path, path: str, binary: Path | None = None) -> Plan:
+    """Abort a change set whose patched overlay does not render the live values of its located drifts."""
+    from ruamel.yaml import YAML
+
+    out: list[ChangeSet] = []
+    errors = list(plan.errors)
+    for cs in plan.changesets:
+        if not cs.files:
+            out.append(cs)
+            continue
+        try:
+            text = kustomize_cli.build_patched(
+                repo, path=path, changes={f.path: f.after for f in cs.files}, binary=binary
+            )
+        except ToolMissing:
+            raise
+        except PatchError as e:
+            errors.append(f"change set {cs.id} aborted: the patched overlay does not build: {e}")
+            out.append(replace(cs, files=()))
+            continue
+        objects = [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
+        unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
+        checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
+        wrong = mismatches(objects, checked)
+        if wrong:
+            errors.append(f"change set {cs.id} aborted: kustomize build of the patch disagrees: " + "; ".join(wrong))
+            out.append(replace(cs, files=()))
+        else:
+            out.append(cs)
+    return Plan(changesets=tuple(out), errors=tuple(errors))
+
+
+def plan_target(
+    *,
+    request: DriftRequest,
+    options: PlanOptions,
+    cluster: Cluster | None = None,
+    live_path: Path | None = None,
+) -> PlanOutcome:
+    """Detect drift for one target and plan its change sets over the repo's working tree."""
+    files = read_texts(request.repo)
+    source = options.source or source_kind(files, request.path)
+    notes: tuple[str, ...] = ()
+    if source == "kustomize":
+        detection = _detect_rendered(request=request, options=options, cluster=cluster, live_path=live_path)
+        notes = (
+            f"kustomize: live was compared with `kustomize build {request.path}` of the working tree "
+            "(the controller's applied revision is not used for Kustomize targets yet)",
+        )
+    else:
+        detection = detect(request=request, cluster=cluster, live_path=live_path)
+    outcome = plan_files(
+        files=files,
+        path=request.path,
+        drifts=detection.report.drifts,
+        options=replace(options, source=source),
+        default_namespace=request.namespaces[0] if request.namespaces else None,
+        live_refs=[o.ref for o in detection.live],
+        repo=request.repo,
+    )
+    return replace(outcome, detection=detection, notes=notes)
+
+
+def _detect_rendered(
+    *, request: DriftRequest, options: PlanOptions, cluster: Cluster | None, live_path: Path | None
+) -> Detection:
+    """detect() against the overlay as kustomize renders it (Git's desired objects are the build output)."""
+    rendered = kustomize_cli.build(request.repo / request.path, binary=options.kustomize)
+    with tempfile.TemporaryDirectory(prefix="writeback-rendered-") as tmp:
+        (Path(tmp) / "rendered.yaml").write_text(rendered, encoding="utf-8")
+        flat = replace(
+            request, repo=Path(tmp), path=".", revision=None, argocd_application=None, flux_kustomization=None
+        )
+        detection = detect(request=flat, cluster=cluster, live_path=live_path)
+    notes = tuple(n for n in detection.report.notes if tmp not in n)
+    return replace(detection, report=replace(detection.report, notes=notes))
