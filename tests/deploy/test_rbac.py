@@ -1,0 +1,181 @@
+"""deploy/ applied to the real control plane with real kubectl; the ServiceAccount's rights checked by the
+API server's own authorizer (SubjectAccessReview), and the dry-run-only use of its write verbs proven."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+
+from writeback.adapters.cluster import KubeCluster
+from writeback.config import Selector
+from writeback.errors import ClusterError
+
+from .support import documents, find, render
+
+pytestmark = pytest.mark.controlplane
+APPS = "payments"  # a workload namespace somewhere else in the cluster
+
+
+def apply_deploy(controlplane: Any, kustomize: Path, namespace: str, workdir: Path) -> str:
+    """Render deploy/ into ``namespace`` (names suffixed: ClusterRoles are cluster-wide), apply it, return the user."""
+    rendered = render(kustomize=kustomize, workdir=workdir, namespace=namespace, suffix=namespace)
+    controlplane.kubectl("apply", "-f", "-", input=rendered)
+    (sa,) = find(documents(rendered), "ServiceAccount")
+    return f"system:serviceaccount:{namespace}:{sa['metadata']['name']}"
+
+
+def allowed(
+    api: Any, user: str, *, verb: str, resource: str, group: str = "", namespace: str = "", name: str = ""
+) -> bool:
+    namespace_of_user = user.split(":")[2]
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace_of_user}", "system:authenticated"],
+            "resourceAttributes": {
+                "verb": verb,
+                "group": group,
+                "resource": resource,
+                "namespace": namespace,
+                "name": name,
+            },
+        },
+    }
+    return bool(client.AuthorizationV1Api(api).create_subject_access_review(body=review).status.allowed)
+
+
+def test_service_account_is_allowed_exactly_what_it_needs(
+    controlplane: Any, k8s: Any, kustomize_bin: Path, crds: list[str], namespace: str, tmp_path: Path
+) -> None:
+    user = apply_deploy(controlplane, kustomize_bin, namespace, tmp_path)
+    ns = namespace
+    must_allow = [
+        dict(verb="list", group="apps", resource="deployments"),  # cluster-wide list/watch (informers)
+        dict(verb="watch", group="apps", resource="deployments"),
+        dict(verb="get", group="apps", resource="deployments", namespace=APPS, name="web"),
+        dict(verb="patch", group="apps", resource="deployments", namespace=APPS, name="web"),  # SSA dry-run
+        dict(verb="list", group="apps", resource="statefulsets"),
+        dict(verb="patch", group="apps", resource="daemonsets", namespace=APPS),
+        dict(verb="list", resource="configmaps"),
+        dict(verb="patch", resource="configmaps", namespace=APPS, name="ca-bundle"),
+        dict(verb="watch", resource="services"),
+        dict(verb="list", group="autoscaling", resource="horizontalpodautoscalers"),
+        dict(verb="list", group="batch", resource="cronjobs"),
+        dict(verb="list", group="networking.k8s.io", resource="ingresses"),
+        dict(verb="list", group="policy", resource="poddisruptionbudgets"),
+        dict(verb="create", group="coordination.k8s.io", resource="leases", namespace=ns),
+        dict(verb="update", group="coordination.k8s.io", resource="leases", namespace=ns, name="writeback-target-x"),
+        dict(verb="list", group="coordination.k8s.io", resource="leases", namespace=ns),
+        dict(verb="delete", group="coordination.k8s.io", resource="leases", namespace=ns, name="writeback-replica-y"),
+        dict(verb="create", resource="configmaps", namespace=ns),
+        dict(verb="update", resource="configmaps", namespace=ns, name="writeback-state"),
+        dict(verb="get", resource="configmaps", namespace=ns, name="writeback-state"),
+        dict(verb="create", resource="events", namespace=ns),
+        dict(verb="create", group="events.k8s.io", resource="events", namespace=ns),
+        dict(verb="list", group="argoproj.io", resource="applications"),
+        dict(verb="patch", group="argoproj.io", resource="applications", namespace="argocd", name="payments"),
+        dict(verb="watch", group="kustomize.toolkit.fluxcd.io", resource="kustomizations"),
+        dict(verb="patch", group="kustomize.toolkit.fluxcd.io", resource="kustomizations", namespace="flux-system"),
+        dict(verb="get", group="helm.toolkit.fluxcd.io", resource="helmreleases", namespace="flux-system"),
+        dict(verb="list", group="source.toolkit.fluxcd.io", resource="gitrepositories"),
+    ]
+    must_deny = [
+        dict(verb="get", resource="secrets", namespace=APPS, name="db"),
+        dict(verb="list", resource="secrets"),
+        dict(verb="watch", resource="secrets"),
+        dict(verb="list", resource="secrets", namespace=ns),
+        dict(verb="get", resource="secrets", namespace=ns, name="writeback-tokens"),
+        dict(verb="delete", group="apps", resource="deployments", namespace=APPS, name="web"),
+        dict(verb="create", group="apps", resource="deployments", namespace=APPS),
+        dict(verb="update", group="apps", resource="deployments", namespace=APPS, name="web"),
+        dict(verb="deletecollection", resource="configmaps", namespace=APPS),
+        dict(verb="create", group="coordination.k8s.io", resource="leases", namespace="default"),
+        dict(verb="get", group="coordination.k8s.io", resource="leases", namespace="kube-system", name="x"),
+        dict(verb="update", group="coordination.k8s.io", resource="leases", namespace=APPS, name="writeback-target-x"),
+        dict(verb="update", resource="configmaps", namespace=ns, name="someone-elses"),
+        dict(verb="create", resource="events", namespace=APPS),
+        dict(verb="delete", group="argoproj.io", resource="applications", namespace="argocd", name="payments"),
+        dict(verb="create", group="argoproj.io", resource="applications", namespace="argocd"),
+        dict(verb="update", group="helm.toolkit.fluxcd.io", resource="helmreleases", namespace="flux-system"),
+        dict(verb="list", resource="pods"),
+        dict(verb="create", resource="pods/exec", namespace=APPS),
+        dict(verb="list", resource="nodes"),
+        dict(verb="impersonate", resource="users"),
+        dict(verb="bind", group="rbac.authorization.k8s.io", resource="clusterroles"),
+        dict(verb="create", group="rbac.authorization.k8s.io", resource="rolebindings", namespace=ns),
+    ]
+    deadline = time.monotonic() + 30
+    while not allowed(k8s, user, **must_allow[0]):  # the RBAC authorizer's cache catches up asynchronously
+        assert time.monotonic() < deadline, "the applied ClusterRoleBinding never took effect"
+        time.sleep(0.2)
+    wrong = [("should be allowed", a) for a in must_allow if not allowed(k8s, user, **a)]
+    wrong += [("should be denied", d) for d in must_deny if allowed(k8s, user, **d)]
+    assert not wrong, "\n".join(f"{why}: {attrs}" for why, attrs in wrong)
+
+
+def _as(controlplane: Any, user: str) -> Any:
+    api = config.new_client_from_config(config_file=controlplane.kubeconfig)
+    api.set_default_header("Impersonate-User", user)
+    return api
+
+
+def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_changes_nothing(
+    controlplane: Any, k8s: Any, kustomize_bin: Path, namespace: str, tmp_path: Path
+) -> None:
+    user = apply_deploy(controlplane, kustomize_bin, namespace, tmp_path / "a")
+    apps = client.AppsV1Api(k8s)
+    workload_ns = f"{namespace}-apps"
+    client.CoreV1Api(k8s).create_namespace(body={"metadata": {"name": workload_ns}})
+    try:
+        labels = {"app": "web"}
+        deployment = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": workload_ns},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                },
+            },
+        }
+        apps.create_namespaced_deployment(namespace=workload_ns, body=deployment)
+        before = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
+        cluster = KubeCluster(api_client=_as(controlplane, user))
+        deadline = time.monotonic() + 30
+        while True:  # wait for the RBAC cache
+            try:
+                listed = cluster.list_objects(
+                    selector=Selector(api_version="apps/v1", kind="Deployment", namespaces=(workload_ns,))
+                )
+                break
+            except ClusterError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert [o.ref.name for o in listed] == ["web"]
+        changed = json.loads(json.dumps(deployment))
+        changed["spec"]["replicas"] = 5
+        result = cluster.dry_run_apply(body=changed)
+        assert result["spec"]["replicas"] == 5  # the server computed the write as the ServiceAccount ...
+        after = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
+        assert after.metadata.resource_version == before.metadata.resource_version  # ... and persisted nothing
+        assert after.spec.replicas == 2
+        with pytest.raises(ClusterError, match=r"403|[Ff]orbidden"):
+            cluster.get_object(ref=_secret_ref(workload_ns))
+    finally:
+        client.CoreV1Api(k8s).delete_namespace(name=workload_ns)
+
+
+def _secret_ref(ns: str) -> Any:
+    from writeback.model import ObjectRef
+
+    return ObjectRef(api_version="v1", kind="Secret", namespace=ns, name="db")
