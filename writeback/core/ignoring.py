@@ -128,6 +128,7 @@ _JQ_TOKEN = re.compile(
       \.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)
     | \.?"(?P<quoted>(?:[^"\\]|\\.)*)"
     | \.?\[\s*"(?P<bracketed>(?:[^"\\]|\\.)*)"\s*\]
+    | (?P<pipe>\|)(?=\s*\.)
     | (?P<all>\.?\[\s*\])
     | \.?\[\s*(?P<index>[0-9]+)\s*\]
     | \|\s*select\(\s*\.(?P<field>[A-Za-z_][A-Za-z0-9_-]*)\s*
@@ -156,6 +157,8 @@ def _jq_parse(expr: str) -> tuple[_JqStep, ...] | None:
         if m["name"] or m["quoted"] is not None or m["bracketed"] is not None:
             raw = m["name"] or m["quoted"] or m["bracketed"] or ""
             steps.append(_JqStep(key=raw if m["name"] else json.loads(f'"{raw}"')))
+        elif m["pipe"]:
+            continue
         elif m["all"]:
             steps.append(_JqStep())
         elif m["index"]:

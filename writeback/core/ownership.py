@@ -131,7 +131,10 @@ class Ownership:
         owners = self.owners_of(path, subtree=subtree)
         if not owners:
             return None
-        return max(owners, key=lambda o: o.time or "") if not subtree else owners[0]
+        if subtree:
+            return owners[0]
+        # Later writes win; on equal times, the later managedFields entry.
+        return max(enumerate(owners), key=lambda io: (io[1].time or "", io[0]))[1]
 
     def owned_by(self, manager: str) -> Iterator[FieldPath]:
         for p, owners in self._leaves.items():

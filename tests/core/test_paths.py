@@ -1,0 +1,117 @@
+"""The path grammar: examples, round trips (fuzzed) and parse errors that name the column."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from writeback.errors import PathSyntaxError
+from writeback.model import Index, Key, Select, Wildcard
+from writeback.paths import format_path, match, parse_path, parse_pattern
+
+BARE = st.from_regex(r"[A-Za-z0-9_$/:@+\-]{1,12}", fullmatch=True)
+ANY_TEXT = st.text(min_size=0, max_size=12)
+ODD = st.sampled_from(["*", "**", "a.b", "x[y]", 'q"uote', "", " lead", "app.kubernetes.io/name"])
+KEY = st.one_of(BARE, ANY_TEXT, ODD)
+SELECT = st.lists(st.tuples(BARE, st.one_of(BARE, ANY_TEXT)), min_size=1, max_size=3, unique_by=lambda kv: kv[0]).map(
+    lambda pairs: Select(tuple(pairs))
+)
+SEGMENT = st.one_of(KEY.map(Key), SELECT, st.integers(min_value=0, max_value=10**9).map(Index))
+CONCRETE = st.tuples(KEY.map(Key), st.lists(SEGMENT, max_size=6)).map(lambda t: (t[0], *t[1]))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "spec.template.spec.containers[name=app].env[name=LOG_LEVEL].value",
+            (
+                Key("spec"),
+                Key("template"),
+                Key("spec"),
+                Key("containers"),
+                Select((("name", "app"),)),
+                Key("env"),
+                Select((("name", "LOG_LEVEL"),)),
+                Key("value"),
+            ),
+        ),
+        (
+            "spec.ports[port=80,protocol=TCP].targetPort",
+            (Key("spec"), Key("ports"), Select((("port", "80"), ("protocol", "TCP"))), Key("targetPort")),
+        ),
+        (
+            'metadata.annotations["app.kubernetes.io/name"]',
+            (Key("metadata"), Key("annotations"), Key("app.kubernetes.io/name")),
+        ),
+        (
+            "spec.containers[name=app].args[3]",
+            (Key("spec"), Key("containers"), Select((("name", "app"),)), Key("args"), Index(3)),
+        ),
+        ('data["*"]', (Key("data"), Key("*"))),
+    ],
+)
+def test_examples_parse_and_format_back(text: str, expected: tuple[object, ...]) -> None:
+    assert parse_path(text) == expected
+    assert format_path(expected) == text  # type: ignore[arg-type]
+
+
+def test_concrete_star_keys_are_quoted_and_never_wildcards() -> None:
+    path = (Key("data"), Key("*"), Key("**"))
+    text = format_path(path)
+    assert text == 'data["*"]["**"]'
+    assert parse_pattern(text) == path
+    assert not match(parse_pattern(text), (Key("data"), Key("x"), Key("y")))
+
+
+def test_pattern_wildcards() -> None:
+    assert parse_pattern("a.*[*].**") == (Key("a"), Wildcard(), Wildcard(item=True), Wildcard(many=True))
+    assert format_path(parse_pattern("a.*[*].**")) == "a.*[*].**"
+    image = parse_path("spec.template.spec.containers[name=app].image")
+    assert match(parse_pattern("**.image"), image, prefix=False)
+    assert match(parse_pattern("spec.**"), image)
+    assert match(parse_pattern("spec.template.spec.containers[*].image"), image, prefix=False)
+    assert not match(parse_pattern("spec.*.containers"), image)
+    assert match(parse_pattern("spec.template.spec.containers[name=app]"), image)  # prefix
+    assert not match(parse_pattern("spec.template.spec.containers[name=app]"), image, prefix=False)
+
+
+def test_wildcards_are_rejected_in_concrete_paths() -> None:
+    for text in ("a.*", "a[*]", "a.**"):
+        with pytest.raises(PathSyntaxError, match="column"):
+            parse_path(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(CONCRETE)
+def test_round_trip(path: tuple[Key | Select | Index, ...]) -> None:
+    text = format_path(path)
+    assert parse_path(text) == path
+    assert parse_pattern(text) == path
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('ab.[]"=,*\\0123 -_/é')), max_size=24) | st.text(max_size=24))
+def test_parse_errors_name_the_column(text: str) -> None:
+    for parse in (parse_path, parse_pattern):
+        try:
+            parsed = parse(text)
+        except PathSyntaxError as e:
+            m = re.search(r"at column (\d+)", str(e))
+            assert m, str(e)
+            assert 1 <= int(m.group(1)) <= len(text) + 1
+        else:
+            assert parsed  # a successful parse is never empty, and formats back to an equivalent path
+            assert parse(format_path(parsed)) == parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [("", 1), ("spec..x", 6), ("spec[", 6), ('spec["x', 6), ("spec[name]", 10), ("spec[-1]", 6), ("[0]", 4)],
+)
+def test_error_columns(text: str, column: int) -> None:
+    with pytest.raises(PathSyntaxError, match=f"at column {column}:"):
+        parse_path(text)
