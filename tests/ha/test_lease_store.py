@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -84,3 +85,28 @@ def test_sole_replica_owns_everything() -> None:
     assert guard is not None and guard.still_leader()
     guard.end()
     assert not guard.still_leader()
+
+
+def test_coordinator_for_follows_the_leader_config(k8s: Any, namespace: str) -> None:
+    from writeback.config import Leader
+    from writeback.service.sharding import coordinator_for
+
+    assert isinstance(coordinator_for(leader=Leader(enabled=False), targets=["a"]), SoleReplica)
+    leader = Leader(enabled=True, namespace=namespace, lease_seconds=4.5, identity="pod-1")
+    coordinator = coordinator_for(leader=leader, targets=["a", "b", "a"], api_client=k8s)
+    assert isinstance(coordinator, LeaseCoordinator)
+    assert (coordinator.identity, coordinator.lease_seconds, coordinator.targets) == ("pod-1", 5, ("a", "b"))
+    coordinator.start()
+    try:
+        deadline = time.monotonic() + 20
+        while coordinator.owned_targets() != {"a", "b"}:  # alone: it takes every target
+            assert time.monotonic() < deadline, "the coordinator thread never took its targets"
+            time.sleep(0.1)
+        store = LeaseStore(api_client=k8s, namespace=namespace)
+        beat = store.get(name="writeback-replica-pod-1")
+        assert beat is not None and beat.holder == "pod-1" and beat.duration_seconds == 5
+    finally:
+        coordinator.stop(grace_seconds=5)
+    assert coordinator.owned_targets() == frozenset()
+    assert store.get(name="writeback-replica-pod-1") is None
+    assert store.get(name=target_lease_name("a")).holder is None  # type: ignore[union-attr]

@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from writeback.adapters.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
+from writeback.config import Leader
 from writeback.core.sharding import ShardPlan, ShardView, plan_shard, replica_lease_name, target_lease_name
 from writeback.errors import ClusterError
 
@@ -99,6 +100,29 @@ class SoleReplica:
         if target not in self._targets:
             return None
         return RunGuard(target=target, check=lambda: True, done=lambda: None)
+
+
+def coordinator_for(
+    *, leader: Leader, targets: Sequence[str], api_client: Any | None = None
+) -> LeaseCoordinator | SoleReplica:
+    """The coordinator the config asks for: Leases in ``leader.namespace`` when ``leader.enabled``, else none.
+
+    ``api_client`` defaults to the usual credentials (``$KUBECONFIG``, ``~/.kube/config``, then in-cluster).
+    The caller calls ``start()`` before scheduling and ``stop()`` after the scheduler has shut down.
+    """
+    if not leader.enabled:
+        return SoleReplica(targets=targets)
+    if api_client is None:
+        from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
+
+        api_client = new_api_client(access=ClusterAccess())
+    return LeaseCoordinator.connect(
+        api_client=api_client,
+        namespace=leader.namespace,
+        targets=targets,
+        identity=leader.identity,
+        lease_seconds=leader.lease_seconds,
+    )
 
 
 @dataclass(kw_only=True)
