@@ -26,6 +26,8 @@ from .support import (
     EDITOR_SCRIPT,
     PEM_AFTER,
     PEM_BEFORE,
+    ROTATED_LINE_NEW,
+    ROTATED_LINE_OLD,
     SYNC_MODES,
     by_path,
     commit,
@@ -256,3 +258,4 @@ def test_text_output_and_explain(incident: Incident, capsys: pytest.CaptureFixtu
     assert "kubectl-set" in out and "reason:" in out
     assert re.search(r"flag\s+add\s+spec\.template\.spec\.containers\[name=app\]\.securityContext\.privileged", out)
     assert "dropped before comparing" in out and "metadata.uid" in out
+    assert f"| -{ROTATED_LINE_OLD}" in out and f"| +{ROTATED_LINE_NEW}" in out  # the PEM as changed lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -70,7 +71,18 @@ def _resource_title(r: Mapping[str, Any]) -> str:
     return f"{r.get('kind')}{'.' + group if group else ''} {ns}{r.get('name')}"
 
 
+def _text_diff(git: str, live: str) -> list[str]:
+    """A multi-line value (a PEM bundle, a config file) as the lines that changed."""
+    lines = difflib.unified_diff(git.splitlines(), live.splitlines(), "git", "live", n=1, lineterm="")
+    return [f"            | {line}" for line in lines]
+
+
 def _drift_lines(d: Mapping[str, Any]) -> list[str]:
+    git, live = d.get("git"), d.get("live")
+    if isinstance(git, str) and isinstance(live, str) and ("\n" in git or "\n" in live):
+        by = f" by {d['manager']} ({d.get('operation')}) at {d.get('time')}" if d.get("manager") else ""
+        head = [f"  {d['decision']:<9} {d['op']:<6} {d['path']}", f"            multi-line value changed{by}:"]
+        return [*head, *_text_diff(git, live), f"            reason: {d.get('reason', '')}"]
     sides = []
     if "git" in d:
         sides.append(f"git {_value(d['git'])}")
