@@ -116,6 +116,9 @@ class Forge(_Model):
     private_key: SecretRef | None = None
     installation_id: int | None = None
     max_wait_seconds: float = Field(default=60.0, ge=0)
+    max_retries: int = Field(default=5, ge=0, description="retries of a failed or rate-limited forge request")
+    backoff_seconds: float = Field(default=0.5, ge=0, description="backoff factor between retries (0: none)")
+    throttle: bool = Field(default=True, description="PyGithub's pause between requests (GitHub's guidance)")
 
     @field_validator("token", "private_key", mode="before")
     @classmethod

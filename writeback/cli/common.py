@@ -128,3 +128,53 @@ def inputs_from_args(args: Any) -> Inputs:
         c = next(c for c in cfg.clusters if c.name == target.cluster)
         access = ClusterAccess(kubeconfig=c.kubeconfig, context=args.context or c.context, in_cluster=c.in_cluster)
     return Inputs(request=request, access=access, target=target.name if target else "")
+
+
+# ---------------------------------------------------------------- repo and forge flags (run, break-glass)
+
+
+def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
+    """The repo and forge of one target without a config file (``run``, ``break-glass``)."""
+    g = parser.add_argument_group("repo and forge (without --config)")
+    g.add_argument("--repo-url", metavar="URL", help="what git clones and pushes to: https, ssh or a local path")
+    g.add_argument("--base", metavar="BRANCH", help="the base branch pull requests target (default: main)")
+    g.add_argument("--forge", choices=("github", "gitlab"), help="where pull/merge requests are opened")
+    g.add_argument("--forge-url", metavar="URL", help="API base: GitHub Enterprise or self-hosted GitLab")
+    g.add_argument("--forge-project", metavar="OWNER/NAME", help="the forge project (default: derived from --repo-url)")
+    g.add_argument("--token-env", metavar="VAR", help="environment variable holding the forge token")
+    g.add_argument("--incident", metavar="TEXT", help="incident link or rationale for the PR body")
+
+
+def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
+    """The targets ``run`` works on: all of --config (or the one --target names), or the one the flags describe."""
+    flags = [f for f in ("repo_url", "base", "forge", "forge_url", "forge_project", "token_env") if getattr(args, f)]
+    if args.config:
+        if flags:
+            names = ", ".join("--" + f.replace("_", "-") for f in flags)
+            raise InputError(f"{names}: give either --config or the repo and forge flags, not both")
+        cfg = load_config(args.config)
+        targets = (_pick_target(cfg, args.target, source=args.config),) if args.target else cfg.targets
+        return cfg, targets
+    if args.target:
+        raise InputError("--target needs --config")
+    if not args.repo_url or not args.forge:
+        raise InputError("without --config, give at least --repo-url and --forge")
+    from writeback.config import parse_config
+
+    forge: dict[str, Any] = {"kind": args.forge, "url": args.forge_url, "project": args.forge_project}
+    if args.token_env:
+        forge["token"] = {"env": args.token_env}
+    target: dict[str, Any] = {"name": "cli", "repo_url": args.repo_url, "forge": forge}
+    if args.base:
+        target["base"] = args.base
+    if args.path:
+        target["path"] = args.path
+    if args.namespaces:
+        target["namespace"] = args.namespaces[0]
+    for flag, key in (("revision", "revision"), ("argocd_app", "argocd_application")):
+        if getattr(args, flag, None):
+            target[key] = getattr(args, flag)
+    if getattr(args, "flux_kustomization", None):
+        target["flux_kustomization"] = args.flux_kustomization
+    cfg = parse_config({"targets": [target]}, source="command-line flags")
+    return None, cfg.targets

@@ -248,8 +248,11 @@ def retire_stale(*, publisher: Publisher, keep: Sequence[str]) -> list[EnsureRes
     return results
 
 
-def publish(*, publisher: Publisher, publications: Sequence[Publication]) -> list[EnsureResult]:
-    """Ensure every change set, then retire stale PRs. A rate limit skips the rest of the target."""
+def publish(*, publisher: Publisher, publications: Sequence[Publication], retire: bool = True) -> list[EnsureResult]:
+    """Ensure every change set, then retire stale PRs (only after a complete plan: ``retire``).
+
+    A rate limit skips the rest of the target until the next cycle.
+    """
     results: list[EnsureResult] = []
     for p in publications:
         try:
@@ -262,7 +265,7 @@ def publish(*, publisher: Publisher, publications: Sequence[Publication]) -> lis
             results.append(_result(publisher, p.change_set.id, Outcome.FAILED, None, str(e)))
     keep = [publisher.settings.branch(p.change_set.id) for p in publications if p.change_set.files]
     failed = any(r.outcome is Outcome.FAILED for r in results)
-    if not failed:
+    if retire and not failed:
         try:
             results.extend(retire_stale(publisher=publisher, keep=keep))
         except RateLimited as e:

@@ -107,11 +107,16 @@ class GitLabForge:
     kind = "gitlab"
     body_limit = GITLAB_BODY_LIMIT
 
-    def __init__(self, *, client: gitlab.Gitlab, project: str) -> None:
+    def __init__(self, *, client: gitlab.Gitlab, project: str, token: str | None = None) -> None:
         self._gl = client
+        self._token = token
         self._project: Project = client.projects.get(project, lazy=True)
         self._drafts: dict[int, bool] = {}
         self._user_ids: dict[str, int] = {}
+
+    def git_token(self) -> str | None:
+        """The token git uses over HTTPS (user name ``oauth2``)."""
+        return self._token
 
     def _remember(self, mr: ProjectMergeRequest) -> PRInfo:
         info = _info(mr)
@@ -229,4 +234,4 @@ def gitlab_forge(*, project: str, url: str | None = None, token: str, policy: Re
         session=_CappedSession(max_wait=policy.max_wait_seconds),
         timeout=30,
     )
-    return GitLabForge(client=client, project=project)
+    return GitLabForge(client=client, project=project, token=token)

@@ -1,0 +1,94 @@
+"""Open the configured forge: read its secrets (env var or file), derive the project from the repo URL."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from writeback import config
+from writeback.adapters.forges.base import Forge, RetryPolicy
+from writeback.errors import ConfigError
+
+_SCP = re.compile(r"^[\w.-]+@[\w.-]+:(?P<path>.+)$")  # git@github.com:owner/name.git
+
+
+def read_secret(ref: config.SecretRef, *, key: str, environ: Mapping[str, str] | None = None) -> str:
+    """The value a SecretRef points at; the error names the config key, never the value."""
+    env = os.environ if environ is None else environ
+    if ref.env:
+        value = env.get(ref.env)
+        if not value:
+            raise ConfigError(f"{key}: the environment variable {ref.env} is not set")
+        return value.strip()
+    assert ref.file is not None
+    try:
+        return Path(ref.file).read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise ConfigError(f"{key}: cannot read {ref.file}: {e.strerror}") from e
+
+
+def derive_project(repo_url: str) -> str | None:
+    """``owner/name`` (GitHub) or ``group/.../project`` (GitLab) from an https or scp-like git URL."""
+    m = _SCP.match(repo_url)
+    if m:
+        path = m["path"]
+    elif re.match(r"^(https?|ssh)://", repo_url):
+        path = re.sub(r"^(https?|ssh)://[^/]+/", "", repo_url)
+    else:
+        return None  # a local path
+    path = path.strip("/").removesuffix(".git")
+    return path if path.count("/") >= 1 else None
+
+
+def open_forge(
+    forge: config.Forge,
+    *,
+    repo_url: str,
+    key: str,
+    policy: RetryPolicy | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Forge:
+    """A GitHub or GitLab forge for a target (``key`` is the config key path, for errors)."""
+    policy = policy or RetryPolicy(
+        max_retries=forge.max_retries,
+        max_wait_seconds=forge.max_wait_seconds,
+        backoff_factor=forge.backoff_seconds,
+        throttle=forge.throttle,
+    )
+    project = forge.project or derive_project(repo_url)
+    if not project:
+        raise ConfigError(f"{key}.project: cannot derive it from repo_url {repo_url!r}; set it (owner/name)")
+    token = read_secret(forge.token, key=f"{key}.token", environ=environ) if forge.token else None
+    if forge.kind == "github":
+        from writeback.adapters.forges.github import github_forge
+
+        private_key = None
+        if token is None:
+            if forge.app_id is None or forge.private_key is None:
+                raise ConfigError(f"{key}: GitHub needs token, or app_id with private_key (GitHub App)")
+            private_key = read_secret(forge.private_key, key=f"{key}.private_key", environ=environ)
+        return github_forge(
+            project=project,
+            base_url=forge.url,
+            token=token,
+            app_id=forge.app_id,
+            private_key=private_key,
+            installation_id=forge.installation_id,
+            policy=policy,
+        )
+    from writeback.adapters.forges.gitlab import gitlab_forge
+
+    if token is None:
+        raise ConfigError(f"{key}.token: GitLab needs a token ({{env: VAR}} or {{file: PATH}})")
+    return gitlab_forge(project=project, url=forge.url, token=token, policy=policy)
+
+
+def git_token(forge: Forge) -> tuple[str, str] | None:
+    """(username, token) for git over HTTPS with the forge's credentials."""
+    token_fn = getattr(forge, "git_token", None)
+    if token_fn is None:
+        return None
+    token = token_fn()
+    return ("oauth2" if forge.kind == "gitlab" else "x-access-token", token) if token else None

@@ -1,0 +1,94 @@
+"""``writeback run --once``: one full cycle per target (snapshot, plan, push, ensure PR), one line per outcome."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from writeback.adapters.cluster import KubeCluster
+from writeback.cli.common import add_repo_forge_flags, add_source_flags, targets_from_args
+from writeback.config import Config, Target
+from writeback.errors import InputError
+from writeback.model import EnsureResult, Outcome
+from writeback.pipeline.cycling import CycleOptions, run_cycle, run_targets
+
+EXIT_OK, EXIT_FAILED = 0, 3
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="one full cycle: snapshot, plan, push the bot branch, open/update/close the pull requests",
+        description="For every target of --config (or the one target the repo and forge flags describe): "
+        "compare live with Git, patch the repo, push a bot branch and ensure its pull request (GitHub) or "
+        "merge request (GitLab). Prints one line per outcome: created, updated, unchanged, closed, skipped "
+        "or failed, with the URL.",
+    )
+    add_source_flags(parser)
+    add_repo_forge_flags(parser)
+    parser.add_argument("--once", action="store_true", help="run one cycle and exit (the service runs forever)")
+    parser.add_argument("--dry-run", action="store_true", help="everything except the push and the API writes")
+    parser.add_argument("--workdir", metavar="DIR", help="where the clones live (default: state_dir, else a temp dir)")
+    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    parser.set_defaults(func=run)
+
+
+def _cluster(args: argparse.Namespace, cfg: Config | None, target: Target) -> tuple[KubeCluster | None, str]:
+    if args.live:
+        return None, target.cluster or "offline"
+    if args.kubeconfig or args.context or cfg is None or target.cluster is None:
+        return KubeCluster.connect(kubeconfig=args.kubeconfig, context=args.context), args.context or ""
+    c = next(c for c in cfg.clusters if c.name == target.cluster)
+    return KubeCluster.connect(kubeconfig=c.kubeconfig, context=c.context, in_cluster=c.in_cluster), c.name
+
+
+def result_line(r: EnsureResult) -> str:
+    parts = [r.target, str(r.outcome), r.url or "-"]
+    if r.changeset_id:
+        parts.insert(1, r.changeset_id)
+    return "  ".join(parts) + (f"  ({r.detail})" if r.detail else "")
+
+
+def result_json(r: EnsureResult) -> dict[str, Any]:
+    return {
+        "target": r.target,
+        "changeset": r.changeset_id or None,
+        "outcome": str(r.outcome),
+        "url": r.url,
+        "detail": r.detail,
+        **{k: v for k, v in r.extra.items() if isinstance(v, str | int | float | bool)},
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.once:
+        raise InputError("run needs --once here; the long-running service runs the same cycle on a schedule")
+    if args.repo:
+        raise InputError("--repo: run clones --repo-url (or the target's repo_url) itself")
+    cfg, targets = targets_from_args(args)
+    live = Path(args.live) if args.live else None
+    with tempfile.TemporaryDirectory(prefix="writeback-run-") as tmp:
+        workdir = Path(args.workdir or (Path(cfg.state_dir) / "repos" if cfg and cfg.state_dir else tmp))
+
+        def cycle(target: Target) -> list[EnsureResult]:
+            cluster, cluster_name = _cluster(args, cfg, target)
+            options = CycleOptions(
+                workdir=workdir, dry_run=args.dry_run, live_path=live, cluster=cluster, cluster_name=cluster_name,
+                incident=args.incident,
+            )  # fmt: skip
+            return run_cycle(target, options=options)
+
+        results = run_targets(targets, cycle=cycle)
+    if args.output == "json":
+        json.dump([result_json(r) for r in results], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for r in results:
+            print(result_line(r))
+        if not results:
+            print("nothing to do: no drift, no open pull requests")
+    return EXIT_FAILED if any(r.outcome is Outcome.FAILED for r in results) else EXIT_OK
