@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.model import Segment
+from writeback.model import Key, PatternSegment, Segment
 from writeback.paths import match, parse_pattern
 
 __all__ = ["DEFAULTS", "Default", "is_default"]
@@ -163,9 +163,26 @@ def _build() -> tuple[Default, ...]:
 
 
 DEFAULTS: tuple[Default, ...] = _build()
-_PARSED = tuple((d, parse_pattern(d.pattern)) for d in DEFAULTS)
+
+
+def _index() -> dict[tuple[str, str], list[tuple[Default, tuple[PatternSegment, ...]]]]:
+    """By (kind, last field name): a lookup touches a handful of entries, not the whole table."""
+    out: dict[tuple[str, str], list[tuple[Default, tuple[PatternSegment, ...]]]] = {}
+    for d in DEFAULTS:
+        pat = parse_pattern(d.pattern)
+        last = pat[-1]
+        assert isinstance(last, Key), d.pattern
+        for kind in d.kinds:
+            out.setdefault((kind, last.name), []).append((d, pat))
+    return out
+
+
+_BY_KIND_AND_NAME = _index()
 
 
 def is_default(*, kind: str, path: Sequence[Segment], value: Any, parent: Any) -> bool:
     """Is ``value`` at ``path`` the well-known default the API server fills in?"""
-    return any(kind in d.kinds and match(pat, path, prefix=False) and d.check(value, parent) for d, pat in _PARSED)
+    if not path or not isinstance(path[-1], Key):
+        return False
+    candidates = _BY_KIND_AND_NAME.get((kind, path[-1].name), ())
+    return any(match(pat, path, prefix=False) and d.check(value, parent) for d, pat in candidates)

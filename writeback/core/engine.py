@@ -19,6 +19,7 @@ from writeback.core.ignoring import Ignores, build_ignores, flux_skip
 from writeback.core.listkeys import KeyResolver, resolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
+from writeback.core.reports import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.errors import InputError
 from writeback.model import (
     ABSENT,
@@ -43,7 +44,6 @@ __all__ = [
     "report_to_json",
 ]
 
-REDACTED = "changed (value redacted)"
 Identity = tuple[str, str, str, str]
 
 
@@ -56,18 +56,6 @@ class EngineOptions:
     # (group, kind) pairs whose live objects Git does not declare are reported as ``new``;
     # None: the kinds Git declares. An empty set turns ``new`` off.
     new_kinds: frozenset[tuple[str, str]] | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class DriftReport:
-    mode: str  # "cluster" | "offline"
-    revision: str | None
-    drifts: tuple[Drift, ...]
-    dropped: tuple[Dropped, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def by_decision(self, *decisions: Decision) -> tuple[Drift, ...]:
-        return tuple(d for d in self.drifts if d.decision in decisions)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -383,48 +371,3 @@ def _appliers(own: Ownership, git: Mapping[str, Any], keys: KeyResolver) -> froz
 _ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
     'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
 )
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-def drift_to_json(d: Drift) -> dict[str, Any]:
-    """The JSON object of one drift; ``live``/``git`` are left out when that side is absent."""
-    out: dict[str, Any] = {"resource": d.resource.as_json(), "path": format_path(d.path), "op": d.op.value}
-    if d.live is not ABSENT:
-        out["live"] = REDACTED if d.sensitive else _jsonable(d.live)
-    if d.git is not ABSENT:
-        out["git"] = REDACTED if d.sensitive else _jsonable(d.git)
-    out.update(
-        manager=d.manager,
-        operation=d.operation,
-        time=d.time,
-        decision=d.decision.value,
-        reason=d.reason,
-    )
-    if d.sensitive:
-        out["sensitive"] = True
-    return out
-
-
-def report_to_json(r: DriftReport, *, explain: bool = False) -> dict[str, Any]:
-    """The JSON document of ``writeback diff --output json``."""
-    out: dict[str, Any] = {
-        "mode": r.mode,
-        "revision": r.revision,
-        "drifts": [drift_to_json(d) for d in r.drifts],
-        "notes": list(r.notes),
-    }
-    if explain:
-        out["dropped"] = [
-            {"resource": x.resource.as_json(), "path": format_path(x.path), "rule": x.rule, "side": x.side}
-            for x in r.dropped
-        ]
-    return out
