@@ -1,0 +1,108 @@
+"""The informer cache on the real kube-apiserver: warm cycles list nothing, 410 Gone relists, events arrive."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.watching import Gone, Informer, WatchEvent, WatchingCluster
+from writeback.config import Selector
+
+pytestmark = pytest.mark.controlplane
+
+
+def _configmap(controlplane: Any, namespace: str, name: str, value: str) -> None:
+    manifest = controlplane.kubectl(
+        "create", "configmap", name, "-n", namespace, f"--from-literal=key={value}", "--dry-run=client", "-o", "yaml"
+    ).stdout
+    controlplane.kubectl("apply", "--server-side", "--field-manager=tester", "-f", "-", input=manifest)
+
+
+def _wait(predicate: Any, *, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespace: str) -> None:
+    for i in range(3):
+        _configmap(controlplane, namespace, f"cm-{i}", f"v{i}")
+    verbs: list[str] = []
+    cluster = KubeCluster(api_client=k8s)
+    cache = WatchingCluster(cluster=cluster, api_client=k8s, on_request=verbs.append)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    try:
+        cold = {o.ref.name for o in cache.list_objects(selector=selector)}
+        assert {"cm-0", "cm-1", "cm-2"} <= cold
+        assert verbs.count("list") == 1
+        lists_after_cold = cache.list_calls
+
+        _configmap(controlplane, namespace, "cm-3", "new")  # arrives through the watch, not a list
+        controlplane.kubectl("delete", "configmap", "cm-0", "-n", namespace)
+        _wait(lambda: {o.ref.name for o in cache.list_objects(selector=selector)} >= {"cm-3"})
+        _wait(lambda: "cm-0" not in {o.ref.name for o in cache.list_objects(selector=selector)})
+        warm = {o.ref.name: o for o in cache.list_objects(selector=selector)}
+        assert warm["cm-3"].body["data"] == {"key": "new"}
+        assert cache.list_calls == lists_after_cold  # warm: zero list calls
+        assert cluster.list_calls == 0
+        assert verbs.count("list") == 1 and verbs.count("watch") >= 1
+    finally:
+        cache.stop()
+
+
+def _application(controlplane: Any, namespace: str, name: str) -> None:
+    manifest = f"""
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  project: default
+  destination: {{server: "https://kubernetes.default.svc", namespace: {namespace}}}
+  source: {{repoURL: "https://git.example/repo.git", path: apps}}
+"""
+    controlplane.kubectl("apply", "--server-side", "--field-manager=tester", "-f", "-", input=manifest)
+
+
+def test_a_too_old_resource_version_is_gone_and_the_informer_relists(
+    controlplane: Any, k8s: Any, crds: list[str], namespace: str
+) -> None:
+    # The CRD's watch cache starts at the resourceVersion of its installation: "1" is older, so 410 Gone.
+    _application(controlplane, namespace, "before")
+    res = KubeCluster(api_client=k8s).resource_for(api_version="argoproj.io/v1alpha1", kind="Application")
+    probe = Informer(api_client=k8s, resource=res, namespace=namespace, resource_version="1", watch_seconds=5)
+    with pytest.raises(Gone):
+        probe.watch()
+
+    events: list[WatchEvent] = []
+    informer = Informer(
+        api_client=k8s, resource=res, namespace=namespace, resource_version="1", on_event=events.append, watch_seconds=5
+    )
+    informer.start()
+    try:
+        _wait(lambda: informer.relists >= 1)  # 410 -> list again from scratch
+        assert informer.list_calls >= 1
+        assert "before" in {o["metadata"]["name"] for o in informer.objects()}
+        assert any(e.initial and e.object["metadata"]["name"] == "before" for e in events)
+        _application(controlplane, namespace, "after")
+        _wait(lambda: any(not e.initial and e.object["metadata"]["name"] == "after" for e in events))
+        assert int(informer.resource_version or 0) > 1
+    finally:
+        informer.stop()
+
+
+def test_stop_ends_a_blocked_watch_promptly(k8s: Any, namespace: str) -> None:
+    res = KubeCluster(api_client=k8s).resource_for(api_version="v1", kind="ConfigMap")
+    informer = Informer(api_client=k8s, resource=res, namespace=namespace, watch_seconds=300)
+    informer.start()
+    informer.wait_synced(timeout=30)
+    _wait(lambda: informer.watch_calls >= 1)
+    started = time.monotonic()
+    informer.stop(timeout=10)
+    assert time.monotonic() - started < 5
+    assert not any(t.name.startswith("informer ") and t.is_alive() for t in threading.enumerate())
