@@ -118,3 +118,33 @@ def test_unified_diff_is_git_style() -> None:
     new = render_file_patch(FilePatch(path="n.yaml", before=None, after="x: 1\n"))
     assert new.splitlines()[1:4] == ["new file mode 100644", "--- /dev/null", "+++ b/n.yaml"]
     assert render_file_patch(FilePatch(path="same.yaml", before="x\n", after="x\n")) == ""
+
+
+def test_a_target_spanning_several_apps_gets_changesets_per_app() -> None:
+    api_yaml = WEB_YAML.replace("name: web", "name: api")
+    files = {"apps/web.yaml": WEB_YAML, "apps/api.yaml": api_yaml}
+    api = ref("Deployment", "api")
+    drifts = [
+        drift(WEB, "spec.replicas", live=3, git=2),
+        drift(api, "spec.replicas", live=6, git=2),
+        drift(api, PRIV, op=Op.ADD, live=True, decision=Decision.FLAG),
+    ]
+    apps = {WEB.identity: "web-prod", api.identity: "api-prod"}
+    located = locate(files=files, root="apps", source="plain", drifts=drifts)
+    plan = plan_changesets(target="prod", files=files, drifts=drifts, located=located, apps=apps)
+    got = [(cs.id, cs.review, [f.path for f in cs.files]) for cs in plan.changesets]
+    assert got == [
+        ("prod-api-prod", Review.STANDARD, ["apps/api.yaml"]),
+        ("prod-api-prod-security", Review.SECURITY, ["apps/api.yaml"]),
+        ("prod-web-prod", Review.STANDARD, ["apps/web.yaml"]),
+    ]
+    one_app = plan_changesets(target="prod", files=files, drifts=drifts[:1], located=located, apps=apps)
+    assert [cs.id for cs in one_app.changesets] == ["prod"]
+
+
+def test_tracked_app_reads_gitops_tracking_metadata() -> None:
+    from writeback.core.planning import tracked_app
+
+    argo = {"metadata": {"annotations": {"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:prod/web"}}}
+    flux = {"metadata": {"labels": {"kustomize.toolkit.fluxcd.io/name": "infra"}}}
+    assert (tracked_app(argo), tracked_app(flux), tracked_app({"metadata": {}})) == ("shop", "infra", None)

@@ -10,7 +10,7 @@ existing one for that resource, or a new file referenced from its kustomization)
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,16 +241,20 @@ def _location(drift: Drift, src: _Source, transform: Transform | None = None) ->
     )
 
 
-def _overlay_generator(drift: Drift, origin: Origin, key: str) -> Location:
-    """A ``behavior: merge`` generator entry for this ConfigMap in the target's kustomization."""
+def _generator_target(drift: Drift, origin: Origin, key: str, *, own: Callable[[str], bool]) -> Location:
+    """Where a new data key of a generated ConfigMap goes: the outermost own generator, else a merge entry."""
+    for layer, gen in reversed(origin.generators):
+        if not own(layer.file):
+            continue
+        if gen.envs:
+            env = join(layer.directory, gen.envs[-1])
+            return Location(
+                drift=drift, file=env, document=0, path=(), transform=Transform.ENV_LINE, key=key, via="env file"
+            )
+        path: FieldPath = (Key(gen.list_key), Index(gen.index))
+        return Location(drift=drift, file=layer.file, document=0, path=path, transform=Transform.LITERAL, key=key)
     root = origin.steps[-1].layer
-    gen_name = origin.generators[0][1].name
-    own = [g for layer, g in origin.generators if layer is root]
-    path: FieldPath = (
-        (Key(own[-1].list_key), Index(own[-1].index))
-        if own
-        else (Key("configMapGenerator"), Select((("name", gen_name),)))
-    )
+    path = (Key("configMapGenerator"), Select((("name", origin.generators[0][1].name),)))
     return Location(
         drift=drift,
         file=root.file,
@@ -280,7 +284,7 @@ def locate_in_overlay(
         if drift.op is Op.REMOVE or len(drift.path) != 2 or not isinstance(drift.path[1], Key):
             reason = "generated ConfigMap field set in a shared base; cannot be changed from the overlay"
             return Unresolved(resource=drift.resource, path=drift.path, reason=reason)
-        return _overlay_generator(drift, origin, drift.path[1].name)
+        return _generator_target(drift, origin, drift.path[1].name, own=lambda f: edit_base or under(f, root))
     if drift.op is Op.REMOVE:
         if first is None:
             return Unresolved(resource=drift.resource, path=drift.path, reason="no source sets this field")

@@ -26,13 +26,37 @@ from .applying import apply_location
 from .documents import is_yaml, lookup
 from .locations import Located, Location, Transform
 
-__all__ = ["Plan", "changeset_id", "fingerprint", "plan_changesets"]
+__all__ = ["Plan", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
+
+# GitOps tracking metadata, first match wins: the app that deploys a live object.
+_TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
+_TRACKING_LABELS = (
+    "argocd.argoproj.io/instance",
+    "app.kubernetes.io/instance",
+    "kustomize.toolkit.fluxcd.io/name",
+    "helm.toolkit.fluxcd.io/name",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
     changesets: tuple[ChangeSet, ...] = ()
     errors: tuple[str, ...] = ()  # aborted change sets and source problems, each naming its file
+
+
+def tracked_app(body: Mapping[str, Any]) -> str | None:
+    """The Argo CD Application or Flux Kustomization/HelmRelease that deploys a live object, if recorded."""
+    meta = body.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    tracking = annotations.get(_TRACKING_ANNOTATION)
+    if isinstance(tracking, str) and ":" in tracking:
+        return tracking.split(":", 1)[0]
+    labels = meta.get("labels") or {}
+    for label in _TRACKING_LABELS:
+        value = labels.get(label)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _slug(text: str) -> str:
@@ -163,10 +187,43 @@ def plan_changesets(
     files: Mapping[str, str],
     drifts: Sequence[Drift],
     located: Located,
-    app: str | None = None,
+    apps: Mapping[tuple[str, str, str, str], str] | None = None,
     fingerprint_key: bytes | None = None,
 ) -> Plan:
-    """Change sets for one target (or one app of it). ``files``: repo-relative path -> text."""
+    """Change sets for one target. ``files``: repo-relative path -> text.
+
+    ``apps`` maps resource identities to the app (GitOps Application / Kustomization) that deploys them; when the
+    drifts span several apps, each app gets its own change sets (id ``<target>-<app>``).
+    """
+    apps = apps or {}
+    names = sorted({apps[d.resource.identity] for d in drifts if d.resource.identity in apps})
+    if len(names) <= 1:
+        return _plan_group(target=target, app=None, files=files, drifts=drifts, located=located, key=fingerprint_key)
+    changesets: list[ChangeSet] = []
+    errors: list[str] = list(located.errors)
+    groups: list[str | None] = [*names, None]
+    for app in groups:
+        mine = [d for d in drifts if apps.get(d.resource.identity) == app]
+        ids = {id(d) for d in mine}
+        part = Located(
+            locations=tuple(loc for loc in located.locations if id(loc.drift) in ids),
+            unresolved=tuple(u for u in located.unresolved if apps.get(u.resource.identity) == app),
+        )
+        plan = _plan_group(target=target, app=app, files=files, drifts=mine, located=part, key=fingerprint_key)
+        changesets += plan.changesets
+        errors += plan.errors
+    return Plan(changesets=tuple(changesets), errors=tuple(errors))
+
+
+def _plan_group(
+    *,
+    target: str,
+    app: str | None,
+    files: Mapping[str, str],
+    drifts: Sequence[Drift],
+    located: Located,
+    key: bytes | None,
+) -> Plan:
     errors: list[str] = list(located.errors)
     out: list[ChangeSet] = []
     ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING)]
@@ -190,7 +247,7 @@ def plan_changesets(
             unresolved=unresolved,
             ignored=ignored if review is Review.STANDARD else (),
             files=files,
-            key=fingerprint_key,
+            key=key,
         )
         out.append(cs)
         if error:

@@ -18,7 +18,7 @@ from writeback.adapters.repotexts import read_texts
 from writeback.core.documents import normdir
 from writeback.core.kustomizing import find_kustomization
 from writeback.core.locating import SourceKind, locate
-from writeback.core.planning import Plan, plan_changesets
+from writeback.core.planning import Plan, plan_changesets, tracked_app
 from writeback.core.verifying import mismatches
 from writeback.errors import PatchError, ToolMissing
 from writeback.model import ChangeSet, Drift, ObjectRef
@@ -59,6 +59,7 @@ def plan_files(
     options: PlanOptions,
     default_namespace: str | None = None,
     live_refs: Collection[ObjectRef] | None = None,
+    apps: Mapping[tuple[str, str, str, str], str] | None = None,
     repo: Path | None = None,
 ) -> PlanOutcome:
     """Locate and plan over given repo texts; with ``repo`` and a Kustomize source, verify by rendering."""
@@ -73,7 +74,12 @@ def plan_files(
         live_refs=live_refs,
     )
     plan = plan_changesets(
-        target=options.target, files=files, drifts=drifts, located=located, fingerprint_key=options.fingerprint_key
+        target=options.target,
+        files=files,
+        drifts=drifts,
+        located=located,
+        apps=apps,
+        fingerprint_key=options.fingerprint_key,
     )
     if source == "kustomize" and options.verify and repo is not None:
         plan = verify_kustomize(plan, repo=repo, path=path, binary=options.kustomize)
@@ -138,6 +144,7 @@ def plan_target(
         options=replace(options, source=source),
         default_namespace=request.namespaces[0] if request.namespaces else None,
         live_refs=[o.ref for o in detection.live],
+        apps={o.ref.identity: app for o in detection.live if (app := tracked_app(o.body)) is not None},
         repo=request.repo,
     )
     return replace(outcome, detection=detection, notes=notes)
