@@ -162,3 +162,21 @@ def test_text_output_offline(setup: dict[str, Path], capsys: pytest.CaptureFixtu
     assert f"by kubectl-edit (Update) at {T1}" in out
     assert "metadata.uid" in out and "server-populated" in out
     assert "note: offline mode" in out
+
+
+def test_argocd_ignore_differences_are_honoured(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "settings", "namespace": "argocd"},
+        "spec": {"ignoreDifferences": [{"kind": "ConfigMap", "name": "settings", "jsonPointers": ["/data/mode"]}]},
+        "status": {"sync": {"revision": "main"}},
+    }
+    dump = setup["tmp"] / "with-app.yaml"
+    dump.write_text(setup["dump"].read_text() + "---\n" + to_yaml(app))
+    code, doc, err = diff(capsys, "--repo", str(setup["repo"]), "--live", str(dump), "--argocd-app", "argocd/settings")
+    assert code == 0, err
+    assert doc is not None
+    (d,) = doc["drifts"]
+    assert (d["path"], d["decision"]) == ("data.mode", "ignore")
+    assert "ignoreDifferences" in d["reason"]

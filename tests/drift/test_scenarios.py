@@ -259,3 +259,18 @@ def test_text_output_and_explain(incident: Incident, capsys: pytest.CaptureFixtu
     assert re.search(r"flag\s+add\s+spec\.template\.spec\.containers\[name=app\]\.securityContext\.privileged", out)
     assert "dropped before comparing" in out and "metadata.uid" in out
     assert f"| -{ROTATED_LINE_OLD}" in out and f"| +{ROTATED_LINE_NEW}" in out  # the PEM as changed lines
+
+
+def test_the_sync_mode_is_what_the_apiserver_recorded(incident: Incident, controlplane: Any) -> None:
+    live = json.loads(
+        controlplane.kubectl(
+            "get", "deploy", "web-defaults", "-n", incident.plain, "-o", "json", "--show-managed-fields"
+        ).stdout
+    )
+    recorded = {(m["manager"], m["operation"]) for m in live["metadata"]["managedFields"]}
+    expected = {
+        "argocd-client-side": ("argocd-controller", "Update"),
+        "argocd-server-side": ("argocd-controller", "Apply"),
+        "flux-kustomize-controller": ("kustomize-controller", "Apply"),
+    }[incident.mode]
+    assert recorded == {expected}
