@@ -147,3 +147,45 @@ def test_missing_kustomize_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setenv(kustomize_cli.ENV_VAR, str(tmp_path / "nope"))
     with pytest.raises(ToolMissing, match="WRITEBACK_KUSTOMIZE"):
         kustomize_cli.find_kustomize()
+
+
+def test_labels_entry_and_image_name_are_edited_where_kustomize_sets_them(repo: Path, kustomize_bin: Path) -> None:
+    drifts = [
+        drift(WEB, 'metadata.labels["env"]', live="production", git="prod"),
+        drift(WEB, IMAGE, live="mirror.example.com/web:1.0.3", git="registry.example.com/web:1.0.3"),
+    ]
+    options = PlanOptions(target="prod", source="kustomize", kustomize=kustomize_bin)
+    outcome = plan_files(files=KUSTOMIZE_REPO, path="overlays/prod", drifts=drifts, options=options, repo=repo)
+    assert outcome.plan.errors == ()  # the real kustomize build renders both live values
+    (cs,) = outcome.plan.changesets
+    (patch,) = cs.files
+    assert patch.path == "overlays/prod/kustomization.yaml"
+    assert "      env: production\n" in patch.after
+    assert "    newName: mirror.example.com/web\n" in patch.after
+
+
+def test_file_based_strategic_merge_and_json6902_patches(tmp_path: Path, kustomize_bin: Path) -> None:
+    files = {
+        "base/kustomization.yaml": KUSTOMIZE_REPO["base/kustomization.yaml"],
+        "base/deployment.yaml": KUSTOMIZE_REPO["base/deployment.yaml"],
+        "base/service.yaml": KUSTOMIZE_REPO["base/service.yaml"],
+        "qa/kustomization.yaml": (
+            "namespace: qa\nresources:\n  - ../base\npatchesStrategicMerge:\n  - smp.yaml\n"
+            "patchesJson6902:\n  - target: {group: apps, version: v1, kind: Deployment, name: web}\n"
+            "    path: ops.yaml\n"
+        ),
+        "qa/smp.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  minReadySeconds: 5\n",
+        "qa/ops.yaml": "- op: replace\n  path: /spec/replicas\n  value: 2  # qa runs two\n",
+    }
+    write_repo(tmp_path / "repo", files)
+    web = ref("Deployment", "web", namespace="qa")
+    drifts = [drift(web, "spec.minReadySeconds", live=9, git=5), drift(web, "spec.replicas", live=3, git=2)]
+    options = PlanOptions(target="qa", source="kustomize", kustomize=kustomize_bin)
+    outcome = plan_files(files=files, path="qa", drifts=drifts, options=options, repo=tmp_path / "repo")
+    assert outcome.plan.errors == ()
+    (cs,) = outcome.plan.changesets
+    after = {f.path: f.after for f in cs.files}
+    assert after == {
+        "qa/smp.yaml": files["qa/smp.yaml"].replace("5", "9"),
+        "qa/ops.yaml": files["qa/ops.yaml"].replace("value: 2", "value: 3"),
+    }

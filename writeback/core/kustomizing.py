@@ -57,6 +57,16 @@ class ReplicaEntry:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LabelEntry:
+    """A label a layer sets: ``commonLabels`` (everywhere) or a ``labels:`` pair (templates/selectors opt-in)."""
+
+    key: str
+    path: FieldPath  # of the value in the kustomization document
+    templates: bool = False
+    selectors: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PatchTarget:
     group: str | None = None
     kind: str | None = None
@@ -106,6 +116,7 @@ class Layer:
     suffix: str = ""
     images: tuple[ImageEntry, ...] = ()
     replicas: tuple[ReplicaEntry, ...] = ()
+    labels: tuple[LabelEntry, ...] = ()
     patches: tuple[Patch, ...] = ()  # in application order (patchesStrategicMerge, patches, patchesJson6902)
     generators: tuple[Generator, ...] = ()
 
@@ -248,6 +259,29 @@ def _generators(data: Mapping[str, Any], kfile: str) -> list[Generator]:
     return out
 
 
+def _labels(data: Mapping[str, Any], kfile: str) -> list[LabelEntry]:
+    out: list[LabelEntry] = []
+    common = data.get("commonLabels")
+    if isinstance(common, Mapping):
+        out += [
+            LabelEntry(key=str(k), path=(Key("commonLabels"), Key(str(k))), templates=True, selectors=True)
+            for k in common
+        ]
+    for i, entry in enumerate(_list(data, "labels", kfile)):
+        pairs = entry.get("pairs") if isinstance(entry, Mapping) else None
+        if not isinstance(pairs, Mapping):
+            continue
+        sel = bool(entry.get("includeSelectors"))
+        tpl = bool(entry.get("includeTemplates")) or sel
+        out += [
+            LabelEntry(
+                key=str(k), path=(Key("labels"), Index(i), Key("pairs"), Key(str(k))), templates=tpl, selectors=sel
+            )
+            for k in pairs
+        ]
+    return out
+
+
 def _layer(files: Mapping[str, str], directory: str, kfile: str, data: Mapping[str, Any]) -> Layer:
     images = [
         ImageEntry(
@@ -273,6 +307,7 @@ def _layer(files: Mapping[str, str], directory: str, kfile: str, data: Mapping[s
         suffix=str(data.get("nameSuffix") or ""),
         images=tuple(images),
         replicas=tuple(replicas),
+        labels=tuple(_labels(data, kfile)),
         patches=tuple(_patches(files, data, directory, kfile)),
         generators=tuple(_generators(data, kfile)),
     )

@@ -17,7 +17,7 @@ from typing import Any
 from writeback.model import ABSENT, Drift, FieldPath, Index, Key, Op, Select, Unresolved
 
 from .documents import join, lookup, under
-from .kustomizing import Generator, Layer, Origin, Patch, PatchTarget, Step, relative
+from .kustomizing import Generator, LabelEntry, Layer, Origin, Patch, PatchTarget, Step, relative
 from .locations import Location, NewPatch, Transform
 from .markers import parse_image
 
@@ -99,6 +99,23 @@ def _pointer(data: Any, path: FieldPath) -> str | None:
     return "/" + "/".join(out)
 
 
+_TEMPLATE_LABELS = (Key("spec"), Key("template"), Key("metadata"), Key("labels"))
+_SELECTOR_LABELS = (Key("spec"), Key("selector"), Key("matchLabels"))
+
+
+def _label_entries(layer: Layer, path: FieldPath) -> list[LabelEntry]:
+    if len(path) < 2 or not isinstance(path[-1], Key):
+        return []
+    key, parent = path[-1].name, path[:-1]
+    if parent == (Key("metadata"), Key("labels")):
+        return [e for e in layer.labels if e.key == key]
+    if parent == _TEMPLATE_LABELS:
+        return [e for e in layer.labels if e.key == key and e.templates]
+    if parent == _SELECTOR_LABELS:
+        return [e for e in layer.labels if e.key == key and e.selectors]
+    return []
+
+
 def _patch_source(patch: Patch, origin: Origin, path: FieldPath) -> _Source | None:
     via = f"patch {patch.file}" if patch.inline is None else f"inline patch in {patch.file}"
     if patch.is_json6902:
@@ -158,6 +175,8 @@ def _sources(origin: Origin, path: FieldPath, files: Mapping[str, str]) -> list[
                             via="kustomize images entry",
                         )
                     )
+        for label in _label_entries(layer, path):
+            out.append(_Source(file=layer.file, document=0, path=label.path, via="kustomize labels"))
         if path == (Key("spec"), Key("replicas")):
             for rep in layer.replicas:
                 if rep.name in (step.name, origin.original_name):
