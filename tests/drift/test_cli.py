@@ -180,3 +180,17 @@ def test_argocd_ignore_differences_are_honoured(setup: dict[str, Path], capsys: 
     (d,) = doc["drifts"]
     assert (d["path"], d["decision"]) == ("data.mode", "ignore")
     assert "ignoreDifferences" in d["reason"]
+
+
+def test_namespace_flag_names_the_default_namespace(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    (setup["repo"] / "apps" / "kustomization.yaml").unlink()
+    commit(setup["repo"], "no kustomization")
+    code, doc, err = diff(
+        capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--namespace", "prod", "qa"
+    )
+    assert code == 0, err
+    assert doc is not None and [d["resource"]["namespace"] for d in doc["drifts"]] == ["prod"]
+    code, doc, _ = diff(capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "-n", "qa", "-n", "prod")
+    # the manifest now means qa/settings, which the dump lacks; prod/settings was applied by Argo CD: not "new"
+    assert doc is not None
+    assert [(d["resource"]["namespace"], d["decision"]) for d in doc["drifts"]] == [("qa", "deleted")]

@@ -35,7 +35,8 @@ def add_source_flags(parser: argparse.ArgumentParser) -> None:
         "--namespace",
         "-n",
         metavar="NS",
-        action="append",
+        action="extend",
+        nargs="+",
         dest="namespaces",
         help="namespace of manifests that name none (the first given), also snapshotted; repeatable",
     )
