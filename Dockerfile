@@ -33,7 +33,6 @@ FROM ${PYTHON_IMAGE} AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     HOME=/home/writeback \
-    WRITEBACK_WORKDIR=/var/lib/writeback \
     TMPDIR=/tmp
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
@@ -52,4 +51,4 @@ WORKDIR /var/lib/writeback
 USER 10001:10001
 EXPOSE 9090
 ENTRYPOINT ["writeback"]
-CMD ["run", "--config", "/etc/writeback/config.yaml"]
+CMD ["run", "--config", "/etc/writeback/config.yaml", "--workdir", "/var/lib/writeback"]

@@ -46,10 +46,12 @@ def test_config_map_holds_a_valid_config_that_matches_the_manifests(docs: list[d
     port = int(config.metrics.address.rsplit(":", 1)[1])
     container = _container(docs)
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": port}
-    assert container["args"] == ["run", "--config", "/etc/writeback/config.yaml"]
+    assert container["args"][:3] == ["run", "--config", "/etc/writeback/config.yaml"]
+    workdir = container["args"][container["args"].index("--workdir") + 1]  # the git clones: an emptyDir
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in find(docs, "Deployment")[0]["spec"]["template"]["spec"]["volumes"]}
     assert volumes[mounts["/etc/writeback"]]["configMap"]["name"] == cm["metadata"]["name"]
+    assert "emptyDir" in volumes[mounts[workdir]]
     env = {e["name"]: e for e in container["env"]}
     for target in config.targets:
         token = target.forge.token if target.forge else None
