@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.model import ABSENT, FieldPath, Index, Key, ObjectRef, Select
+from writeback.model import ABSENT, FieldPath, Index, Key, Select
 from writeback.yamledit.documents import load_documents
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -90,38 +90,3 @@ def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:
                 return ABSENT
             cur = cur[seg.index]
     return cur
-
-
-def existing_prefix(data: Any, path: FieldPath) -> int:
-    """How many leading segments of ``path`` exist in ``data``."""
-    for n in range(len(path), 0, -1):
-        if lookup(data, path[:n]) is not ABSENT:
-            return n
-    return 0
-
-
-def build_value(rest: FieldPath, value: Any) -> Any:
-    """The value to put at ``rest[0]`` (below an existing node) so that ``rest`` ends holding ``value``."""
-    if len(rest) > 1:
-        child = build_value(rest[1:], value)
-        nxt = rest[1]
-        inner: Any = {nxt.name: child} if isinstance(nxt, Key) else [child]
-    else:
-        inner = value
-    head = rest[0]
-    if isinstance(head, Select) and isinstance(inner, Mapping):
-        item: dict[str, Any] = {k: _select_value(v) for k, v in head.keys}
-        item.update(inner)
-        return item
-    return inner
-
-
-def _select_value(text: str) -> Any:
-    """Selector values are kept as text; container ports and the like are integers."""
-    if text.isdigit():
-        return int(text)
-    return text
-
-
-def ref_key(ref: ObjectRef) -> tuple[str, str, str, str]:
-    return ref.identity
