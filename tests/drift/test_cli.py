@@ -194,3 +194,16 @@ def test_namespace_flag_names_the_default_namespace(setup: dict[str, Path], caps
     # the manifest now means qa/settings, which the dump lacks; prod/settings was applied by Argo CD: not "new"
     assert doc is not None
     assert [(d["resource"]["namespace"], d["decision"]) for d in doc["drifts"]] == [("qa", "deleted")]
+
+
+def test_config_selectors_limit_both_sides(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = setup["tmp"] / "writeback.yaml"
+    base = f"targets:\n- name: prod\n  repo_url: {setup['repo']}\n  selectors:\n"
+    cfg.write_text(base + "  - {apiVersion: apps/v1, kind: Deployment}\n")
+    code, doc, err = diff(capsys, "--config", str(cfg), "--live", str(setup["dump"]))
+    assert code == 0, err
+    assert doc is not None and doc["drifts"] == []  # the ConfigMap is neither snapshotted nor "deleted"
+    assert any("outside the selectors" in n for n in doc["notes"])
+    cfg.write_text(base + "  - {apiVersion: v1, kind: ConfigMap, namespaces: [prod]}\n")
+    code, doc, err = diff(capsys, "--config", str(cfg), "--live", str(setup["dump"]))
+    assert doc is not None and [d["path"] for d in doc["drifts"]] == ["data.mode"]

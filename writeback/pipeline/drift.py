@@ -91,6 +91,12 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         namespaces=request.namespaces,
         include_secrets=request.policy.include_secrets,
     )
+    if request.selectors:
+        kept = snapshots.filter_desired(objects=desired, scopes=scopes)
+        if len(kept) < len(desired):
+            git_notes = (*git.notes, f"{len(desired) - len(kept)} Git resource(s) outside the selectors not compared")
+            git = replace(git, notes=git_notes)
+        desired = kept
     options = EngineOptions(
         policy=request.policy,
         ignore=request.ignore,

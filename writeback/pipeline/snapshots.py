@@ -62,7 +62,7 @@ def _is_secret(api_version: str, kind: str) -> bool:
     return api_version == "v1" and kind == "Secret"
 
 
-def _in_scope(obj: LiveObject, scope: Scope) -> bool:
+def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
     sel = scope.selector
     group = sel.api_version.rpartition("/")[0] if "/" in sel.api_version else ""
     if (obj.ref.group, obj.ref.kind) != (group, sel.kind):
@@ -100,6 +100,11 @@ def _labels_match(labels: dict[str, str], expr: str) -> bool:
 
 def filter_dump(*, objects: Sequence[LiveObject], scopes: Sequence[Scope]) -> tuple[LiveObject, ...]:
     """Offline: the dumped objects that the same scopes would have listed."""
+    return tuple(o for o in objects if any(_in_scope(o, s) for s in scopes))
+
+
+def filter_desired(*, objects: Sequence[DesiredObject], scopes: Sequence[Scope]) -> tuple[DesiredObject, ...]:
+    """With configured selectors: only the Git resources they select (the others were not snapshotted)."""
     return tuple(o for o in objects if any(_in_scope(o, s) for s in scopes))
 
 
