@@ -241,6 +241,17 @@ class ChangeSet:
     ignored: tuple[Drift, ...] = ()  # what was deliberately not written back (for the PR body)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapturedHotfix:
+    """A person's live change that the watch captured and the GitOps controller then reverted in the cluster."""
+
+    resource: ObjectRef
+    manager: str  # who made the change (managedFields manager)
+    time: str | None  # when they made it
+    reverted_at: str | None = None  # when the controller wrote over it
+    reverted_by: str | None = None  # the controller's manager
+
+
 # ---------------------------------------------------------------- forge
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from writeback.errors import ConfigError
-from writeback.model import ABSENT, ChangeSet, Decision, Drift, Review
+from writeback.model import ABSENT, CapturedHotfix, ChangeSet, Decision, Drift, Review
 from writeback.paths import format_path
 from writeback.prmarkers import format_marker
 
@@ -43,6 +43,7 @@ class RenderInput:
     incident: str | None = None
     verification: str | None = None  # the server-side dry-run apply result, one line
     security_labels: tuple[str, ...] = ()
+    hotfixes: tuple[CapturedHotfix, ...] = ()  # captured live changes the GitOps controller reverted
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,7 +149,19 @@ def context(data: RenderInput) -> dict[str, Any]:
         "incident": data.incident,
         "verification": data.verification,
         "files": [f.path for f in cs.files],
+        "reverted_hotfixes": _reverted(data),
     }
+
+
+def _reverted(data: RenderInput) -> list[dict[str, Any]]:
+    """The captured hotfixes of this change set's resources that the controller reverted in the cluster."""
+    mine = {d.resource.identity for d in data.change_set.drifts}
+    return [
+        {"ref": str(h.resource), "manager": h.manager, "time": h.time, "reverted_at": h.reverted_at,
+         "reverted_by": h.reverted_by}
+        for h in data.hotfixes
+        if h.resource.identity in mine
+    ]  # fmt: skip
 
 
 def cut_body(body: str, *, limit: int) -> str:

@@ -22,9 +22,9 @@ from writeback.adapters.gitrepo import GitAuth, GitRepo, Identity
 from writeback.adapters.templating import load_templates
 from writeback.core.rendering import RenderInput, render
 from writeback.errors import ConfigError, RateLimited, WritebackError
-from writeback.model import ChangeSet, EnsureResult, Outcome
+from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome
 from writeback.pipeline.drift import DriftRequest
-from writeback.pipeline.plan import PlanOptions, plan_target
+from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,11 @@ class CycleOptions:
     forge: Forge | None = None  # None: opened from the target's forge config
     verifier: Verifier | None = None  # the server-side dry-run line for a change set's PR body
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # service mode (writeback.service): captured hotfixes the controller reverted, a hook for metrics, and
+    # the safe-point check (False once shutting down or the target's Lease was lost: nothing is pushed)
+    hotfixes: Callable[[], tuple[CapturedHotfix, ...]] | None = None
+    on_plan: Callable[[PlanOutcome], None] | None = None
+    keep_going: Callable[[], bool] | None = None
 
 
 @contextmanager
@@ -110,6 +115,12 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
             request=_request(target, repo.workdir), options=plan_options, cluster=options.cluster,
             live_path=options.live_path,
         )  # fmt: skip
+        if options.on_plan is not None:
+            options.on_plan(outcome)
+        if options.keep_going is not None and not options.keep_going():  # a safe point: nothing pushed yet
+            log.info("target %s: stopping before publishing (shutdown or lost lease)", target.name)
+            return [EnsureResult(outcome=Outcome.SKIPPED, target=target.name, detail="stopped before publishing")]
+        hotfixes = options.hotfixes() if options.hotfixes is not None else ()
         problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
         problems += list(outcome.plan.errors)
         for p in problems:
@@ -122,7 +133,7 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
                 platform=forge.kind, body_limit=forge.body_limit,
                 incident=options.incident or target.pull_request.incident,
                 verification=options.verifier(cs) if options.verifier and cs.files else None,
-                security_labels=target.pull_request.security_labels,
+                security_labels=target.pull_request.security_labels, hotfixes=hotfixes,
             )  # fmt: skip
             pubs.append(Publication(change_set=cs, rendered=render(templates=templates, data=data)))
         settings = PublishSettings.from_target(target, dry_run=options.dry_run)

@@ -1,0 +1,181 @@
+"""Durable state for captured hotfixes: a directory outside the cluster, or a ConfigMap inside it.
+
+A capture is the object exactly as the person left it (managedFields included) with who wrote it and when,
+so a backport PR can still be opened after the GitOps controller reverted the live object. Never a Secret:
+captures of Secrets are refused, and the state is never stored in one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from writeback.errors import ClusterError, InputError
+from writeback.model import ObjectRef
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capture:
+    """A person's write seen by the watch."""
+
+    target: str
+    ref: ObjectRef
+    manager: str
+    operation: str
+    time: str | None  # the managedFields time of the person's write
+    captured_at: str  # when writeback saw it (UTC, RFC 3339)
+    body: Mapping[str, Any]  # the object as the person left it
+
+    @property
+    def key(self) -> str:
+        ref = self.ref
+        parts = (self.target, ref.group or "core", ref.kind, ref.namespace or "_", ref.name)
+        return "__".join(_UNSAFE.sub("-", p) for p in parts) + ".json"
+
+    def to_json(self) -> str:
+        doc = {
+            "target": self.target,
+            "ref": self.ref.as_json(),
+            "manager": self.manager,
+            "operation": self.operation,
+            "time": self.time,
+            "captured_at": self.captured_at,
+            "object": self.body,
+        }
+        return json.dumps(doc, indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Capture:
+        doc = json.loads(text)
+        r = doc["ref"]
+        ref = ObjectRef(api_version=r["apiVersion"], kind=r["kind"], namespace=r.get("namespace"), name=r["name"])
+        return cls(
+            target=doc["target"],
+            ref=ref,
+            manager=doc["manager"],
+            operation=doc.get("operation", ""),
+            time=doc.get("time"),
+            captured_at=doc["captured_at"],
+            body=doc["object"],
+        )
+
+
+class HotfixStore(Protocol):
+    def save(self, capture: Capture) -> None: ...
+    def load(self, *, target: str) -> list[Capture]: ...
+    def discard(self, capture: Capture) -> None: ...
+
+
+def _refuse_secrets(capture: Capture) -> None:
+    if capture.ref.group == "" and capture.ref.kind == "Secret":
+        raise InputError(f"{capture.ref}: Secrets are never captured into writeback's state")
+
+
+class DirectoryStore:
+    """One JSON file per capture under ``<state_dir>/hotfixes/``, written atomically, mode 0600."""
+
+    def __init__(self, *, state_dir: str | Path) -> None:
+        self.root = Path(state_dir) / "hotfixes"
+
+    def save(self, capture: Capture) -> None:
+        _refuse_secrets(capture)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(capture.to_json())
+            os.replace(tmp, self.root / capture.key)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def load(self, *, target: str) -> list[Capture]:
+        if not self.root.is_dir():
+            return []
+        out = []
+        for path in sorted(self.root.glob("*.json")):
+            try:
+                capture = Capture.from_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, KeyError):
+                continue  # a half-written or foreign file is not ours to fail on
+            if capture.target == target:
+                out.append(capture)
+        return out
+
+    def discard(self, capture: Capture) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.root / capture.key).unlink()
+
+
+class ConfigMapStore:
+    """One data key per capture in a ConfigMap (``namespace/name``) in writeback's own namespace."""
+
+    def __init__(self, *, api_client: Any, configmap: str) -> None:
+        namespace, sep, name = configmap.partition("/")
+        if not sep or not namespace or not name:
+            raise InputError(f"state_configmap: expected namespace/name, got {configmap!r}")
+        self._api = api_client
+        self.namespace, self.name = namespace, name
+
+    def _core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self._api)
+
+    def _data(self) -> dict[str, str]:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            cm = self._core().read_namespaced_config_map(name=self.name, namespace=self.namespace)
+        except ApiException as e:
+            if e.status == 404:
+                return {}
+            raise ClusterError(f"state ConfigMap {self.namespace}/{self.name}: read: {e.reason}") from e
+        return dict(cm.data or {})
+
+    def _patch(self, data: dict[str, str | None]) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        core = self._core()
+        body = {"data": data}
+        try:
+            core.patch_namespaced_config_map(name=self.name, namespace=self.namespace, body=body)
+        except ApiException as e:
+            if e.status != 404:
+                raise ClusterError(f"state ConfigMap {self.namespace}/{self.name}: patch: {e.reason}") from e
+            created = {"metadata": {"name": self.name, "labels": {"app.kubernetes.io/managed-by": "writeback"}}}
+            created["data"] = {k: v for k, v in data.items() if v is not None}
+            try:
+                core.create_namespaced_config_map(namespace=self.namespace, body=created)
+            except ApiException as e2:
+                raise ClusterError(f"state ConfigMap {self.namespace}/{self.name}: create: {e2.reason}") from e2
+
+    def save(self, capture: Capture) -> None:
+        _refuse_secrets(capture)
+        self._patch({capture.key: capture.to_json()})
+
+    def load(self, *, target: str) -> list[Capture]:
+        out = []
+        for key, text in sorted(self._data().items()):
+            if not key.endswith(".json"):
+                continue
+            try:
+                capture = Capture.from_json(text)
+            except (ValueError, KeyError):
+                continue
+            if capture.target == target:
+                out.append(capture)
+        return out
+
+    def discard(self, capture: Capture) -> None:
+        self._patch({capture.key: None})

@@ -1,0 +1,212 @@
+"""Catch a hotfix before the GitOps controller wipes it.
+
+The watch sees every write. When the newest managedFields entry of a watched object belongs to a person (not
+a controller, not the GitOps tool), the object is captured as the person left it into durable state and an
+evaluation of its target is triggered (debounced). During a cycle, ``CapturingCluster`` serves the captured
+object instead of the live one when the GitOps controller has reverted it since, and records that, so the
+PR can say plainly that the change was reverted in the cluster at time T.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, Resource
+from writeback.adapters.hotfixes import Capture, HotfixStore
+from writeback.adapters.watching import WatchEvent
+from writeback.config import Policy, Selector
+from writeback.core.deciding import Role, manager_role
+from writeback.model import CapturedHotfix, FieldOwner, LiveObject, ObjectRef
+
+log = logging.getLogger(__name__)
+
+_SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink")
+
+
+def _entries(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    fields = (body.get("metadata") or {}).get("managedFields") or []
+    return [e for e in fields if isinstance(e, Mapping) and e.get("subresource", "") != "status"]
+
+
+def newest_writer(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | None:
+    """The manager of the newest managedFields entry (a person wins a tie within the same second)."""
+    entries = _entries(body)
+    if not entries:
+        return None
+    latest = max(str(e.get("time") or "") for e in entries)
+    tied = [e for e in entries if str(e.get("time") or "") == latest]
+    tied.sort(key=lambda e: manager_role(policy, str(e.get("manager", ""))) is not Role.PERSON)
+    e = tied[0]
+    return FieldOwner(
+        manager=str(e.get("manager", "")),
+        operation=str(e.get("operation", "")),
+        subresource=str(e.get("subresource", "")),
+        time=str(e.get("time")) if e.get("time") else None,
+    )
+
+
+def person_write(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | None:
+    """The person's write, when the newest write to ``body`` was made by one; else None."""
+    owner = newest_writer(body, policy=policy)
+    if owner is None or manager_role(policy, owner.manager) is not Role.PERSON:
+        return None
+    return owner
+
+
+def essence(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a person can change: the object without status and server-set metadata."""
+    out = {k: v for k, v in body.items() if k != "status"}
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _SERVER_META}
+    out["metadata"] = meta
+    return out
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _ref(obj: Mapping[str, Any], resource: Resource) -> ObjectRef:
+    meta = obj.get("metadata") or {}
+    return ObjectRef(
+        api_version=resource.api_version,
+        kind=resource.kind,
+        namespace=meta.get("namespace") or None,
+        name=str(meta.get("name", "")),
+    )
+
+
+class HotfixCapturer:
+    """The watch-event handler of one target: capture a person's write, then ``on_capture`` (the trigger)."""
+
+    def __init__(
+        self,
+        *,
+        target: str,
+        policy: Policy,
+        store: HotfixStore,
+        on_capture: Callable[[Capture], None],
+    ) -> None:
+        self.target = target
+        self._policy = policy
+        self._store = store
+        self._on_capture = on_capture
+        self._seen: set[tuple[str, str, str]] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, event: WatchEvent) -> None:
+        if event.initial or event.type == "DELETED":
+            return
+        ref = _ref(event.object, event.resource)
+        if ref.group == "" and ref.kind == "Secret":
+            return
+        owner = person_write(event.object, policy=self._policy)
+        if owner is None:
+            return
+        uid = str((event.object.get("metadata") or {}).get("uid", ""))
+        key = (uid, owner.manager, owner.time or "")
+        with self._lock:
+            if key in self._seen:  # the same write seen again (a status update, a revert in the same second)
+                return
+            self._seen.add(key)
+        capture = Capture(
+            target=self.target,
+            ref=ref,
+            manager=owner.manager,
+            operation=owner.operation,
+            time=owner.time,
+            captured_at=_now(),
+            body=event.object,
+        )
+        self._store.save(capture)
+        log.info(
+            "captured a live change by %s to %s",
+            owner.manager,
+            ref,
+            extra={"target": self.target, "manager": owner.manager, "changed_at": owner.time or ""},
+        )
+        self._on_capture(capture)
+
+
+class CapturingCluster:
+    """The ``Cluster`` protocol over another one; a reverted object is served as the person left it."""
+
+    def __init__(
+        self, *, cluster: Cluster, store: HotfixStore, target: str, policy: Policy, ttl_seconds: float
+    ) -> None:
+        self._cluster = cluster
+        self._store = store
+        self._target = target
+        self._policy = policy
+        self._ttl = ttl_seconds
+        self._reverted: list[CapturedHotfix] = []
+        self._lock = threading.Lock()
+
+    def begin_cycle(self) -> None:
+        with self._lock:
+            self._reverted = []
+
+    def reverted(self) -> tuple[CapturedHotfix, ...]:
+        """The captured changes the controller reverted that this cycle used (for the PR body)."""
+        with self._lock:
+            return tuple(self._reverted)
+
+    def list_objects(self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
+        live = self._cluster.list_objects(selector=selector, page_size=page_size)
+        captures = {c.ref.identity: c for c in self._store.load(target=self._target)}
+        if not captures:
+            return live
+        out = []
+        for obj in live:
+            capture = captures.get(obj.ref.identity)
+            out.append(obj if capture is None else self._resolve(obj, capture))
+        return out
+
+    def _resolve(self, obj: LiveObject, capture: Capture) -> LiveObject:
+        if _age(capture.captured_at) > self._ttl or essence(obj.body) == essence(capture.body):
+            self._store.discard(capture)  # expired, or the person's change is live (kept, or merged and synced)
+            return obj
+        writer = newest_writer(obj.body, policy=self._policy)
+        if writer is None or manager_role(self._policy, writer.manager) is not Role.GITOPS:
+            return obj  # changed since, but not reverted by the GitOps tool: the live object tells the truth
+        if (writer.time or "") < (capture.time or ""):
+            return obj
+        hotfix = CapturedHotfix(
+            resource=obj.ref,
+            manager=capture.manager,
+            time=capture.time,
+            reverted_at=writer.time,
+            reverted_by=writer.manager,
+        )
+        with self._lock:
+            self._reverted.append(hotfix)
+        log.info(
+            "%s was reverted by %s at %s; using the captured change by %s",
+            obj.ref,
+            writer.manager,
+            writer.time,
+            capture.manager,
+            extra={"target": self._target},
+        )
+        return LiveObject(ref=obj.ref, body=capture.body, source=obj.source)
+
+    def resource_for(self, *, api_version: str, kind: str) -> Resource:
+        return self._cluster.resource_for(api_version=api_version, kind=kind)
+
+    def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._cluster.dry_run_apply(body=body)
+
+    def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
+        return self._cluster.get_object(ref=ref)
+
+
+def _age(stamp: str) -> float:
+    try:
+        at = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return 0.0
+    return time.time() - at.timestamp()
