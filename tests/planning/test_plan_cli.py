@@ -199,3 +199,28 @@ def test_plan_kustomize_overlay_offline(
         '-    newTag: "1.0.3"  # pinned by the release train\n+    newTag: "1.0.9"  # pinned by the release train\n'
         in (cs["files"][0]["diff"])
     )
+
+
+def test_plan_with_a_config_file(
+    capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "live.json"
+    dump.write_text(_live(image="registry.example.com/web:1.0.4", privileged=False))
+    config = tmp_path / "writeback.yaml"
+    config.write_text(
+        "targets:\n"
+        "  - name: shop-prod\n"
+        f"    repo_url: {repo}\n"
+        "    path: apps\n"
+        "    source: plain\n"
+        "    pull_request:\n"
+        "      fingerprint_key: {env: WB_TEST_FP_KEY}\n"
+    )
+    code, _, err = _plan(capsys, "--config", str(config), "--live", str(dump), "-o", "json")
+    assert code == 2 and "WB_TEST_FP_KEY is not set" in err
+    monkeypatch.setenv("WB_TEST_FP_KEY", "k")
+    code, out, err = _plan(capsys, "--config", str(config), "--live", str(dump), "-o", "json")
+    assert code == 0, err
+    (cs,) = json.loads(out)["changesets"]
+    assert (cs["id"], cs["target"]) == ("shop-prod", "shop-prod")
+    assert [f["path"] for f in cs["files"]] == ["apps/web.yaml"]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from writeback.cli.common import add_source_flags, inputs_from_args
-from writeback.config import load_config
+from writeback.config import SecretRef, load_config
 from writeback.core.engine import drift_to_json
 from writeback.core.unified_diffs import render_file_patch
+from writeback.errors import ConfigError
 from writeback.model import ChangeSet, Unresolved
 from writeback.paths import format_path
 from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
@@ -44,14 +46,31 @@ def register(subparsers: Any) -> None:
 
 
 def _options(args: argparse.Namespace, target_name: str) -> PlanOptions:
-    source, edit_base = args.source, bool(args.edit_base)
+    source, edit_base, key = args.source, bool(args.edit_base), None
     if args.config:
         cfg = load_config(args.config)
         target = next((t for t in cfg.targets if t.name == target_name), None)
         if target is not None:
             source = source or target.source
             edit_base = edit_base or target.edit_base
-    return PlanOptions(target=target_name or _default_name(args), source=source, edit_base=edit_base)
+            ref = target.pull_request.fingerprint_key
+            key = _secret(ref, what=f"targets[{target.name}].pull_request.fingerprint_key") if ref else None
+    return PlanOptions(
+        target=target_name or _default_name(args), source=source, edit_base=edit_base, fingerprint_key=key
+    )
+
+
+def _secret(ref: SecretRef, *, what: str) -> bytes:
+    """The bytes a SecretRef points at (an environment variable, or a file without its trailing newline)."""
+    if ref.env:
+        value = os.environ.get(ref.env)
+        if value is None:
+            raise ConfigError(f"{what}: environment variable {ref.env} is not set")
+        return value.encode()
+    try:
+        return Path(ref.file or "").read_bytes().rstrip(b"\r\n")
+    except OSError as e:
+        raise ConfigError(f"{what}: cannot read {ref.file}: {e.strerror}") from e
 
 
 def _default_name(args: argparse.Namespace) -> str:
