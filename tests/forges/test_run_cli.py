@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +90,13 @@ def flags(kind: str, bare: Path, fake: FakeForge, live: Path) -> list[str]:
 
 
 def test_run_once_creates_then_twice_more_changes_nothing(
-    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    kind: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("WB_TEST_TOKEN", TOKENS[kind])
     bare = make_bare(tmp_path, "repo")
     fake = make_fake(kind, bare)
@@ -118,6 +124,8 @@ def test_run_once_creates_then_twice_more_changes_nothing(
         [result] = json.loads(out)
         assert result["outcome"] == "updated" and result["url"]
         assert fake.violations == []
+        assert TOKENS[kind] not in caplog.text + out + err  # never log a token (debug logs included)
+        assert any(r.name.startswith(("github", "gitlab", "urllib3")) for r in caplog.records)
     finally:
         fake.stop()
 
