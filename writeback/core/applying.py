@@ -8,9 +8,7 @@ from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Op, Select
 from writeback.paths import format_path
-from writeback.yamledit.documents import load_documents
-from writeback.yamledit.editing import Edit, apply_edits
-from writeback.yamledit.errors import EditRefused, VerifyError
+from writeback.yamledit import Edit, EditRefused, VerifyError, apply_edits, load_documents
 
 from .documents import lookup
 from .locations import Location, Transform

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
-from writeback.yamledit.documents import load_documents
+from writeback.yamledit import load_documents
 
 YAML_SUFFIXES = (".yaml", ".yml")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from writeback.errors import PatchError, PathSyntaxError
 from writeback.model import FieldPath
 from writeback.paths import parse_path
-from writeback.yamledit.documents import iter_scalars
+from writeback.yamledit import iter_scalars
 
 from .documents import is_yaml
 

@@ -19,8 +19,7 @@ from typing import Any
 from writeback.errors import PatchError
 from writeback.model import ABSENT, ChangeSet, Decision, Drift, FilePatch, Review, Unresolved
 from writeback.paths import format_path
-from writeback.yamledit.documents import load_documents
-from writeback.yamledit.errors import VerifyError
+from writeback.yamledit import VerifyError, load_documents
 
 from .applying import apply_location
 from .documents import is_yaml, lookup
