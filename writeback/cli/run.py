@@ -30,7 +30,9 @@ def register(subparsers: Any) -> None:
     )
     add_source_flags(parser)
     add_repo_forge_flags(parser)
-    parser.add_argument("--once", action="store_true", help="run one cycle and exit (the service runs forever)")
+    parser.add_argument(
+        "--once", action="store_true", help="run one cycle and exit (without it: the service, forever, needs --config)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="everything except the push and the API writes")
     parser.add_argument("--workdir", metavar="DIR", help="where the clones live (default: state_dir, else a temp dir)")
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
@@ -64,9 +66,26 @@ def result_json(r: EnsureResult) -> dict[str, Any]:
     }
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """Without --once: the long-running service (writeback.service.serving), every target on its schedule."""
+    if not args.config:
+        raise InputError("run without --once is the long-running service: give --config FILE (or add --once)")
+    if args.live or args.repo or args.dry_run:
+        raise InputError("--live, --repo and --dry-run work only with --once")
+    import logging
+
+    from writeback.service.serving import serve
+
+    cfg, targets = targets_from_args(args)
+    assert cfg is not None
+    cfg = cfg.model_copy(update={"targets": targets})
+    level = logging.DEBUG if getattr(args, "debug", False) else logging.INFO
+    return serve(cfg, workdir=Path(args.workdir) if args.workdir else None, level=level)
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.once:
-        raise InputError("run needs --once here; the long-running service runs the same cycle on a schedule")
+        return _serve(args)
     if args.repo:
         raise InputError("--repo: run clones --repo-url (or the target's repo_url) itself")
     cfg, targets = targets_from_args(args)

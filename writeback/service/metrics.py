@@ -15,6 +15,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from writeback.errors import ConfigError
 from writeback.model import Decision, Drift, EnsureResult
 
 _BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
@@ -74,23 +75,19 @@ class Metrics:
         self.cycles.labels(target=target, result="failed").inc()
         self.error(target=target, error=error)
 
-    def cycle_done(
-        self,
-        *,
-        target: str,
-        seconds: float,
-        results: Iterable[EnsureResult],
-        drifts: Iterable[Drift] | None = None,
-        now: float | None = None,
-    ) -> None:
-        """Record a successful cycle; ``drifts`` (when the pipeline reports them) feed the drift gauges."""
+    def cycle_done(self, *, target: str, seconds: float, now: float | None = None) -> None:
         self.cycle_seconds.labels(target=target).observe(seconds)
         self.cycles.labels(target=target, result="ok").inc()
         self.last_success.labels(target=target).set(time.time() if now is None else now)
+
+    def results(self, *, target: str, results: Iterable[EnsureResult]) -> None:
+        """One count per pull request outcome (created, updated, unchanged, closed, skipped, failed)."""
         for result in results:
             self.pull_requests.labels(target=target, outcome=str(result.outcome)).inc()
-        if drifts is not None:
-            self._drifts(target=target, drifts=list(drifts))
+
+    def drifts(self, *, target: str, drifts: Iterable[Drift]) -> None:
+        """The drift gauges of one cycle: fields by decision, and persistent drift."""
+        self._drifts(target=target, drifts=list(drifts))
 
     def _drifts(self, *, target: str, drifts: list[Drift]) -> None:
         counts = {str(d): 0 for d in Decision}
@@ -146,7 +143,10 @@ class HealthServer:
     ) -> None:
         host, _, port = address.rpartition(":")
         handler = _handler(metrics=metrics, ready=ready, alive=alive)
-        self._server = ThreadingHTTPServer((host.strip("[]"), int(port)), handler)
+        try:
+            self._server = ThreadingHTTPServer((host.strip("[]"), int(port)), handler)
+        except OSError as e:
+            raise ConfigError(f"metrics.address {address}: cannot listen: {e.strerror or e}") from e
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="writeback-http", daemon=True)
 

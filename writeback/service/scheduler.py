@@ -254,13 +254,14 @@ class TargetScheduler:
     def shutdown(self, *, grace: float) -> bool:
         """Stop accepting runs and wait up to ``grace`` seconds for the running ones; True if none is left."""
         self.stop.set()
-        self._scheduler.pause()
-        for job in self._scheduler.get_jobs():
-            job.remove()
+        if self._scheduler.running:
+            self._scheduler.pause()
+            self._scheduler.remove_all_jobs()
         deadline = time.monotonic() + grace
         with self._idle:
             while self._inflight and time.monotonic() < deadline:
                 self._idle.wait(timeout=max(0.0, deadline - time.monotonic()))
             clean = self._inflight == 0
-        self._scheduler.shutdown(wait=clean)
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=clean)
         return clean

@@ -1,0 +1,131 @@
+"""Hotfix capture on the real kube-apiserver: a `kubectl edit` is captured within seconds into the state dir,
+and stays there after an `argocd-controller` server-side apply reverts the live object."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore
+from writeback.adapters.watching import WatchingCluster
+from writeback.config import Policy, Selector
+from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
+
+pytestmark = pytest.mark.controlplane
+
+
+def gitops_manifest(namespace: str, value: str) -> str:
+    return f"""
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: ca-bundle, namespace: {namespace}}}
+data: {{ca.crt: {value}}}
+"""
+
+
+def gitops_apply(controlplane: Any, namespace: str, value: str) -> None:
+    controlplane.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-",
+        input=gitops_manifest(namespace, value),
+    )  # fmt: skip
+
+
+def kubectl_edit(controlplane: Any, tmp_path: Path, namespace: str, new_value: str) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f"#!/bin/sh\nsed -i 's/ca.crt: .*/ca.crt: {new_value}/' \"$1\"\n")
+    editor.chmod(0o755)
+    controlplane.kubectl("edit", "configmap", "ca-bundle", "-n", namespace, env={"EDITOR": str(editor)})
+
+
+def wait_for(predicate: Any, *, timeout: float = 10.0) -> float:
+    started = time.monotonic()
+    while not predicate():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not within {timeout}s")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def test_a_kubectl_edit_is_captured_and_survives_the_revert(
+    controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
+) -> None:
+    gitops_apply(controlplane, namespace, "old-ca")
+    store = DirectoryStore(state_dir=tmp_path / "state")
+    triggered: list[Capture] = []
+    fired = threading.Event()
+
+    def on_capture(capture: Capture) -> None:
+        triggered.append(capture)
+        fired.set()
+
+    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=on_capture)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    try:
+        cache.list_objects(selector=selector)  # informer synced: the GitOps apply is history, not a hotfix
+        gitops_apply(controlplane, namespace, "old-ca-2")  # a controller write is never captured
+        time.sleep(1.0)
+        assert store.load(target="prod") == [] and not triggered
+
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
+        took = wait_for(lambda: bool(store.load(target="prod")))
+        assert took < 5 and fired.wait(5)
+        gitops_apply(controlplane, namespace, "old-ca-2")  # selfHeal: the controller reverts it
+        live = json.loads(controlplane.kubectl("get", "cm", "ca-bundle", "-n", namespace, "-o", "json").stdout)
+        assert live["data"]["ca.crt"] == "old-ca-2"
+        time.sleep(1.0)  # the revert's watch event has been seen too
+
+        [capture] = store.load(target="prod")
+        assert capture.manager == "kubectl-edit" and capture.operation == "Update" and capture.time
+        assert capture.body["data"]["ca.crt"] == "person-fixed-ca"  # as the person left it
+        managers = {e["manager"] for e in capture.body["metadata"]["managedFields"]}
+        assert "kubectl-edit" in managers
+        files = list((tmp_path / "state" / "hotfixes").glob("*.json"))
+        assert len(files) == 1 and "ConfigMap" in files[0].name
+        assert len(triggered) == 1  # one person write, one trigger (the revert does not trigger)
+
+        # A cycle now sees the captured object instead of the reverted one, and knows who reverted it and when.
+        capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+        capturing.begin_cycle()
+        [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
+        assert obj.body["data"]["ca.crt"] == "person-fixed-ca"
+        [hotfix] = capturing.reverted()
+        assert hotfix.manager == "kubectl-edit" and hotfix.reverted_by == "argocd-controller"
+        assert hotfix.reverted_at is not None and hotfix.reverted_at >= (hotfix.time or "")
+
+        # Once Git carries the change and the controller applies it, the capture is done with.
+        gitops_apply(controlplane, namespace, "person-fixed-ca")
+        wait_for(
+            lambda: any(
+                o.body["data"]["ca.crt"] == "person-fixed-ca" and o.ref.name == "ca-bundle"
+                for o in cache.list_objects(selector=selector)
+            )
+        )
+        capturing.list_objects(selector=selector)
+        assert store.load(target="prod") == []
+    finally:
+        cache.stop()
+
+
+def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, namespace: str) -> None:
+    from writeback.model import ObjectRef
+
+    store = ConfigMapStore(api_client=k8s, configmap=f"{namespace}/writeback-state")
+    ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
+    capture = Capture(target="prod", ref=ref, manager="kubectl-edit", operation="Update",
+                      time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z",
+                      body={"spec": {"replicas": 5}})  # fmt: skip
+    store.save(capture)
+    assert store.load(target="prod") == [capture]
+    from kubernetes import client
+
+    cm = client.CoreV1Api(k8s).read_namespaced_config_map(name="writeback-state", namespace=namespace)
+    assert capture.key in cm.data
+    store.discard(capture)
+    assert store.load(target="prod") == []

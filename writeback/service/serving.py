@@ -1,0 +1,280 @@
+"""``writeback run --config FILE`` without ``--once``: run every target on its schedule until SIGTERM.
+
+    serve(config)   # blocks; returns 0 after a clean shutdown, 3 when a running step had to be abandoned
+
+Wires the pieces: structured logs with secret redaction, metrics and health on ``metrics.address``, the
+Lease coordinator (``writeback.service.sharding``), one watch cache per target with hotfix capture, and
+the scheduler that calls ``writeback.pipeline.cycling.run_cycle``.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from writeback import config as cfg
+from writeback.adapters.cluster import Cluster, KubeCluster
+from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
+from writeback.adapters.watching import WatchingCluster
+from writeback.errors import WritebackError
+from writeback.model import Drift, EnsureResult, Outcome
+from writeback.pipeline.cycling import CycleOptions, run_cycle
+from writeback.pipeline.plan import PlanOutcome
+from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
+from writeback.service.logging import secret_values, setup_logging
+from writeback.service.metrics import HealthServer, Metrics, Readiness
+from writeback.service.scheduler import CycleContext, Ownership, TargetScheduler, period_seconds
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_ABANDONED = 0, 3
+
+
+class CycleFailed(WritebackError):
+    """The cycle ran, but some of its change sets or the plan failed (retried with backoff)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CycleReport:
+    results: tuple[EnsureResult, ...]
+    drifts: tuple[Drift, ...] | None
+
+
+class TargetRuntime:
+    """One target's cluster connection, watch cache and hotfix capture, created on first use."""
+
+    def __init__(
+        self,
+        *,
+        target: cfg.Target,
+        config: cfg.Config,
+        metrics: Metrics,
+        store: HotfixStore | None,
+        on_capture: Callable[[Capture], None],
+    ) -> None:
+        self.target = target
+        self._config = config
+        self._metrics = metrics
+        self._store = store
+        self._on_capture = on_capture
+        self._lock = threading.Lock()
+        self.watching: WatchingCluster | None = None
+        self.capturing: CapturingCluster | None = None
+        self._cluster: Cluster | None = None
+        entry = next((c for c in config.clusters if c.name == target.cluster), None)
+        self.access = ClusterAccess(
+            kubeconfig=entry.kubeconfig if entry else None,
+            context=entry.context if entry else None,
+            in_cluster=entry.in_cluster if entry else False,
+        )
+        self.cluster_name = target.cluster or ""
+
+    def cluster(self) -> Cluster:
+        with self._lock:
+            if self._cluster is None:
+                self._cluster = self._connect()
+            return self._cluster
+
+    def _connect(self) -> Cluster:
+        api_client = new_api_client(access=self.access)
+        direct = KubeCluster(api_client=api_client)
+        if not self._config.watch.enabled:
+            return direct
+        name = self.target.name
+        capturer = None
+        if self._store is not None and self._config.watch.capture_hotfixes:
+            capturer = HotfixCapturer(
+                target=name, policy=self.target.policy, store=self._store, on_capture=self._on_capture
+            )
+        self.watching = WatchingCluster(
+            cluster=direct,
+            api_client=api_client,
+            on_event=capturer,
+            on_request=lambda verb: self._metrics.api_request(target=name, verb=verb),
+        )
+        if self._store is None:
+            return self.watching
+        self.capturing = CapturingCluster(
+            cluster=self.watching,
+            store=self._store,
+            target=name,
+            policy=self.target.policy,
+            ttl_seconds=self._config.watch.capture_ttl_seconds,
+        )
+        return self.capturing
+
+    def warm_up(self) -> None:
+        """Start the informers of the configured selectors now, so hotfixes are captured before the first cycle."""
+        try:
+            self.cluster()
+            if self.watching is not None:
+                for selector in self.target.selectors:
+                    self.watching.informers_for(selector=selector)
+        except WritebackError as e:
+            log.warning("cannot watch yet: %s", e, extra={"target": self.target.name})
+
+    def stop(self) -> None:
+        if self.watching is not None:
+            self.watching.stop()
+
+
+def state_store(config: cfg.Config) -> HotfixStore | None:
+    if config.state_configmap:
+        return ConfigMapStore(api_client=new_api_client(access=ClusterAccess()), configmap=config.state_configmap)
+    if config.state_dir:
+        return DirectoryStore(state_dir=config.state_dir)
+    return None
+
+
+class Service:
+    """The long-running process; ``serve`` below is its usual entry point."""
+
+    def __init__(
+        self,
+        *,
+        config: cfg.Config,
+        workdir: Path,
+        ownership: Ownership | None = None,
+        store: HotfixStore | None = None,
+    ) -> None:
+        self.config = config
+        self.workdir = workdir
+        self.metrics = Metrics(persistent_cycles=config.metrics.persistent_cycles)
+        self.stopping = threading.Event()
+        self._last_success: dict[str, float] = {}
+        names = [t.name for t in config.targets]
+        if ownership is None:
+            from writeback.service.sharding import coordinator_for
+
+            ownership = coordinator_for(leader=config.leader, targets=names)
+        self.ownership = ownership
+        self.runtimes = {
+            t.name: TargetRuntime(target=t, config=config, metrics=self.metrics, store=store, on_capture=self._captured)
+            for t in config.targets
+        }
+        self.scheduler = TargetScheduler(
+            targets=config.targets,
+            run=self._run,
+            ownership=ownership,
+            on_success=self._succeeded,
+            on_failure=lambda name, seconds, e: self.metrics.cycle_failed(target=name, seconds=seconds, error=e),
+        )
+        self.readiness = Readiness(
+            periods={t.name: period_seconds(t.schedule) for t in config.targets},
+            intervals=config.metrics.ready_intervals,
+            started=time.time(),
+        )
+        self.server = HealthServer(
+            address=config.metrics.address,
+            metrics=self.metrics,
+            ready=self._ready,
+            alive=lambda: not self.stopping.is_set(),
+        )
+
+    # ------------------------------------------------------------ callbacks
+
+    def _captured(self, capture: Capture) -> None:
+        self.metrics.hotfixes.labels(target=capture.target).inc()
+        self.scheduler.trigger(capture.target, reason="hotfix", delay=self.config.watch.debounce_seconds)
+
+    def _succeeded(self, name: str, seconds: float, report: Any) -> None:
+        self._last_success[name] = time.time()
+        self.metrics.cycle_done(target=name, seconds=seconds, now=self._last_success[name])
+
+    def _ready(self) -> list[str]:
+        if self.stopping.is_set():
+            return ["shutting down"]
+        owned: Callable[[], frozenset[str]] | None = getattr(self.ownership, "owned_targets", None)
+        problems = self.readiness.check(last_success=self._last_success.get)
+        if owned is None:
+            return problems
+        mine = owned()
+        return [p for p in problems if p.split(":", 1)[0] in mine]
+
+    def _run(self, ctx: CycleContext) -> CycleReport:
+        name = ctx.target.name
+        runtime = self.runtimes[name]
+        cluster = runtime.cluster()
+        if runtime.capturing is not None:
+            runtime.capturing.begin_cycle()
+        plans: list[PlanOutcome] = []
+        options = CycleOptions(
+            workdir=self.workdir,
+            cluster=cluster,
+            cluster_name=runtime.cluster_name,
+            hotfixes=runtime.capturing.reverted if runtime.capturing is not None else None,
+            on_plan=plans.append,
+            keep_going=ctx.keep_going,
+        )
+        results = tuple(run_cycle(ctx.target, options=options))
+        self.metrics.results(target=name, results=results)
+        drifts = None
+        if plans and plans[0].detection is not None:
+            drifts = plans[0].detection.report.drifts
+            self.metrics.drifts(target=name, drifts=drifts)
+        failed = [r for r in results if r.outcome is Outcome.FAILED]
+        if failed:
+            raise CycleFailed("; ".join(r.detail or r.changeset_id for r in failed))
+        for r in results:
+            log.info("%s %s", r.outcome, r.url or "-", extra={"target": name, "changeset": r.changeset_id})
+        return CycleReport(results=results, drifts=drifts)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.server.start()
+        start = getattr(self.ownership, "start", None)
+        if start is not None:
+            start()
+        self.scheduler.start()
+        for runtime in self.runtimes.values():
+            threading.Thread(target=runtime.warm_up, name=f"warm-up {runtime.target.name}", daemon=True).start()
+        log.info("serving", extra={"address": f"{self.config.metrics.address}", "port": self.server.port})
+
+    def stop(self) -> bool:
+        """Stop accepting runs, let the running steps finish (bounded), release Leases, stop watches."""
+        self.stopping.set()
+        grace = self.config.shutdown_grace_seconds
+        clean = self.scheduler.shutdown(grace=grace)
+        if not clean:
+            log.warning("a running step did not finish within %.0fs; abandoning it", grace)
+        stop = getattr(self.ownership, "stop", None)
+        if stop is not None:
+            stop(grace_seconds=0.0 if not clean else grace)
+        for runtime in self.runtimes.values():
+            runtime.stop()
+        self.server.stop()
+        return clean
+
+
+def serve(config: cfg.Config, *, workdir: Path | None = None, level: int = logging.INFO) -> int:
+    """Run until SIGTERM or SIGINT; 0 after a clean shutdown, 3 when a running step was abandoned."""
+    setup_logging(level=level, secrets=secret_values(config))
+    with tempfile.TemporaryDirectory(prefix="writeback-serve-") as tmp:
+        base = workdir or (Path(config.state_dir) / "repos" if config.state_dir else Path(tmp))
+        service = Service(config=config, workdir=base, store=state_store(config))
+        done = threading.Event()
+
+        def _signal(signum: int, frame: Any) -> None:
+            log.info("received %s: shutting down", signal.Signals(signum).name)
+            done.set()
+
+        previous = {s: signal.signal(s, _signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            service.start()
+            while not done.wait(1.0):
+                pass
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            clean = service.stop()
+    log.info("stopped", extra={"clean": clean})
+    return EXIT_OK if clean else EXIT_ABANDONED
