@@ -143,3 +143,28 @@ def test_removal_through_a_marker_is_unresolved_not_guessed() -> None:
     assert cs.files == ()
     (u,) = cs.unresolved
     assert "apps/api/release.yaml:15" in u.reason and "cannot express a removal" in u.reason
+
+
+def test_argocd_application_helm_parameter_marker() -> None:
+    app = (
+        "apiVersion: argoproj.io/v1alpha1\n"
+        "kind: Application\n"
+        "metadata:\n"
+        "  name: web\n"
+        "  namespace: argocd\n"
+        "spec:\n"
+        "  source:\n"
+        "    helm:\n"
+        "      parameters:\n"
+        "        - name: image.tag\n"
+        '          value: "1.0.0" # {"$writeback": "Deployment.apps/prod/web:'
+        'spec.template.spec.containers[name=app].image", "part": "tag"}\n'
+        "        - name: replicaCount\n"
+        "          value: '2'\n"
+    )
+    files = {"argocd/web.yaml": app}
+    drifts = [drift(WEB, IMAGE, live="registry.example.com/web:1.0.7", git="registry.example.com/web:1.0.0")]
+    located = locate(files=files, root="argocd", source="markers", drifts=drifts)
+    (cs,) = plan_changesets(target="web", files=files, drifts=drifts, located=located).changesets
+    ((old, new),) = _changed_lines(app, cs.files[0].after)
+    assert new == old.replace('"1.0.0"', '"1.0.7"')
