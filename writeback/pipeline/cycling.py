@@ -26,6 +26,7 @@ from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome
 from writeback.pipeline.drift import DriftRequest
 from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
+from writeback.pipeline.verifying import dry_run_verifier
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +127,19 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
         for p in problems:
             log.warning("target %s: %s", target.name, p)
         templates = load_templates(override_dir=target.pull_request.templates_dir)
+        verifier = options.verifier
+        if verifier is None and options.cluster is not None:
+            verifier = dry_run_verifier(
+                cluster=options.cluster, repo=repo.workdir, path=target.path, source=outcome.source,
+                default_namespace=target.namespace,
+            )  # fmt: skip
         pubs = []
         for cs in outcome.plan.changesets:
             data = RenderInput(
                 change_set=cs, cluster=options.cluster_name or target.cluster or "", base=target.base,
                 platform=forge.kind, body_limit=forge.body_limit,
                 incident=options.incident or target.pull_request.incident,
-                verification=options.verifier(cs) if options.verifier and cs.files else None,
+                verification=verifier(cs) if verifier and cs.files else None,
                 security_labels=target.pull_request.security_labels, hotfixes=hotfixes,
             )  # fmt: skip
             pubs.append(Publication(change_set=cs, rendered=render(templates=templates, data=data)))
