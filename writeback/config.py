@@ -54,6 +54,19 @@ class Selector(_Model):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+def _path_patterns(v: tuple[str, ...]) -> tuple[str, ...]:
+    """Check path patterns; a syntax error becomes a validation error naming the key path."""
+    from writeback.errors import PathSyntaxError
+    from writeback.paths import parse_pattern
+
+    for p in v:
+        try:
+            parse_pattern(p)
+        except PathSyntaxError as e:
+            raise ValueError(str(e)) from e
+    return v
+
+
 class IgnoreRule(_Model):
     """Paths never written back, in the path grammar, optionally narrowed to kinds/names."""
 
@@ -68,11 +81,7 @@ class IgnoreRule(_Model):
     @field_validator("paths")
     @classmethod
     def _paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        from writeback.paths import parse_pattern
-
-        for p in v:
-            parse_pattern(p)
-        return v
+        return _path_patterns(v)
 
 
 class Policy(_Model):
@@ -105,6 +114,11 @@ class Policy(_Model):
     presets: tuple[str, ...] = Field(default=("istio", "linkerd", "vault"), description="webhook presets on")
     include_secrets: bool = False
     allowed_registries: tuple[str, ...] = ()
+
+    @field_validator("flag_paths", "sensitive_paths")
+    @classmethod
+    def _paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _path_patterns(v)
 
 
 class Forge(_Model):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,7 +143,8 @@ class ObjectContext:
     git: Mapping[str, Any]  # normalized
     dry: Mapping[str, Any] | None = None  # normalized dry-run result
     last_applied: Mapping[str, Any] | None = None
-    appliers: frozenset[str] = frozenset()  # Update managers that own most Git-declared fields
+    # Update managers that own most Git-declared fields (computed on first use: it is not cheap)
+    appliers: Callable[[], frozenset[str]] = frozenset
     pending: tuple[FieldPath, ...] = ()
     revision: str | None = None
     flux: str | None = None
@@ -173,6 +174,11 @@ def _owner(ctx: ObjectContext, leaf: Leaf) -> FieldOwner | None:
 
 def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
     """The decision for one difference of one object."""
+    if leaf.op is Op.ADD and not leaf.item and _origin(leaf) == "defaulted":
+        parent = get_at(ctx.live, leaf.path[:-1])
+        if is_default(kind=ctx.ref.kind, path=leaf.path, value=leaf.live, parent=parent):
+            why = "defaulted by the API server" + (" (built-in defaults table)" if ctx.offline else "")
+            return Verdict(decision=Decision.IGNORE, reason=why, default=True)
     owner = _owner(ctx, leaf)
     if leaf.op is Op.ADD:
         default = _defaulted(ctx, leaf, owner)
@@ -218,9 +224,6 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
     """A field live has and Git does not, filled in by the API server's defaulting: the rule, or None."""
     if leaf.item or _origin(leaf) != "defaulted":
         return None
-    parent = get_at(ctx.live, leaf.path[:-1])
-    if is_default(kind=ctx.ref.kind, path=leaf.path, value=leaf.live, parent=parent):
-        return "defaulted by the API server" + (" (built-in defaults table)" if ctx.offline else "")
     in_dry = ctx.dry is not None and get_at(ctx.dry, leaf.path) == leaf.live
     if owner is None:
         # Nobody owns it: set by the API server, not by a request (a dry-run agreeing confirms it).
@@ -229,7 +232,7 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
         if ctx.ownership.present:
             return "defaulted by the API server: no manager is recorded for it in managedFields"
         return None
-    if owner.manager in ctx.appliers and owner.operation == "Update":
+    if owner.operation == "Update" and owner.manager in ctx.appliers():
         # An Update owns every field of the object it wrote, the server's defaults included.
         if ctx.last_applied is not None and get_at(ctx.last_applied, leaf.path) is ABSENT:
             return (

@@ -89,14 +89,14 @@ def _walk(path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) ->
     if is_empty(lv):
         yield from _one_side(path, gv, keys, live_side=False, other=lv)
         return
-    if isinstance(lv, Mapping) and isinstance(gv, Mapping):
+    if isinstance(lv, dict) and isinstance(gv, dict):  # normalized bodies are plain dicts and lists
         for k in [*lv, *(k for k in gv if k not in lv)]:
             yield from _walk((*path, Key(k)), lv.get(k, ABSENT), gv.get(k, ABSENT), keys, equal)
         return
     if isinstance(lv, list) and isinstance(gv, list):
         yield from _lists(path, lv, gv, keys, equal)
         return
-    if isinstance(lv, Mapping | list) or isinstance(gv, Mapping | list) or not equal(lv, gv, path=path):
+    if isinstance(lv, dict | list) or isinstance(gv, dict | list) or not equal(lv, gv, path=path):
         yield Leaf(path=path, op=Op.CHANGE, live=lv, git=gv)
 
 
@@ -132,7 +132,7 @@ def _one_side(path: FieldPath, value: Any, keys: KeyResolver, *, live_side: bool
     """Leaves of a subtree present on one side only."""
     if is_empty(value):
         return
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         for k, v in value.items():
             yield from _one_side((*path, Key(k)), v, keys, live_side=live_side, other=ABSENT)
         return

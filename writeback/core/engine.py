@@ -7,6 +7,7 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -302,7 +303,7 @@ def _object_drifts(
         git=ng.body,
         dry=nd,
         last_applied=_last_applied(obj.body),
-        appliers=_appliers(own, ng.body, keys),
+        appliers=functools.cache(lambda: _appliers(own, ng.body, keys)),
         pending=pending,
         revision=revision,
         flux=flux_skip(d.body, obj.body),

@@ -147,6 +147,14 @@ class _JqStep:
 
 
 def _jq_parse(expr: str) -> tuple[_JqStep, ...] | None:
+    """The steps of a simple jq path expression, or None when it is not one of the supported forms."""
+    try:
+        return _jq_steps(expr)
+    except (ValueError, re.error):  # a bad escape in a string, or a bad regular expression for test()
+        return None
+
+
+def _jq_steps(expr: str) -> tuple[_JqStep, ...] | None:
     steps: list[_JqStep] = []
     pos, text = 0, expr.strip()
     while pos < len(text):
@@ -167,6 +175,8 @@ def _jq_parse(expr: str) -> tuple[_JqStep, ...] | None:
             if not steps or steps[-1].key is not None or steps[-1].where is not None:
                 return None
             op, val = (m["cmp"], json.loads(m["value"])) if m["cmp"] else (m["fn"], json.loads(m["arg"]))
+            if op == "test":
+                re.compile(val)
             steps[-1] = _JqStep(index=steps[-1].index, where=(m["field"], op, val))
     return tuple(steps) if steps else None
 
