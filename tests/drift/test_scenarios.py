@@ -274,3 +274,19 @@ def test_the_sync_mode_is_what_the_apiserver_recorded(incident: Incident, contro
         "flux-kustomize-controller": ("kustomize-controller", "Apply"),
     }[incident.mode]
     assert recorded == {expected}
+
+
+def test_dry_run_only_for_objects_with_a_raw_diff(incident: Incident) -> None:
+    from writeback.adapters.cluster import KubeCluster
+    from writeback.pipeline.drift import DriftRequest, detect
+
+    cluster = KubeCluster.connect(kubeconfig=incident.kubeconfig)
+    found = detect(request=DriftRequest(repo=incident.repo), cluster=cluster)
+    names = {r.name for r in cluster.dry_run_refs}
+    assert cluster.dry_run_calls == len(cluster.dry_run_refs) == len(names)
+    assert names and names <= {"ca-bundle", "web-hotfix", "web-removal", "web-priv", "web-sidecar"}
+    assert "web-defaults" not in names and "web-hpa" not in names  # nothing to write back: no dry-run
+    assert cluster.list_calls_by_kind == {"Deployment": 2, "ConfigMap": 1}  # per kind, per namespace Git uses
+    assert sorted(o.ref.name for o in found.live) == sorted(
+        ["ca-bundle", "web-defaults", "web-hotfix", "web-hpa", "web-priv", "web-removal", "web-sidecar"]
+    )

@@ -77,6 +77,7 @@ class KubeCluster:
         self.list_calls = 0
         self.list_calls_by_kind: Counter[str] = Counter()
         self.dry_run_calls = 0
+        self.dry_run_refs: list[ObjectRef] = []  # which objects were dry-run (tests, debugging)
 
     @classmethod
     def connect(
@@ -237,6 +238,7 @@ class KubeCluster:
         path = res.object_path(namespace=namespace if res.namespaced else None, name=name)
         query = [("dryRun", "All"), ("force", "true"), ("fieldManager", DRY_RUN_MANAGER)]
         self.dry_run_calls += 1
+        self.dry_run_refs.append(ref)
         doc = self._request(
             method="PATCH",
             path=path,
