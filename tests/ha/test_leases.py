@@ -198,3 +198,25 @@ def test_graceful_stop_hands_targets_over_before_the_leases_expire(cluster: Clus
     cluster.procs["one"].send_signal(signal.SIGTERM)
     assert cluster.procs["one"].wait(timeout=30) == 0, cluster.output()
     assert_never_two_at_once(intervals(cluster.events(), killed={}))
+
+
+def test_joining_replicas_take_their_share_from_a_busy_one_without_overlap(cluster: Cluster) -> None:
+    cluster.spawn("first", lease_seconds=3)
+    wait_for("'first' holds every target", split_evenly(cluster, {"first"}, 6), timeout=60, cluster=cluster)
+    joined_at = time.time()
+    cluster.spawn("second", lease_seconds=3)
+    cluster.spawn("third", lease_seconds=3)
+    everyone = {"first", "second", "third"}
+    wait_for("6 targets rebalanced 2/2/2", split_evenly(cluster, everyone, 2), timeout=60, cluster=cluster)
+    moved = {t for t, h in cluster.holders().items() if h != "first"}
+    for identity in everyone:
+        cluster.procs[identity].send_signal(signal.SIGTERM)
+    for identity in everyone:
+        assert cluster.procs[identity].wait(timeout=60) == 0, cluster.output()
+    runs = intervals(cluster.events(), killed={})
+    assert_never_two_at_once(runs)  # 'first' stopped each moved target at a safe point before handing it over
+    for target in moved:
+        by_first = [e for s, e, r in runs[target] if r == "first"]
+        by_new = [s for s, e, r in runs[target] if r != "first"]
+        assert by_first and by_new and max(by_first) <= min(by_new), target
+        assert min(by_new) > joined_at
