@@ -1,0 +1,213 @@
+"""A real `writeback run --config FILE` process on the real control plane.
+
+Three targets: `good` (GitHub fake, a short interval), `down` (its forge refuses connections) and `hot` (a long
+interval: only a captured hotfix makes it run). The process runs cycles on schedule, serves /metrics, /healthz
+and /readyz, keeps going while `down` fails, captures a hotfix that the GitOps controller reverts and opens its
+PR saying so, and exits 0 on SIGTERM with nothing left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.github_fake import GitHubFake
+from ruamel.yaml import YAML
+
+pytestmark = pytest.mark.controlplane
+
+TOKEN = "ghp_test_token"  # the fake's token: it must never show up in a log line
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cm_manifest(namespace: str, name: str, value: str) -> str:
+    return (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+        f"  labels:\n    app: {name}\ndata:\n  setting: {value}  # reviewed value\n"
+    )
+
+
+def make_repo(tmp_path: Path, name: str, manifest: str) -> Path:
+    bare, seed = tmp_path / f"{name}.git", tmp_path / f"{name}-seed"
+    run = lambda *a, cwd=None: subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q", "--bare", "--initial-branch=main", str(bare))
+    run("clone", "-q", str(bare), str(seed))
+    (seed / "apps").mkdir()
+    (seed / "apps" / "config.yaml").write_text(manifest)
+    run("add", ".", cwd=seed)
+    run("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=seed)
+    run("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    return bare
+
+
+def gitops_apply(controlplane: Any, manifest: str) -> None:
+    controlplane.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-", input=manifest
+    )
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def wait_for(predicate: Any, *, timeout: float, what: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"writeback exited ({proc.returncode}) while waiting for {what}:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; log tail:\n{log.read_text()[-4000:]}")
+        time.sleep(0.25)
+
+
+def target(name: str, *, namespace: str, bare: Path, forge_url: str, interval: float) -> dict[str, Any]:
+    return {
+        "name": name,
+        "cluster": "test",
+        "selectors": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace], "labelSelector": f"app={name}"}
+        ],
+        "repo_url": str(bare),
+        "path": "apps",
+        "forge": {"kind": "github", "url": forge_url, "project": "octo-org/gitops", "token": {"env": "WB_TEST_TOKEN"},
+                  "max_wait_seconds": 1},
+        "schedule": {"interval_seconds": interval, "jitter_seconds": 0, "retry_initial_seconds": 1,
+                     "retry_max_seconds": 2},
+    }  # fmt: skip
+
+
+def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_stops_cleanly(
+    controlplane: Any, namespace: str, tmp_path: Path
+) -> None:
+    for name, value in (("good", "v1"), ("down", "v1"), ("hot", "v1")):
+        gitops_apply(controlplane, cm_manifest(namespace, name, value))
+    # the person's 3 AM change on `good` and `down`, before the service starts
+    for name in ("good", "down"):
+        controlplane.kubectl("patch", "configmap", name, "-n", namespace, "-p", '{"data":{"setting":"v2"}}')
+
+    repos = {n: make_repo(tmp_path, n, cm_manifest(namespace, n, "v1")) for n in ("good", "down", "hot")}
+    fakes = {n: GitHubFake(bare=repos[n]).start() for n in ("good", "hot")}
+    port = free_port()
+    config = {
+        "clusters": [{"name": "test", "kubeconfig": controlplane.kubeconfig, "context": "writeback-test"}],
+        "targets": [
+            target("good", namespace=namespace, bare=repos["good"], forge_url=fakes["good"].url, interval=2),
+            target("down", namespace=namespace, bare=repos["down"], forge_url=f"http://127.0.0.1:{free_port()}",
+                   interval=2),
+            target("hot", namespace=namespace, bare=repos["hot"], forge_url=fakes["hot"].url, interval=3600),
+        ],
+        "metrics": {"address": f"127.0.0.1:{port}", "ready_intervals": 3},
+        "watch": {"debounce_seconds": 1},
+        "state_dir": str(tmp_path / "state"),
+        "shutdown_grace_seconds": 20,
+    }  # fmt: skip
+    config_path = tmp_path / "writeback.yaml"
+    with config_path.open("w") as f:
+        YAML(typ="safe", pure=True).dump(config, f)
+    log = tmp_path / "writeback.log"
+    env = {**os.environ, "WB_TEST_TOKEN": TOKEN}
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
+            stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: get_quiet(f"{base}/healthz") == 200, timeout=30, what="/healthz", proc=proc, log=log)
+
+        def scraped() -> str:
+            return get(f"{base}/metrics")[1]
+
+        # `good` runs on schedule and opens its PR; `down` fails and is retried, never blocking `good`
+        wait_for(lambda: metric(scraped(), "writeback_cycles_total", target="good", result="ok") >= 3,
+                 timeout=90, what="three good cycles", proc=proc, log=log)  # fmt: skip
+        wait_for(lambda: metric(scraped(), "writeback_cycles_total", target="down", result="failed") >= 2,
+                 timeout=60, what="two failed cycles of down", proc=proc, log=log)  # fmt: skip
+        text = scraped()
+        assert [pr["title"] for pr in fakes["good"].prs.values()], "good opened no PR"
+        assert metric(text, "writeback_pull_requests_total", target="good", outcome="created") == 1
+        assert metric(text, "writeback_pull_requests_total", target="good", outcome="unchanged") >= 1
+        assert metric(text, "writeback_drift_fields", target="good", decision="writeback") >= 1
+        assert metric(text, "writeback_errors_total", target="down") >= 2
+        assert metric(text, "writeback_last_success_timestamp_seconds", target="good") > time.time() - 60
+        assert metric(text, "writeback_last_success_timestamp_seconds", target="down") == 0
+        assert metric(text, "writeback_cycle_duration_seconds_count", target="good") >= 3
+        # the watch cache: one list for the target's kind, then warm cycles list nothing
+        assert metric(text, "writeback_api_requests_total", target="good", verb="list") == 1
+        assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
+        assert TOKEN not in text
+
+        # /readyz: `down` never succeeded within 3 intervals (6 s) -> 503 naming it, not `good`
+        wait_for(lambda: get(f"{base}/readyz")[0] == 503, timeout=30, what="/readyz 503", proc=proc, log=log)
+        status, body = get(f"{base}/readyz")
+        assert status == 503 and "down:" in body and "good:" not in body
+
+        # a hotfix on `hot`: a person edits, the GitOps controller reverts at once; the PR still comes, saying so
+        controlplane.kubectl("patch", "configmap", "hot", "-n", namespace, "-p", '{"data":{"setting":"hotfix"}}')
+        gitops_apply(controlplane, cm_manifest(namespace, "hot", "v1"))
+        live = json.loads(controlplane.kubectl("get", "cm", "hot", "-n", namespace, "-o", "json").stdout)
+        assert live["data"]["setting"] == "v1"
+        wait_for(lambda: bool(fakes["hot"].prs), timeout=60, what="the hotfix PR", proc=proc, log=log)
+        [pr] = fakes["hot"].prs.values()
+        assert "Already reverted in the cluster" in pr["body"] and "argocd-controller" in pr["body"]
+        assert "kubectl-patch" in pr["body"] and "break-glass" in pr["body"]
+        assert list((tmp_path / "state" / "hotfixes").glob("hot__*.json"))
+        assert metric(scraped(), "writeback_hotfixes_captured_total", target="hot") == 1
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        for fake in fakes.values():
+            fake.stop()
+    output = log.read_text()
+    assert code == 0, output[-4000:]
+    with pytest.raises(ProcessLookupError):  # no process of its group (git, ssh) is left behind
+        os.killpg(proc.pid, 0)
+    assert get_quiet(f"{base}/healthz") is None  # the port is closed
+    lines = [line for line in output.splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # not a TTY: every line is JSON
+    assert any(r["msg"] == "stopped" for r in records)
+    assert any(r.get("target") == "down" and r["level"] == "error" for r in records)
+    assert TOKEN not in output
+
+
+def get_quiet(url: str) -> int | None:
+    try:
+        return get(url)[0]
+    except (OSError, urllib.error.URLError):
+        return None
