@@ -31,75 +31,19 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 from writeback.adapters.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
 from writeback.config import Leader
 from writeback.core.sharding import ShardPlan, ShardView, plan_shard, replica_lease_name, target_lease_name
 from writeback.errors import ClusterError
+from writeback.service.guards import Coordinator, RunGuard, SoleReplica
+
+__all__ = ["Coordinator", "LeaseCoordinator", "RunGuard", "SoleReplica", "coordinator_for", "default_identity"]
 
 log = logging.getLogger(__name__)
 MANAGER = "writeback"
 SELECTOR = f"{MANAGED_BY}={MANAGER}"
-
-
-class RunGuard:
-    """One run of one target. ``still_leader()`` is the safe-point check; leaving the ``with`` block ends the run."""
-
-    def __init__(self, *, target: str, check: Callable[[], bool], done: Callable[[], None]) -> None:
-        self.target = target
-        self._check = check
-        self._done = done
-        self._ended = False
-
-    def still_leader(self) -> bool:
-        return not self._ended and self._check()
-
-    def end(self) -> None:
-        if not self._ended:
-            self._ended = True
-            self._done()
-
-    def __enter__(self) -> RunGuard:
-        return self
-
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
-        self.end()
-
-
-class Coordinator(Protocol):
-    """What the scheduler needs: which targets are ours, and a guard per run."""
-
-    def start(self) -> None: ...
-    def stop(self, *, grace_seconds: float = ...) -> None: ...
-    def owned_targets(self) -> frozenset[str]: ...
-    def should_run(self, target: str) -> bool: ...
-    def begin(self, target: str) -> RunGuard | None: ...
-
-
-class SoleReplica:
-    """No coordination (``leader.enabled: false``): this process owns every target."""
-
-    def __init__(self, *, targets: Sequence[str]) -> None:
-        self._targets = frozenset(targets)
-
-    def start(self) -> None:
-        return None
-
-    def stop(self, *, grace_seconds: float = 0.0) -> None:
-        return None
-
-    def owned_targets(self) -> frozenset[str]:
-        return self._targets
-
-    def should_run(self, target: str) -> bool:
-        return target in self._targets
-
-    def begin(self, target: str) -> RunGuard | None:
-        if target not in self._targets:
-            return None
-        return RunGuard(target=target, check=lambda: True, done=lambda: None)
 
 
 def coordinator_for(
