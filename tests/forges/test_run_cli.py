@@ -190,3 +190,18 @@ def test_a_rate_limited_or_broken_target_never_blocks_the_others(
     finally:
         limited.stop()
         ok.stop()
+
+
+def test_plan_text_shows_the_pull_request_before_the_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_bare(tmp_path, "repo")
+    live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
+    code, out, err = run(capsys, "plan", "--live", str(live), "--repo", str(tmp_path / "repo-seed"), "--path", "apps")
+    assert code == 0, err
+    order = [
+        out.index("changeset "),
+        out.index("pull request title: writeback("),
+        out.index("    <!-- writeback:fingerprint="),
+        out.index("    | spec.template.spec.containers\\[name=app\\].image |"),
+        out.index("+          image: registry.example.com/web:1.0.4   # bumped by CI"),
+    ]
+    assert order == sorted(order)

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from writeback.cli.common import add_source_flags, inputs_from_args
-from writeback.config import SecretRef, load_config
+from writeback.config import SecretRef, Target, load_config
 from writeback.core.engine import drift_to_json
 from writeback.core.unified_diffs import render_file_patch
 from writeback.errors import ConfigError
 from writeback.model import ChangeSet, Unresolved
 from writeback.paths import format_path
 from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
+from writeback.pipeline.previewing import pr_preview
 
 EXIT_OK, EXIT_DRIFT, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
@@ -73,6 +74,19 @@ def _secret(ref: SecretRef, *, what: str) -> bytes:
         raise ConfigError(f"{what}: cannot read {ref.file}: {e.strerror}") from e
 
 
+def _config_target(args: argparse.Namespace, name: str) -> Target | None:
+    """The config target ``plan`` runs for, if any (its templates and PR settings shape the preview)."""
+    if not args.config:
+        return None
+    return next((t for t in load_config(args.config).targets if t.name == name), None)
+
+
+def _with_preview(text: str, preview: str) -> str:
+    """The change set's summary, then the PR title and body it would open, then its diff."""
+    summary, sep, diff = text.partition("\n\n")
+    return f"{summary}\n\n{preview}" + (diff if sep else "")
+
+
 def _default_name(args: argparse.Namespace) -> str:
     """Without a config target: the --path (or the repo directory's) name."""
     path = Path(args.path or ".")
@@ -89,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(plan_json(outcome), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        render_text(outcome, out=sys.stdout)
+        target = _config_target(args, inputs.target)
+        preview = pr_preview(target=target)
+        render_text(outcome, out=sys.stdout, renderer=lambda cs: _with_preview(changeset_text(cs), preview(cs)))
     problems = outcome.detection.problems if outcome.detection else ()
     for p in problems:
         print(f"writeback: error: {p}", file=sys.stderr)
