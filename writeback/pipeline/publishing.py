@@ -158,6 +158,8 @@ def _create(pub: Publisher, p: Publication, branch: str) -> EnsureResult:
 
 def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: Sequence[str]) -> EnsureResult:
     who = ", ".join(sorted({f.split(" ", 1)[1] for f in foreign}))
+    log.warning("target %s: %s has commits the bot did not make (%s); not updating it", pub.settings.target,
+                pr.head_branch, who)  # fmt: skip
     text = (
         f"writeback found commits on `{pr.head_branch}` that it did not make (by {who}), so it stops updating "
         "this branch. The live drift changed since; merge or close this, and writeback opens a fresh one."
@@ -193,6 +195,10 @@ def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
 
 
 def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
+    log.warning(
+        "persistent drift: target %s, change set %s was merged in #%d but the same drift is still live",
+        pub.settings.target, cs.id, merged.number,
+    )  # fmt: skip
     text = (
         f"This was merged, but the same live drift is still there (fingerprint `{cs.fingerprint}`): the cluster "
         "still differs from Git. Check that the GitOps controller synced this path and that the patch edited the "
