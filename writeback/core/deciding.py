@@ -23,7 +23,16 @@ from writeback.core.ownership import Ownership
 from writeback.model import ABSENT, Decision, FieldOwner, FieldPath, Key, ObjectRef, Op, PatternSegment
 from writeback.paths import match
 
-__all__ = ["ObjectContext", "Role", "Verdict", "decide", "image_registry", "manager_role", "security_reason"]
+__all__ = [
+    "ObjectContext",
+    "Role",
+    "Verdict",
+    "decide",
+    "image_registry",
+    "manager_role",
+    "security_reason",
+    "table_default",
+]
 
 
 class Role(enum.Enum):
@@ -174,11 +183,9 @@ def _owner(ctx: ObjectContext, leaf: Leaf) -> FieldOwner | None:
 
 def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
     """The decision for one difference of one object."""
-    if leaf.op is Op.ADD and not leaf.item and _origin(leaf) == "defaulted":
-        parent = get_at(ctx.live, leaf.path[:-1])
-        if is_default(kind=ctx.ref.kind, path=leaf.path, value=leaf.live, parent=parent):
-            why = "defaulted by the API server" + (" (built-in defaults table)" if ctx.offline else "")
-            return Verdict(decision=Decision.IGNORE, reason=why, default=True)
+    why = table_default(kind=ctx.ref.kind, leaf=leaf, live=ctx.live, offline=ctx.offline)
+    if why:
+        return Verdict(decision=Decision.IGNORE, reason=why, default=True)
     owner = _owner(ctx, leaf)
     if leaf.op is Op.ADD:
         default = _defaulted(ctx, leaf, owner)
@@ -218,6 +225,15 @@ def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
     if flag:
         return Verdict(decision=Decision.FLAG, reason=_who(ctx, leaf, owner) + "; " + flag, owner=owner)
     return Verdict(decision=Decision.WRITEBACK, reason=_who(ctx, leaf, owner), owner=owner)
+
+
+def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bool) -> str | None:
+    """The rule when an added field holds a well-known default (the built-in table), else None."""
+    if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
+        return None
+    if not is_default(kind=kind, path=leaf.path, value=leaf.live, parent=get_at(live, leaf.path[:-1])):
+        return None
+    return "defaulted by the API server" + (" (built-in defaults table)" if offline else "")
 
 
 def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str | None:

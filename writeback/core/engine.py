@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from writeback.config import IgnoreRule, Policy
-from writeback.core.deciding import ObjectContext, Role, decide, manager_role
+from writeback.core.deciding import ObjectContext, Role, decide, manager_role, table_default
 from writeback.core.diffing import Leaf, diff, get_at
 from writeback.core.ignoring import Ignores, build_ignores, flux_skip
 from writeback.core.listkeys import KeyResolver, resolver
@@ -265,13 +265,22 @@ def _object_drifts(
     notes: list[str],
 ) -> tuple[list[Drift], list[Dropped]]:
     ref = d.ref
-    own = parse_managed_fields(obj.body)
-    keys = resolver(kind=ref.kind, learned=own.list_keys)
     nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
     ng = normalize(d.body, ref=ref, side="git")
-    nd = normalize(dry, ref=ref, side="live", declared=d.body).body if dry is not None else None
     dropped = [*nl.dropped, *ng.dropped]
-    leaves = diff(live=nl.body, git=ng.body, keys=keys)
+    # Fast path: most objects differ only by well-known defaults; their managedFields need no parsing.
+    leaves = diff(live=nl.body, git=ng.body, keys=resolver(kind=ref.kind, learned={}))
+    if all(table_default(kind=ref.kind, leaf=x, live=nl.body, offline=False) for x in leaves):
+        offline = run.options.offline
+        for x in leaves:
+            rule = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline) or ""
+            dropped.append(Dropped(resource=ref, path=x.path, rule=rule, side="live"))
+        return [], dropped
+    own = parse_managed_fields(obj.body)
+    keys = resolver(kind=ref.kind, learned=own.list_keys)
+    if own.list_keys:  # the API server's own list keys may match items the static table does not know
+        leaves = diff(live=nl.body, git=ng.body, keys=keys)
+    nd = normalize(dry, ref=ref, side="live", declared=d.body).body if dry is not None else None
     if nd is not None:
         kept = []
         for leaf in leaves:
