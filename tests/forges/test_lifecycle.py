@@ -198,3 +198,11 @@ def test_one_open_pr_per_branch_is_enforced_and_handled(env: Env) -> None:
     [create] = [r for r in env.fake.since(mark) if r.method == "POST"]
     assert create.status == (422 if env.kind == "github" else 409)
     assert len(env.forge.find_prs(branch=BRANCH)) == 1
+
+
+def test_pr_commits_report_git_authors(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    human = env.remote.person_commit(BRANCH, "apps/web.yaml", WEB_V1.replace("replicas: 2", "replicas: 9"))
+    commits = env.forge.pr_commits(number=first.extra["pr"])
+    assert [email for _, email in commits] == [BOT.email, "alice@example.com"]
+    assert commits[-1][0] == human

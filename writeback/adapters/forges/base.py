@@ -98,3 +98,6 @@ class Forge(Protocol):
     def assign(self, *, number: int, assignees: Sequence[str]) -> None: ...
 
     def delete_branch(self, *, branch: str) -> None: ...
+
+    def pr_commits(self, *, number: int) -> list[tuple[str, str]]:
+        """(sha, git author e-mail) of the PR's commits, oldest first."""

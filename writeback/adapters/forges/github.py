@@ -207,6 +207,10 @@ class GitHubForge:
             with _errors(f"assign pull request #{number}"):
                 self._pull(number).add_to_assignees(*assignees)
 
+    def pr_commits(self, *, number: int) -> list[tuple[str, str]]:
+        with _errors(f"list the commits of #{number}"):
+            return [(c.sha, c.commit.author.email) for c in self._pull(number).get_commits()]
+
     def delete_branch(self, *, branch: str) -> None:
         try:
             with _errors(f"delete branch {branch}"):

@@ -212,6 +212,11 @@ class GitLabForge:
         if assignees:
             self._update(number, {"assignee_ids": self.user_ids(assignees)}, f"assign !{number}")
 
+    def pr_commits(self, *, number: int) -> list[tuple[str, str]]:
+        with _errors(f"list the commits of !{number}"):
+            commits = self._project.mergerequests.get(number, lazy=True).commits(get_all=True)
+            return [(c.id, c.author_email) for c in reversed(list(commits))]
+
     def delete_branch(self, *, branch: str) -> None:
         try:
             with _errors(f"delete branch {branch}"):
