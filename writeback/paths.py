@@ -11,8 +11,11 @@ Grammar (informal)::
               | '"' quoted '"'              a map key that needs quoting
     value    := bare | '"' quoted '"'
 
-In patterns, a name of ``*`` matches any one key, ``[*]`` any one list item, and
-``**`` any number of segments (including none).
+In patterns, a name of ``*`` matches any one key (``Wildcard()``), ``[*]`` any one list
+item (``Wildcard(item=True)``), and ``**`` any number of segments, none included
+(``Wildcard(many=True)``). A concrete key literally named ``*`` or ``**`` is quoted
+(``data["*"]``), so ``parse_path(format_path(p)) == p`` for every concrete path that
+starts with a key.
 
 Examples::
 

@@ -330,3 +330,18 @@ def test_an_object_declared_twice_is_an_input_error_naming_both_files() -> None:
             desired=[desired_obj(configmap("x"), file="a.yaml"), desired_obj(configmap("x"), file="b.yaml")],
             options=EngineOptions(),
         )
+
+
+def test_objects_added_or_removed_at_the_head_are_pending() -> None:
+    kept, added, removed = configmap("kept"), configmap("added-at-head"), configmap("removed-at-head")
+    person = [entry("kubectl-create", {"f:data": {"f:a": {}}}, api_version="v1")]
+    report = compute_drift(
+        live=[live_obj(kept), live_obj(configmap("added-at-head", managers=person))],
+        desired=[desired_obj(kept), desired_obj(removed)],
+        head=[desired_obj(kept), desired_obj(added)],
+        options=EngineOptions(),
+        revision="r1",
+    )
+    got = {(d.resource.name, d.op, d.decision) for d in report.drifts}
+    assert got == {("added-at-head", Op.ADD, Decision.PENDING), ("removed-at-head", Op.REMOVE, Decision.PENDING)}
+    assert all("after the applied revision r1" in d.reason for d in report.drifts)

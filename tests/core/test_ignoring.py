@@ -6,10 +6,13 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.config import IgnoreRule, Policy
 from writeback.core.engine import EngineOptions, compute_drift
+from writeback.core.ignoring import build_ignores
 from writeback.model import Decision, Drift
 from writeback.paths import format_path
 
@@ -238,3 +241,15 @@ def test_configured_rules_with_kind_and_manager_filters() -> None:
     other_manager = IgnoreRule(paths=("spec.replicas",), managers=("helm",))
     drifts, _ = run(hotfix(), ignore=(other_kind, other_manager))
     assert drifts["spec.replicas"].decision is Decision.WRITEBACK
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=40) | st.text(alphabet=st.sampled_from(list('.[]|"\\ select()==startswith name"')), max_size=40)
+)
+def test_any_argocd_expression_compiles_or_becomes_a_note(text: str) -> None:
+    ignores = build_ignores(
+        rules=(), presets=(), argocd=({"kind": "*", "group": "*", "jqPathExpressions": [text], "jsonPointers": [text]},)
+    )
+    drifts, _ = run(hotfix(), argocd_ignore=({"kind": "*", "group": "*", "jqPathExpressions": [text]},))
+    assert len(ignores.argo) == 1 and drifts
