@@ -60,8 +60,15 @@ def main() -> int:
             )
             scale = json.dumps({"spec": {"replicas": 45}})
             plane.kubectl(
-                "patch", "deployment/checkout", "-n", NAMESPACE, "--subresource=scale", "--type=merge",
-                "-p", scale, "--field-manager=kube-controller-manager",
+                "patch",
+                "deployment/checkout",
+                "-n",
+                NAMESPACE,
+                "--subresource=scale",
+                "--type=merge",
+                "-p",
+                scale,
+                "--field-manager=kube-controller-manager",
             )
             editor = Path(tmp) / "editor.py"
             editor.write_text(EDITOR.format(ca=str(HERE / "hotfix-ca.pem")))
@@ -70,9 +77,17 @@ def main() -> int:
             plane.kubectl("edit", "configmap/checkout-ca", "-n", NAMESPACE, env=env)
             plane.kubectl("set", "env", "deployment/checkout", "-n", NAMESPACE, "-c", "app", "PAYMENT_TIMEOUT_MS=5000")
             dump = plane.kubectl(
-                "get", "deployment,configmap,service,horizontalpodautoscaler", "-n", NAMESPACE,
-                "-l", "", "--field-selector", "metadata.name!=kube-root-ca.crt",
-                "-o", "yaml", "--show-managed-fields",
+                "get",
+                "deployment,configmap,service,horizontalpodautoscaler",
+                "-n",
+                NAMESPACE,
+                "-l",
+                "",
+                "--field-selector",
+                "metadata.name!=kube-root-ca.crt",
+                "-o",
+                "yaml",
+                "--show-managed-fields",
             ).stdout
         finally:
             hook.stop()
