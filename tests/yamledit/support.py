@@ -106,3 +106,40 @@ def same_line_endings(before: str, after: str) -> bool:
     if not crlf_before and "\r\n" in after:
         return False
     return before.endswith("\n") == after.endswith("\n")
+
+
+def kept_in_order(before: str, after: str, allowed: set[int], *, inserts: bool = False) -> bool:
+    """Do all lines of ``before`` outside ``allowed`` appear unchanged and in order in ``after``?
+
+    Without ``inserts``, consecutive kept lines are searched as one block (nothing may come between them).
+    """
+    old = before.splitlines()
+    if inserts:
+        new_lines = after.splitlines()
+        at = 0
+        for i, line in enumerate(old):
+            if i in allowed:
+                continue
+            while at < len(new_lines) and new_lines[at] != line:
+                at += 1
+            if at == len(new_lines):
+                return False
+            at += 1
+        return True
+    new = "\n" + "\n".join(after.splitlines()) + "\n"
+    blocks: list[list[str]] = [[]]
+    for i, line in enumerate(old):
+        if i in allowed:
+            if blocks[-1]:
+                blocks.append([])
+        else:
+            blocks[-1].append(line)
+    pos = 0
+    for block in blocks:
+        if not block:
+            continue
+        found = new.find("\n" + "\n".join(block) + "\n", pos)
+        if found < 0:
+            return False
+        pos = found + len("\n".join(block)) + 1
+    return True

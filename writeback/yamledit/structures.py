@@ -213,6 +213,20 @@ class Editor:
             end = len(t.text)
         return Splice(start, end, "")
 
+    def _flow_remove_last(self, prev: Any, start: int, end: int) -> tuple[Splice, ...]:
+        """Remove the last entry of a flow collection, keeping the previous entry's comments."""
+        t = self.t
+        prev_end = content_end(t, prev, owner_end=node_start(prev))
+        comma = prev_end
+        while comma < start and t.text[comma] in " \t":
+            comma += 1
+        if t.text[comma] != "," or "\n" not in t.text[comma:start]:
+            return (Splice(prev_end, end, ""),)
+        rest = t.text[end : t.line_end(end)].strip(" \t")
+        if t.first_on_line(start) and (not rest or rest.startswith("#")):
+            return (Splice(comma, comma + 1, ""), Splice(t.line_start(start), t.after_line(end), ""))
+        return (Splice(comma, comma + 1, ""), Splice(start, end, ""))
+
     def remove(self, slot: Slot) -> Change:
         parent = slot.parent
         if parent is None:
@@ -227,12 +241,11 @@ class Editor:
         if parent.flow or container.flow_style:
             if len(entries) == 1:
                 return Change(splices=(Splice(start, end, ""),), containers=touched)
-            if i > 0:
-                prev = entries[i - 1][1] if mapping else entries[i - 1]
-                prev_end = content_end(t, prev, owner_end=node_start(prev))
-                return Change(splices=(Splice(prev_end, end, ""),), containers=touched)
-            nxt = entries[1][0] if mapping else entries[1]
-            return Change(splices=(Splice(start, node_start(nxt), ""),), containers=touched)
+            if i < len(entries) - 1:
+                nxt = entries[i + 1][0] if mapping else entries[i + 1]
+                return Change(splices=(Splice(start, node_start(nxt), ""),), containers=touched)
+            prev = entries[i - 1][1] if mapping else entries[i - 1]
+            return Change(splices=self._flow_remove_last(prev, start, end), containers=touched)
         if not mapping:
             dash = dash_before(t, start)
             if dash is None:

@@ -1,0 +1,122 @@
+"""Property-based: random YAML files with comments and mixed styles, random edits, same invariants as the corpus."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.yamledit.generating import Rec, Rendered, documents, layouts, render, scalars, values
+from tests.yamledit.support import kept_in_order, outside_bytes, same_line_endings, set_at, spans_of
+from writeback.model import ABSENT, FieldPath, Index, Key
+from writeback.yamledit import Edit, apply_edits, iter_scalars, load_documents
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _rendered(draw: st.DrawFn) -> Rendered:
+    docs = draw(documents())
+    layout = draw(layouts())
+    picks = draw(st.lists(st.integers(0, 11), min_size=1, max_size=12))
+    rendered = render(docs, layout, picks)
+    assert [d.data for d in load_documents(rendered.text, source="gen.yaml")] == rendered.data, rendered.text
+    return rendered
+
+
+def _get(data: Any, path: FieldPath) -> Any:
+    for seg in path:
+        data = data[seg.name] if isinstance(seg, Key) else data[seg.index]  # type: ignore[union-attr]
+    return data
+
+
+@SETTINGS
+@given(st.data())
+def test_scalar_edits_change_only_their_values(data: st.DataObject) -> None:
+    rendered = _rendered(data.draw)
+    text = rendered.text
+    assert apply_edits(text, [], source="gen.yaml") == text
+    infos = list(iter_scalars(text, source="gen.yaml"))
+    unique = st.lists(st.sampled_from(infos), max_size=4, unique_by=lambda s: (s.document, s.path))
+    chosen = data.draw(unique) if infos else []
+    edits = [Edit(document=s.document, path=s.path, value=data.draw(scalars())) for s in chosen]
+    expected = copy.deepcopy(rendered.data)
+    for edit in edits:
+        expected[edit.document] = set_at(expected[edit.document], edit.path, edit.value)
+    after = apply_edits(text, edits, source="gen.yaml")
+    assert [d.data for d in load_documents(after, source="gen.yaml")] == expected
+    assert outside_bytes(text, after, spans_of(text, chosen)) == 0, (text, after)
+    assert same_line_endings(text, after)
+    # Independent of the editor's own positions: only the lines of the edited entries changed.
+    allowed: set[int] = set()
+    for s in chosen:
+        rec = rendered.recs[s.document][s.path]
+        allowed.update(range(rec.first, rec.last + 1))
+    assert kept_in_order(text, after, allowed), (text, after, allowed)
+
+
+def _containers(rendered: Rendered) -> list[tuple[int, FieldPath, Any]]:
+    out = []
+    for index, doc in enumerate(rendered.data):
+        for path in rendered.recs[index]:
+            value = _get(doc, path)
+            if isinstance(value, dict | list):
+                out.append((index, path, value))
+    return out
+
+
+def _allowed_for_remove(recs: dict[FieldPath, Rec], path: FieldPath, siblings: int) -> set[int]:
+    rec = recs[path]
+    allowed = set(range(rec.first, rec.last + 1)) | rec.comments
+    parent = recs[path[:-1]]
+    if rec.in_flow:
+        allowed.update(range(rec.in_flow[0], rec.in_flow[1] + 1))
+    if siblings == 1 and path[:-1]:
+        allowed.add(parent.first)  # "key:" gets " {}" / " []"
+        allowed.update(range(parent.first, parent.last + 1) if parent.dash_line_key else ())
+    if rec.dash_line_key and siblings > 1:
+        nxt = path[:-1] + ((Key(_next_key(recs, path)),) if isinstance(path[-1], Key) else (Index(1),))
+        allowed.add(recs[nxt].first)  # the next entry moves up onto the dash line
+    return allowed
+
+
+def _next_key(recs: dict[FieldPath, Rec], path: FieldPath) -> str:
+    keys = [p[-1] for p in recs if len(p) == len(path) and p[:-1] == path[:-1] and isinstance(p[-1], Key)]
+    return keys[keys.index(path[-1]) + 1].name  # type: ignore[union-attr]
+
+
+@SETTINGS
+@given(st.data())
+def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> None:
+    rendered = _rendered(data.draw)
+    text = rendered.text
+    index, path, container = data.draw(st.sampled_from(_containers(rendered)))
+    recs = rendered.recs[index]
+    expected = copy.deepcopy(rendered.data)
+    target = _get(expected[index], path)
+    action = data.draw(st.sampled_from(["add", "remove"] if container else ["add"]))
+    new_value = data.draw(values(1))
+    if action == "add" and isinstance(container, dict):
+        key = data.draw(st.sampled_from(["added", "new-key", "on", "a.b"]).filter(lambda k: k not in container))
+        edit = Edit(document=index, path=(*path, Key(key)), value=new_value)
+        target[key] = new_value
+    elif action == "add":
+        edit = Edit(document=index, path=(*path, Index(len(container))), value=new_value)
+        target.append(new_value)
+    else:
+        keys = list(container) if isinstance(container, dict) else list(range(len(container)))
+        chosen = data.draw(st.sampled_from(keys))
+        edit = Edit(document=index, path=(*path, Key(chosen) if isinstance(chosen, str) else Index(chosen)))
+        del target[chosen]
+    after = apply_edits(text, [edit], source="gen.yaml")
+    assert [d.data for d in load_documents(after, source="gen.yaml")] == expected, (text, after)
+    assert same_line_endings(text, after)
+    rec = recs[path]
+    if edit.value is ABSENT:
+        allowed = _allowed_for_remove(recs, edit.path, len(container))
+    elif rec.flow or not container or rec.in_flow:
+        allowed = set(range(rec.first, rec.last + 1))
+    else:
+        allowed = set()
+    assert kept_in_order(text, after, allowed, inserts=True), (text, after, allowed)
