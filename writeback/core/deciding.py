@@ -1,9 +1,10 @@
 """One decision per difference, with a reason a person can read. Pure.
 
-Order (the first that applies wins): pending sync (Git head changed it), Flux does not enforce
-the object, a configured ignore rule, Argo CD ignoreDifferences, a controller owns the field,
-the GitOps controller owns it (pending or failed sync), the field is a default or a webhook
-injection (added fields only), a security-sensitive path (flag), else writeback.
+Order (the first that applies wins): a default the API server filled in (not drift at all: the
+engine drops it), pending sync (Git head changed it), Flux does not enforce the object, a
+configured ignore rule, Argo CD ignoreDifferences, a controller owns the field, the GitOps
+controller owns it (pending or failed sync), a webhook injected it (added fields only), a
+security-sensitive path (flag), else writeback.
 """
 
 from __future__ import annotations
