@@ -33,8 +33,12 @@ def _all_text(root: Path) -> str:
 
 
 def test_https_token_goes_through_askpass_and_never_to_disk(
-    https: GitHTTPServer, remote: Remote, tmp_path: Path
+    https: GitHTTPServer, remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # a user's global git config that would store credentials: writeback must not let it
+    creds = tmp_path / "git-credentials"
+    (tmp_path / "gitconfig").write_text(f"[credential]\n\thelper = store --file {creds}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
     url = f"{https.url}/{remote.bare.name}"
     repo = GitRepo(url=url, workdir=tmp_path / "clone", auth=GitAuth(token=TOKEN), bot=BOT)
     base = repo.sync(base="main")
@@ -46,6 +50,7 @@ def test_https_token_goes_through_askpass_and_never_to_disk(
     assert TOKEN not in (tmp_path / "clone" / ".git" / "config").read_text()
     assert git("-C", str(tmp_path / "clone"), "remote", "get-url", "origin") == url
     assert _all_text(tmp_path / "clone") == ""
+    assert not creds.exists()
 
 
 def test_a_wrong_token_is_a_git_error_that_never_shows_the_token(

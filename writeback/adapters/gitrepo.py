@@ -92,7 +92,9 @@ class GitRepo:
         repo = self._require()
         try:
             with self._env() as base_env:
-                out: str = repo.git.execute(["git", *args], env={**os.environ, **base_env, **(env or {})})
+                # no credential helper may store the token (a global credential.helper=store would)
+                argv = ["git", "-c", "credential.helper=", *args]
+                out: str = repo.git.execute(argv, env={**os.environ, **base_env, **(env or {})})
                 return out
         except git.GitCommandError as e:
             raise GitError(self._clean(f"git {args[0]} failed in {self.workdir}: {e.stderr.strip() or e}")) from e
@@ -113,9 +115,18 @@ class GitRepo:
             else:
                 self.workdir.parent.mkdir(parents=True, exist_ok=True)
                 with self._env() as env:
-                    self._repo = git.Repo.clone_from(
-                        self.url, self.workdir, env={**os.environ, **env}, no_checkout=True
-                    )
+                    argv = [
+                        "git",
+                        "-c",
+                        "credential.helper=",
+                        "clone",
+                        "--no-checkout",
+                        "--",
+                        self.url,
+                        str(self.workdir),
+                    ]
+                    git.Git().execute(argv, env={**os.environ, **env})
+                self._repo = git.Repo(self.workdir)
         except git.GitCommandError as e:
             raise GitError(self._clean(f"cannot clone {self.url}: {e.stderr.strip() or e}")) from e
         except (git.InvalidGitRepositoryError, OSError) as e:
