@@ -27,6 +27,7 @@ Examples::
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -190,8 +191,12 @@ class _Parser:
         return tuple(segs)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_pattern(text: str) -> tuple[PatternSegment, ...]:
-    """Parse a path that may hold ``*``, ``[*]`` and ``**`` wildcards (ignore rules)."""
+    """Parse a path that may hold ``*``, ``[*]`` and ``**`` wildcards (ignore rules).
+
+    Cached: rules and presets are compiled once per object, and the result is an immutable tuple.
+    """
     return _Parser(text, pattern=True).parse()
 
 
