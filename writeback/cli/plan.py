@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from writeback.adapters.forges.opening import read_secret
 from writeback.cli.common import add_source_flags, inputs_from_args
-from writeback.config import SecretRef, Target, load_config
+from writeback.config import Target, load_config
 from writeback.core.engine import drift_to_json
 from writeback.core.unified_diffs import render_file_patch
-from writeback.errors import ConfigError
 from writeback.model import ChangeSet, Unresolved
 from writeback.paths import format_path
 from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
@@ -36,11 +35,6 @@ def register(subparsers: Any) -> None:
     )
     add_source_flags(parser)
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
-    parser.add_argument(
-        "--source",
-        choices=("plain", "kustomize", "markers"),
-        help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
-    )
     parser.add_argument("--edit-base", action="store_true", help="kustomize: edit a shared base, not the overlay")
     parser.add_argument("--exit-code", action="store_true", help="exit 1 when a change set changes files")
     parser.set_defaults(func=run)
@@ -55,23 +49,10 @@ def _options(args: argparse.Namespace, target_name: str) -> PlanOptions:
             source = source or target.source
             edit_base = edit_base or target.edit_base
             ref = target.pull_request.fingerprint_key
-            key = _secret(ref, what=f"targets[{target.name}].pull_request.fingerprint_key") if ref else None
+            key = read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key").encode() if ref else None
     return PlanOptions(
         target=target_name or _default_name(args), source=source, edit_base=edit_base, fingerprint_key=key
     )
-
-
-def _secret(ref: SecretRef, *, what: str) -> bytes:
-    """The bytes a SecretRef points at (an environment variable, or a file without its trailing newline)."""
-    if ref.env:
-        value = os.environ.get(ref.env)
-        if value is None:
-            raise ConfigError(f"{what}: environment variable {ref.env} is not set")
-        return value.encode()
-    try:
-        return Path(ref.file or "").read_bytes().rstrip(b"\r\n")
-    except OSError as e:
-        raise ConfigError(f"{what}: cannot read {ref.file}: {e.strerror}") from e
 
 
 def _config_target(args: argparse.Namespace, name: str) -> Target | None:
