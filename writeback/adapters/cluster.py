@@ -100,7 +100,7 @@ class KubeCluster:
         path: str,
         what: str,
         query: list[tuple[str, str]] | None = None,
-        body: str | None = None,
+        body: str | list[Any] | None = None,  # a list: a JSON patch (the client serializes it)
         content_type: str | None = None,
         allow_404: bool = False,
     ) -> dict[str, Any] | None:

@@ -1,0 +1,115 @@
+"""Helpers for the break-glass tests: controller objects on the real kube-apiserver, a bare remote, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import writeback.cli
+from writeback.core.breakglass import ANNOTATION
+
+TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
+PROJECT = "octo-org/gitops"
+AUTOMATED = {"enabled": True, "prune": True, "selfHeal": True}
+MANIFEST = """\
+# web frontend (synced by Argo CD)
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: app
+          image: registry.example.com/web:1.0.0   # bumped by CI
+          env:
+            - name: FEATURE_X
+              value: "on"
+"""
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_bare(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote whose main holds apps/web.yaml, and the seed clone it was pushed from."""
+    bare, seed = tmp_path / "gitops.git", tmp_path / "seed"
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
+    git("clone", "-q", str(bare), str(seed))
+    (seed / "apps").mkdir()
+    (seed / "apps" / "web.yaml").write_text(MANIFEST)
+    git("add", ".", cwd=seed)
+    git("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=seed)
+    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    return bare, seed
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = writeback.cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def apply(controlplane: Any, doc: dict[str, Any]) -> None:
+    controlplane.kubectl("apply", "--server-side", "--field-manager=platform-team", "-f", "-", input=json.dumps(doc))
+
+
+def argocd_app(controlplane: Any, namespace: str, name: str, *, automated: Any = AUTOMATED) -> None:
+    sync: dict[str, Any] = {"syncOptions": ["ServerSideApply=true"], "retry": {"limit": 2}}
+    if automated is not None:
+        sync["automated"] = automated
+    apply(controlplane, {
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"project": "default", "destination": {"server": "https://kubernetes.default.svc",
+                                                        "namespace": namespace},
+                 "source": {"repoURL": "https://git.example.com/gitops.git", "path": "apps"},
+                 "syncPolicy": sync},
+    })  # fmt: skip
+
+
+def flux_kustomization(controlplane: Any, namespace: str, name: str, *, suspend: bool | None = None) -> None:
+    spec: dict[str, Any] = {"interval": "5m", "prune": True, "path": "./apps",
+                            "sourceRef": {"kind": "GitRepository", "name": "gitops"}}  # fmt: skip
+    if suspend is not None:
+        spec["suspend"] = suspend
+    apply(controlplane, {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                         "metadata": {"name": name, "namespace": namespace}, "spec": spec})  # fmt: skip
+
+
+def flux_helmrelease(controlplane: Any, namespace: str, name: str, *, suspend: bool | None = None) -> None:
+    spec: dict[str, Any] = {"interval": "10m", "chart": {"spec": {"chart": "podinfo", "version": "6.x",
+                            "sourceRef": {"kind": "HelmRepository", "name": "podinfo"}}}}  # fmt: skip
+    if suspend is not None:
+        spec["suspend"] = suspend
+    apply(controlplane, {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                         "metadata": {"name": name, "namespace": namespace}, "spec": spec})  # fmt: skip
+
+
+def get(controlplane: Any, resource: str, namespace: str, name: str) -> dict[str, Any]:
+    out = controlplane.kubectl("get", resource, "-n", namespace, name, "-o", "json", "--show-managed-fields").stdout
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def record(body: dict[str, Any]) -> dict[str, Any] | None:
+    text = (body["metadata"].get("annotations") or {}).get(ANNOTATION)
+    return None if text is None else dict(json.loads(text))
+
+
+def managers(body: dict[str, Any]) -> set[str]:
+    return {str(m["manager"]) for m in body["metadata"].get("managedFields") or []}

@@ -1,0 +1,133 @@
+"""``writeback break-glass start`` and ``status`` on the real kube-apiserver with the real Argo CD and Flux CRDs."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from breakglass.support import (
+    AUTOMATED,
+    argocd_app,
+    flux_helmrelease,
+    flux_kustomization,
+    get,
+    managers,
+    record,
+    run,
+)
+
+pytestmark = pytest.mark.controlplane
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
+    controlplane: Any, crds: list[str], namespace: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("USER", "alice")
+    argocd_app(controlplane, namespace, "web")
+    kc = ("--kubeconfig", controlplane.kubeconfig)
+    before = datetime.now(UTC)
+    code, out, err = run(
+        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "DB failover, pin replicas",
+        "--ttl", "2h", "--incident", "https://status.example.com/inc/42", *kc,
+    )  # fmt: skip
+    assert code == 0, err
+    assert f"break-glass started: Application {namespace}/web" in out
+
+    app = get(controlplane, "applications.argoproj.io", namespace, "web")
+    sync = app["spec"]["syncPolicy"]
+    assert "automated" not in sync  # auto-sync off
+    assert sync["syncOptions"] == ["ServerSideApply=true"] and sync["retry"] == {"limit": 2}  # the rest untouched
+    rec = record(app)
+    assert rec is not None
+    assert rec["reason"] == "DB failover, pin replicas" and rec["incident"] == "https://status.example.com/inc/42"
+    assert rec["by"] == "alice" and rec["controller"] == "argocd"
+    assert rec["previous"] == {"present": True, "value": AUTOMATED}
+    expires = _time(rec["expires"])
+    assert timedelta(hours=2) - timedelta(seconds=5) <= expires - before <= timedelta(hours=2, seconds=5)
+    assert "writeback-break-glass" in managers(app)
+
+    # status lists it with its remaining time (one object, the namespace, and JSON)
+    code, out, _ = run(capsys, "break-glass", "status", "--argocd-app", f"{namespace}/web", *kc)
+    assert code == 0 and f"argocd  {namespace}/web  by alice  until {rec['expires']}" in out
+    assert "1h59m left" in out or "2h left" in out
+    code, out, _ = run(capsys, "break-glass", "status", "--controller-namespace", namespace, "-o", "json", *kc)
+    [item] = json.loads(out)
+    assert item["name"] == "web" and item["reason"] == "DB failover, pin replicas" and not item["expired"]
+    assert 7100 <= item["remainingSeconds"] <= 7200
+
+    # a second start is refused and says until when; the record is unchanged
+    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "again",
+                       "--ttl", "30m", *kc)  # fmt: skip
+    assert code == 2
+    assert "already in break-glass" in err and rec["expires"] in err and "--extend" in err
+    assert record(get(controlplane, "applications.argoproj.io", namespace, "web")) == rec
+
+    # --extend: a new expiry from now, the previous value kept (not the suspended state)
+    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason",
+                         "still failing over", "--ttl", "4h", "--extend", *kc)  # fmt: skip
+    assert code == 0, err
+    assert "break-glass extended" in out
+    ext = record(get(controlplane, "applications.argoproj.io", namespace, "web"))
+    assert ext is not None and _time(ext["expires"]) > expires + timedelta(hours=1)
+    assert ext["previous"] == rec["previous"] and ext["start"] == rec["start"]
+    assert ext["extensions"][0]["reason"] == "still failing over"
+
+
+def test_flux_objects_are_suspended_and_resumed_exactly(
+    controlplane: Any, crds: list[str], namespace: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kc = ("--kubeconfig", controlplane.kubeconfig)
+    flux_kustomization(controlplane, namespace, "apps")  # no suspend field at all
+    flux_helmrelease(controlplane, namespace, "podinfo", suspend=False)
+    for flag, name in (("--flux-kustomization", "apps"), ("--flux-helmrelease", "podinfo")):
+        code, _, err = run(capsys, "break-glass", "start", flag, f"{namespace}/{name}", "--reason", "incident",
+                           "--ttl", "45m", *kc)  # fmt: skip
+        assert code == 0, err
+    ks = get(controlplane, "kustomizations.kustomize.toolkit.fluxcd.io", namespace, "apps")
+    hr = get(controlplane, "helmreleases.helm.toolkit.fluxcd.io", namespace, "podinfo")
+    assert ks["spec"]["suspend"] is True and hr["spec"]["suspend"] is True
+    assert record(ks)["previous"] == {"present": False, "value": None}  # type: ignore[index]
+    assert record(hr)["previous"] == {"present": True, "value": False}  # type: ignore[index]
+
+    code, out, _ = run(capsys, "break-glass", "status", "-A", "-o", "json", *kc)
+    mine = {(i["controller"], i["name"]) for i in json.loads(out) if i["namespace"] == namespace}
+    assert mine == {("flux-kustomization", "apps"), ("flux-helmrelease", "podinfo")}
+
+    for flag, name in (("--flux-kustomization", "apps"), ("--flux-helmrelease", "podinfo")):
+        code, out, err = run(capsys, "break-glass", "end", flag, f"{namespace}/{name}", "--no-backport", *kc)
+        assert code == 0, err
+        assert "auto-sync restored" in out and "no backport" in err
+    ks = get(controlplane, "kustomizations.kustomize.toolkit.fluxcd.io", namespace, "apps")
+    hr = get(controlplane, "helmreleases.helm.toolkit.fluxcd.io", namespace, "podinfo")
+    assert "suspend" not in ks["spec"] and hr["spec"]["suspend"] is False  # exactly as before
+    assert record(ks) is None and record(hr) is None
+    code, out, _ = run(capsys, "break-glass", "status", "--controller-namespace", namespace, *kc)
+    assert code == 0 and out.strip() == "no break-glass"
+
+
+def test_dry_run_changes_nothing_and_a_missing_object_is_named(
+    controlplane: Any, crds: list[str], namespace: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kc = ("--kubeconfig", controlplane.kubeconfig)
+    argocd_app(controlplane, namespace, "web")
+    rv = get(controlplane, "applications.argoproj.io", namespace, "web")["metadata"]["resourceVersion"]
+    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "x",
+                         "--ttl", "1h", "--dry-run", *kc)  # fmt: skip
+    assert code == 0, err
+    assert "would start" in out and '"op": "remove"' in out and '"path": "/spec/syncPolicy/automated"' in out
+    app = get(controlplane, "applications.argoproj.io", namespace, "web")
+    assert app["metadata"]["resourceVersion"] == rv and app["spec"]["syncPolicy"]["automated"] == AUTOMATED
+
+    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/nope", "--reason", "x",
+                       "--ttl", "1h", *kc)  # fmt: skip
+    assert code == 2 and f"Application {namespace}/nope: not found" in err
+    code, _, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
+    assert code == 2 and "is not in break-glass" in err

@@ -1,0 +1,248 @@
+"""Break-glass: suspend a GitOps controller's auto-sync during an incident, and backport before it resumes.
+
+start     record (annotation) + auto-sync off, in one conditional JSON patch; refused while one is running
+held      the records on the controller objects, with their remaining time
+end       backport the live state by PR (``run_cycle``), and only once the PR is ensured: restore the previous
+          auto-sync value exactly and remove the record. A failed backport leaves auto-sync suspended.
+expire_due  ``end`` for every record whose TTL passed: the service's scheduler calls it each cycle.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from writeback import config
+from writeback.core import breakglass as bg
+from writeback.errors import ClusterError, InputError, WritebackError
+from writeback.model import EnsureResult, ObjectRef, Outcome
+from writeback.pipeline.cycling import CycleOptions, run_cycle
+
+log = logging.getLogger(__name__)
+
+# outcomes after which the live state is safe in Git (or there was nothing to keep)
+ENSURED = frozenset({Outcome.CREATED, Outcome.UPDATED, Outcome.UNCHANGED, Outcome.CLOSED})
+_ATTEMPTS = 3
+
+
+class Objects(Protocol):
+    """What break-glass needs from the cluster (``writeback.adapters.controllers.ControllerObjects``)."""
+
+    def get(self, *, ref: ObjectRef) -> dict[str, Any] | None: ...
+
+    def list_kind(
+        self, *, api_version: str, kind: str, namespace: str | None
+    ) -> list[tuple[ObjectRef, dict[str, Any]]]: ...
+
+    def json_patch(self, *, ref: ObjectRef, ops: Sequence[Mapping[str, Any]], field_manager: str) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Held:
+    """A controller object in break-glass."""
+
+    ref: ObjectRef
+    kind: bg.ControllerKind
+    record: bg.Record
+
+    @property
+    def name(self) -> str:
+        return f"{self.ref.namespace}/{self.ref.name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Started:
+    held: Held
+    extended: bool = False
+    auto_sync_was_on: bool = True
+    ops: tuple[Mapping[str, Any], ...] = ()
+    dry_run: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ended:
+    """What ``end`` did: ``restored`` only after the backport PR was ensured (or no backport was asked for)."""
+
+    held: Held
+    restored: bool
+    detail: str
+    results: tuple[EnsureResult, ...] = ()
+    failed: bool = False
+
+
+Backport = Callable[[Held], list[EnsureResult]]
+BackportFor = Callable[[Held], Backport | None]
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def _read(objects: Objects, ref: ObjectRef) -> dict[str, Any]:
+    body = objects.get(ref=ref)
+    if body is None:
+        raise InputError(f"{ref.kind} {ref.namespace}/{ref.name}: not found")
+    return body
+
+
+def get_held(*, objects: Objects, ref: ObjectRef) -> Held | None:
+    """The break-glass record of one object (None when it is not in break-glass)."""
+    body = _read(objects, ref)
+    record = bg.record_of(body, where=f"{ref.kind} {ref.namespace}/{ref.name}")
+    return None if record is None else Held(ref=ref, kind=bg.kind_of(ref), record=record)
+
+
+def held(*, objects: Objects, namespace: str | None) -> list[Held]:
+    """Every object in break-glass, in ``namespace`` or in all namespaces (None)."""
+    out: list[Held] = []
+    for kind in bg.KINDS:
+        for ref, body in objects.list_kind(api_version=kind.api_version, kind=kind.kind, namespace=namespace):
+            where = f"{ref.kind} {ref.namespace}/{ref.name}"
+            try:
+                record = bg.record_of(body, where=where)
+            except InputError as e:
+                log.warning("%s", e)
+                continue
+            if record is not None:
+                out.append(Held(ref=ref, kind=kind, record=record))
+    return sorted(out, key=lambda h: (h.record.expires, h.kind.name, h.name))
+
+
+def _patch(objects: Objects, ref: ObjectRef, compute: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
+    """Read, compute a JSON patch testing the resourceVersion, apply; re-read and retry when someone else wrote."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        ops = compute(_read(objects, ref))
+        try:
+            objects.json_patch(ref=ref, ops=ops, field_manager=bg.FIELD_MANAGER)
+            return
+        except ClusterError as e:
+            if attempt == _ATTEMPTS:
+                raise
+            log.info("break-glass patch of %s failed (%s), reading it again", ref, e)
+
+
+def start(
+    *, objects: Objects, ref: ObjectRef, reason: str, ttl: timedelta, by: str, now: datetime,
+    incident: str | None = None, kube_user: str | None = None, extend: bool = False, dry_run: bool = False,
+) -> Started:  # fmt: skip
+    """Suspend auto-sync and record why; refuse while a break-glass is running unless ``extend``."""
+    kind = bg.kind_of(ref)
+    where = f"{ref.kind} {ref.namespace}/{ref.name}"
+    body = _read(objects, ref)
+    current = bg.record_of(body, where=where)
+    if current is not None and not extend:
+        state = "expired at" if current.expired(now=now) else "runs until"
+        raise InputError(
+            f"{where} is already in break-glass (by {current.by}: {current.reason}); it {state} "
+            f"{bg.format_time(current.expires)}. Use --extend to extend it, or `writeback break-glass end`."
+        )
+    if current is not None:
+        record = current.extended(by=by, reason=reason, ttl=ttl, now=now)
+    else:
+        record = bg.new_record(
+            kind=kind, body=body, by=by, reason=reason, ttl=ttl, now=now, incident=incident, kube_user=kube_user
+        )
+    was_on = bg.auto_sync_on(kind=kind, body=body) if current is None else True
+    ops = bg.suspend_patch(kind=kind, body=body, record=record)
+    result = Started(
+        held=Held(ref=ref, kind=kind, record=record), extended=current is not None, auto_sync_was_on=was_on,
+        ops=tuple(ops), dry_run=dry_run,
+    )  # fmt: skip
+    if dry_run:
+        return result
+
+    def compute(fresh: dict[str, Any]) -> list[dict[str, Any]]:
+        again = bg.record_of(fresh, where=where)
+        if (again is None) != (current is None) or (again and current and again.start != current.start):
+            raise InputError(f"{where}: someone else started or ended a break-glass meanwhile; run it again")
+        return bg.suspend_patch(kind=kind, body=fresh, record=record)
+
+    _patch(objects, ref, compute)
+    log.warning("break-glass %s on %s by %s until %s: %s", "extended" if current else "started", where, by,
+                bg.format_time(record.expires), record.reason)  # fmt: skip
+    return result
+
+
+def restore(*, objects: Objects, item: Held) -> None:
+    """Put the previous auto-sync value back exactly and remove the record (only this record: same start)."""
+    where = f"{item.ref.kind} {item.name}"
+
+    def compute(fresh: dict[str, Any]) -> list[dict[str, Any]]:
+        again = bg.record_of(fresh, where=where)
+        if again is None or again.start != item.record.start:
+            raise InputError(f"{where}: its break-glass record changed meanwhile (ended or restarted); left alone")
+        return bg.resume_patch(kind=item.kind, body=fresh, record=again)
+
+    _patch(objects, item.ref, compute)
+
+
+def end(*, objects: Objects, item: Held, backport: Backport | None, dry_run: bool = False) -> Ended:
+    """Backport (unless ``backport`` is None), then restore auto-sync; never restore after a failed backport."""
+    results: tuple[EnsureResult, ...] = ()
+    if backport is not None:
+        try:
+            results = tuple(backport(item))
+        except WritebackError as e:
+            log.error("break-glass %s: backport failed: %s", item.name, e)
+            return Ended(held=item, restored=False, failed=True,
+                         detail=f"backport failed ({e}); auto-sync stays suspended")  # fmt: skip
+        bad = [r for r in results if r.outcome not in ENSURED]
+        if bad:
+            why = "; ".join(f"{r.outcome}: {r.detail}" for r in bad[:3])
+            return Ended(held=item, restored=False, failed=True, results=results,
+                         detail=f"backport not ensured ({why}); auto-sync stays suspended")  # fmt: skip
+    if dry_run:
+        return Ended(held=item, restored=False, results=results, detail="dry run: auto-sync would be restored")
+    restore(objects=objects, item=item)
+    log.warning("break-glass ended on %s %s: auto-sync restored", item.ref.kind, item.name)
+    what = "backport ensured, " if backport is not None else "no backport, "
+    return Ended(held=item, restored=True, results=results, detail=what + "auto-sync restored")
+
+
+def expire_due(
+    *, objects: Objects, backport_for: BackportFor | None, now: datetime | None = None,
+    namespace: str | None = None, dry_run: bool = False,
+) -> list[Ended]:  # fmt: skip
+    """``end`` every break-glass whose TTL passed. ``backport_for`` returns the backport of a record's target, or
+    None when none is known: that record stays suspended and is reported as failed (``backport_for=None``: no
+    backport at all, auto-sync is restored directly). One failure never stops the others. The service's scheduler
+    calls this each cycle."""
+    moment = now or now_utc()
+    out: list[Ended] = []
+    for item in held(objects=objects, namespace=namespace):
+        if not item.record.expired(now=moment):
+            continue
+        backport = backport_for(item) if backport_for is not None else None
+        if backport_for is not None and backport is None:
+            out.append(Ended(held=item, restored=False, failed=True,
+                             detail="no target to backport it with; auto-sync stays suspended"))  # fmt: skip
+            continue
+        try:
+            out.append(end(objects=objects, item=item, backport=backport, dry_run=dry_run))
+        except WritebackError as e:
+            out.append(Ended(held=item, restored=False, failed=True, detail=f"{e}; auto-sync stays suspended"))
+    return out
+
+
+def cycle_backport(*, target: config.Target, options: CycleOptions) -> Backport:
+    """A backport that runs the ``run --once`` cycle of ``target`` with the record in the incident field."""
+
+    def backport(item: Held) -> list[EnsureResult]:
+        given = options.incident or target.pull_request.incident
+        text = bg.incident_text(item.record, ref=item.ref)
+        return run_cycle(target, options=replace(options, incident=f"{given}; {text}" if given else text))
+
+    return backport
+
+
+def matching_target(item: Held, targets: Sequence[config.Target]) -> config.Target | None:
+    """The target whose Argo CD Application or Flux Kustomization is the object in break-glass."""
+    for t in targets:
+        if item.kind.name == bg.ARGOCD.name and t.argocd_application == item.name:
+            return t
+        if item.kind.name == bg.FLUX_KUSTOMIZATION.name and t.flux_kustomization == item.name:
+            return t
+    return None
