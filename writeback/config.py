@@ -200,7 +200,9 @@ class Target(_Model):
     repo_url: str
     base: str = "main"
     path: str = "."
-    source: Literal["plain", "kustomize", "markers"] = "plain"
+    source: Literal["plain", "kustomize", "markers"] | None = Field(
+        default=None, description="how the manifests are produced; unset: kustomize if path holds a kustomization"
+    )
     edit_base: bool = Field(default=False, description="kustomize: edit the shared base instead of the overlay")
     namespace: str | None = None
     forge: Forge | None = None

@@ -132,7 +132,10 @@ def commit_change(repo: Path, *, level: str) -> str:
     return commit(repo, "applied revision")
 
 
-def test_config_target(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_target(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str], kustomize_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WRITEBACK_KUSTOMIZE", str(kustomize_bin))  # path apps holds a kustomization: it is built
     cfg = setup["tmp"] / "writeback.yaml"
     cfg.write_text(
         "targets:\n"

@@ -289,6 +289,37 @@ def read_manifests(
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
 
 
+def read_stream(
+    *,
+    text: str,
+    file: str,
+    namespaces: NamespaceDefaults = NamespaceDefaults(),
+    namespaced: NamespacedFn = builtin_namespaced,
+) -> LoadResult[DesiredObject]:
+    """The objects of one rendered YAML stream (e.g. ``kustomize build`` output), each attributed to ``file``.
+
+    A namespaced object without ``metadata.namespace`` gets the Application's namespace, else ``--namespace``.
+    """
+    docs, problem = parse_documents(text=text, file=file)
+    found: list[DesiredObject] = []
+    problems: list[Problem] = [problem] if problem is not None else []
+    for d, doc in enumerate(docs):
+        if not _is_k8s(doc):
+            continue
+        for i, body in _items(doc):
+            msg = _name_problem(body, file=file, document=d, item=i)
+            if msg:
+                problems.append(Problem(file=file, message=msg))
+                continue
+            ns: str | None = None
+            if namespaced(str(body["apiVersion"]), str(body["kind"])) is not False:
+                own = (body.get("metadata") or {}).get("namespace")
+                ns = own if isinstance(own, str) and own else namespaces.fallback
+            found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
+    objects, dupes = _unique(found)
+    return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
+
+
 def _rel(p: Path, root: Path) -> str:
     try:
         return p.resolve().relative_to(root).as_posix()

@@ -1,4 +1,4 @@
-"""The real kustomize CLI (v5): render an overlay, and verify a patched repo renders the live values.
+"""The real kustomize CLI (v5): render an overlay (Git's desired objects), and verify a patched repo.
 
 The binary is ``$WRITEBACK_KUSTOMIZE`` if set, else ``kustomize`` on PATH; missing -> ToolMissing (exit 2).
 """
@@ -13,7 +13,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from writeback.adapters.files import (
+    KUSTOMIZATION_FILES,
+    LoadResult,
+    NamespaceDefaults,
+    NamespacedFn,
+    Problem,
+    builtin_namespaced,
+    read_stream,
+)
 from writeback.errors import PatchError, ToolMissing
+from writeback.model import DesiredObject
 
 ENV_VAR = "WRITEBACK_KUSTOMIZE"
 TIMEOUT_SECONDS = 120.0
@@ -74,3 +84,44 @@ def build_patched(repo: Path, *, path: str, changes: Mapping[str, str], binary: 
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", newline="")
         return build(copy / path, binary=binary)
+
+
+def kustomization_file(directory: Path) -> Path | None:
+    """The kustomization file of ``directory`` (kustomization.yaml, .yml or Kustomization), if any."""
+    for name in KUSTOMIZATION_FILES:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def read_rendered(
+    *,
+    root: Path,
+    path: str,
+    namespaces: NamespaceDefaults | None = None,
+    namespaced: NamespacedFn = builtin_namespaced,
+    binary: Path | None = None,
+    where: str = "",
+) -> LoadResult[DesiredObject]:
+    """The objects ``kustomize build root/path`` renders, each attributed to the overlay's kustomization file.
+
+    ``root`` is the repo's root (bases outside ``path`` are read from it); file names are relative to it.
+    A missing kustomization or a failed build is a Problem (``where`` says which revision); a missing
+    kustomize binary raises ToolMissing.
+    """
+    exe = binary or find_kustomize()
+    top = root / path
+    found = kustomization_file(top)
+    if found is None:
+        rel = Path(path).as_posix().rstrip("/") or "."
+        names = ", ".join(KUSTOMIZATION_FILES)
+        return LoadResult(problems=(Problem(file=rel, message=f"no kustomization ({names}){where}"),))
+    file = found.relative_to(root).as_posix()
+    try:
+        text = build(top, binary=exe)
+    except PatchError as e:
+        message = str(e)
+        for prefix in {str(root.resolve()), str(root)}:
+            message = message.replace(prefix + "/", "")
+        return LoadResult(problems=(Problem(file=file, message=f"{message}{where}"),))
+    return read_stream(text=text, file=file, namespaces=namespaces or NamespaceDefaults(), namespaced=namespaced)

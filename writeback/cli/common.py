@@ -43,6 +43,11 @@ def add_source_flags(parser: argparse.ArgumentParser) -> None:
     git.add_argument("--revision", metavar="REV", help="compare with this commit (default: the controller's, HEAD)")
     git.add_argument("--argocd-app", metavar="NS/NAME", help="Argo CD Application: its synced revision and namespace")
     git.add_argument("--flux-kustomization", metavar="NS/NAME", help="Flux Kustomization: its last applied revision")
+    git.add_argument(
+        "--source",
+        choices=("plain", "kustomize", "markers"),
+        help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
+    )
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
 
 
@@ -118,6 +123,7 @@ def inputs_from_args(args: Any) -> Inputs:
         "argocd_application": args.argocd_app or (target.argocd_application if target else None),
         "flux_kustomization": args.flux_kustomization or (target.flux_kustomization if target else None),
         "page_size": args.page_size or DEFAULT_PAGE_SIZE,
+        "source": getattr(args, "source", None) or (target.source if target else None),
     }
     if target is not None:
         fields.update(selectors=target.selectors, policy=target.policy, ignore=target.ignore)
@@ -172,7 +178,7 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
         target["path"] = args.path
     if args.namespaces:
         target["namespace"] = args.namespaces[0]
-    for flag, key in (("revision", "revision"), ("argocd_app", "argocd_application")):
+    for flag, key in (("revision", "revision"), ("argocd_app", "argocd_application"), ("source", "source")):
         if getattr(args, flag, None):
             target[key] = getattr(args, flag)
     if getattr(args, "flux_kustomization", None):

@@ -40,7 +40,8 @@ def summary(config: Config) -> list[str]:
         forge = f"{t.forge.kind} {t.forge.project or ''}".rstrip() if t.forge else "no forge"
         when = f"cron '{t.schedule.cron}'" if t.schedule.cron else f"every {t.schedule.interval_seconds:g}s"
         kinds = ", ".join(s.kind for s in t.selectors) or "all selected kinds"
-        lines.append(f"  {t.name}: {kinds} -> {t.repo_url} ({t.base}:{t.path}, {t.source}) via {forge}, {when}")
+        source = t.source or "auto"
+        lines.append(f"  {t.name}: {kinds} -> {t.repo_url} ({t.base}:{t.path}, {source}) via {forge}, {when}")
     return lines
 
 

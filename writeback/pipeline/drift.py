@@ -3,6 +3,10 @@
 Revision order: ``--revision`` (explicit), else the Argo CD Application's ``status.sync.revision``, else the
 Flux Kustomization's ``status.lastAppliedRevision``, else HEAD. When the working tree (HEAD) differs from the
 compared revision, its objects are passed along so that fields the head changed are "pending sync".
+
+Desired objects come from ONE place, ``_load``, for ``diff``, ``plan`` and ``run``: the YAML files under the
+path (plain, markers), or the real ``kustomize build`` of the path (kustomize), at the compared revision and at
+the head alike. A Kustomize overlay is built in a checkout of the whole repo, since it reaches ``../../base``.
 """
 
 from __future__ import annotations
@@ -14,12 +18,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters import revisions
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
-from writeback.adapters.files import NamespaceDefaults, NamespacedFn, Problem, builtin_namespaced, read_live
+from writeback.adapters.files import (
+    LoadResult,
+    NamespaceDefaults,
+    NamespacedFn,
+    Problem,
+    builtin_namespaced,
+    read_live,
+)
 from writeback.adapters.files import read_manifests as _read_manifests
 from writeback.config import IgnoreRule, Policy, Selector
 from writeback.core.engine import DriftReport, EngineOptions, compute_drift, needs_dry_run
+from writeback.core.locating import SourceKind
 from writeback.errors import ClusterError, InputError
 from writeback.model import DesiredObject, LiveObject, ObjectRef
 from writeback.pipeline import gitops, snapshots
@@ -41,6 +54,8 @@ class DriftRequest:
     policy: Policy = field(default_factory=Policy)
     ignore: tuple[IgnoreRule, ...] = ()
     page_size: int = DEFAULT_PAGE_SIZE
+    source: SourceKind | None = None  # None: kustomize if ``path`` holds a kustomization, else plain
+    kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +67,7 @@ class Detection:
     live: tuple[LiveObject, ...]
     problems: tuple[Problem, ...] = ()
     revision_source: str = ""
+    source: SourceKind = "plain"  # how the desired objects were obtained
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +96,7 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
     state = _controller_state(request=request, get=get)
     namespaced = _namespaced_fn(cluster)
+    request = replace(request, source=resolve_source(repo=request.repo, path=request.path, source=request.source))
     git = _git_side(request=request, state=state, namespaced=namespaced)
     problems.extend(git.problems)
     desired = git.desired
@@ -121,8 +138,36 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
     if notes:
         report = replace(report, notes=(*notes, *report.notes))
     return Detection(
-        report=report, desired=desired, live=tuple(live), problems=tuple(problems), revision_source=git.source
+        report=report,
+        desired=desired,
+        live=tuple(live),
+        problems=tuple(problems),
+        revision_source=git.source,
+        source=request.source or "plain",
     )
+
+
+def resolve_source(*, repo: Path, path: str, source: SourceKind | None = None) -> SourceKind:
+    """``source`` if given, else kustomize when ``repo/path`` holds a kustomization file, else plain."""
+    if source is not None:
+        return source
+    return "kustomize" if kustomize_cli.kustomization_file(repo / path) is not None else "plain"
+
+
+def _load(
+    *, root: Path, request: DriftRequest, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
+) -> LoadResult[DesiredObject]:
+    """Git's desired objects in the tree at ``root``: the files under the path, or what kustomize renders."""
+    if request.source == "kustomize":
+        return kustomize_cli.read_rendered(
+            root=root,
+            path=request.path,
+            namespaces=namespaces,
+            namespaced=namespaced,
+            binary=request.kustomize,
+            where=where,
+        )
+    return _read_manifests(root=root, path=request.path, namespaces=namespaces, namespaced=namespaced)
 
 
 def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
@@ -149,8 +194,8 @@ def _controller_state(*, request: DriftRequest, get: gitops.Getter) -> gitops.Co
 def _git_side(*, request: DriftRequest, state: gitops.ControllerState, namespaced: NamespacedFn) -> _GitSide:
     ns = NamespaceDefaults(application=state.namespace, flag=request.namespaces[0] if request.namespaces else None)
 
-    def load(root: Path) -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
-        res = _read_manifests(root=root, path=request.path, namespaces=ns, namespaced=namespaced)
+    def load(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
+        res = _load(root=root, request=request, namespaces=ns, namespaced=namespaced, where=where)
         return res.objects, res.problems
 
     repo = request.repo
@@ -162,21 +207,26 @@ def _git_side(*, request: DriftRequest, state: gitops.ControllerState, namespace
         objs, problems = load(repo)
         note = f"{repo} is not a git repository: compared with the files as they are"
         return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
-    dirty = revisions.is_dirty(repo, path=request.path)
+    rendered = request.source == "kustomize"  # the overlay may reach anywhere in the repo (../../base)
+    scope = "." if rendered else request.path
+    dirty = revisions.is_dirty(repo, path=scope)
     commit = revisions.resolve_commit(repo, wanted) if wanted else head
     if not wanted:
         source = "HEAD (no applied revision known)"
     if commit == head and not dirty:
         objs, problems = load(repo)
         return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
-    with revisions.checkout(repo, commit, path=request.path) as tree:
-        objs, problems = load(tree)
-    head_objs, _ = load(repo)  # the head's problems would repeat or are about unapplied commits
+    with revisions.checkout(repo, commit, path=scope) as tree:
+        objs, problems = load(tree, f" (at the compared revision {commit[:12]})")
+    head_objs, head_problems = load(repo)  # the head's problems would repeat or are about unapplied commits
     notes: list[str] = []
+    if rendered and head_problems:
+        why = "; ".join(str(p) for p in head_problems)
+        notes.append(f"kustomize build of {request.path} at the head failed ({why}): its resources count as pending")
     if commit != head:
         notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
     if dirty:
-        notes.append(f"uncommitted changes under {request.path} are treated as the head (pending)")
+        notes.append(f"uncommitted changes under {scope} are treated as the head (pending)")
     return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes))
 
 

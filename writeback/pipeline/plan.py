@@ -2,12 +2,13 @@
 
 detect (pipeline.drift) -> repo texts (adapters.repotexts) -> locate (core.locating) -> plan_changesets
 (core.planning) -> for Kustomize targets, ``kustomize build`` of a patched copy must render the live values.
+``detect`` obtains the desired objects exactly as ``writeback diff`` does (for Kustomize: the real build of the
+overlay at the applied revision, the head's build marking pending fields); the patches go into the head.
 """
 
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -126,40 +127,19 @@ def plan_target(
     live_path: Path | None = None,
 ) -> PlanOutcome:
     """Detect drift for one target and plan its change sets over the repo's working tree."""
+    request = replace(
+        request, source=options.source or request.source, kustomize=options.kustomize or request.kustomize
+    )
+    detection = detect(request=request, cluster=cluster, live_path=live_path)
     files = read_texts(request.repo)
-    source = options.source or source_kind(files, request.path)
-    notes: tuple[str, ...] = ()
-    if source == "kustomize":
-        detection = _detect_rendered(request=request, options=options, cluster=cluster, live_path=live_path)
-        notes = (
-            f"kustomize: live was compared with `kustomize build {request.path}` of the working tree "
-            "(the controller's applied revision is not used for Kustomize targets yet)",
-        )
-    else:
-        detection = detect(request=request, cluster=cluster, live_path=live_path)
     outcome = plan_files(
         files=files,
         path=request.path,
         drifts=detection.report.drifts,
-        options=replace(options, source=source),
+        options=replace(options, source=detection.source),
         default_namespace=request.namespaces[0] if request.namespaces else None,
         live_refs=[o.ref for o in detection.live],
         apps={o.ref.identity: app for o in detection.live if (app := tracked_app(o.body)) is not None},
         repo=request.repo,
     )
-    return replace(outcome, detection=detection, notes=notes)
-
-
-def _detect_rendered(
-    *, request: DriftRequest, options: PlanOptions, cluster: Cluster | None, live_path: Path | None
-) -> Detection:
-    """detect() against the overlay as kustomize renders it (Git's desired objects are the build output)."""
-    rendered = kustomize_cli.build(request.repo / request.path, binary=options.kustomize)
-    with tempfile.TemporaryDirectory(prefix="writeback-rendered-") as tmp:
-        (Path(tmp) / "rendered.yaml").write_text(rendered, encoding="utf-8")
-        flat = replace(
-            request, repo=Path(tmp), path=".", revision=None, argocd_application=None, flux_kustomization=None
-        )
-        detection = detect(request=flat, cluster=cluster, live_path=live_path)
-    notes = tuple(n for n in detection.report.notes if tmp not in n)
-    return replace(detection, report=replace(detection.report, notes=notes))
+    return replace(outcome, detection=detection)
