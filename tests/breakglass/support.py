@@ -113,3 +113,32 @@ def record(body: dict[str, Any]) -> dict[str, Any] | None:
 
 def managers(body: dict[str, Any]) -> set[str]:
     return {str(m["manager"]) for m in body["metadata"].get("managedFields") or []}
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def gitops_sync(controlplane: Any, namespace: str, seed: Path) -> None:
+    """What the GitOps controller does: server-side apply of the repo's manifests."""
+    controlplane.kubectl(
+        "apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace, "-f", str(seed / "apps")
+    )
+
+
+def write_config(path: Path, *targets: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({"targets": list(targets)}))  # JSON is YAML
+    return path
+
+
+def target(name: str, *, bare: Path, namespace: str, app: str, forge_url: str) -> dict[str, Any]:
+    return {
+        "name": name, "repo_url": str(bare), "path": "apps", "namespace": namespace,
+        "argocd_application": f"{namespace}/{app}",
+        "forge": {"kind": "github", "url": forge_url, "project": PROJECT, "token": {"env": TOKEN_ENV},
+                  "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
+    }  # fmt: skip

@@ -1,0 +1,104 @@
+"""``writeback break-glass end``: the live state is backported by PR first, and auto-sync is restored exactly only
+once that PR exists; when the forge is down, auto-sync stays suspended and the command exits 3."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.github_fake import GitHubFake
+
+from breakglass.support import (
+    AUTOMATED,
+    PROJECT,
+    TOKEN,
+    TOKEN_ENV,
+    argocd_app,
+    free_port,
+    get,
+    git,
+    gitops_sync,
+    make_bare,
+    record,
+    run,
+    target,
+    write_config,
+)
+
+pytestmark = pytest.mark.controlplane
+APPS = "applications.argoproj.io"
+
+
+def _incident(controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """Git synced by the controller, break-glass started, then a person's hotfix at 3 AM."""
+    bare, seed = make_bare(tmp_path)
+    gitops_sync(controlplane, namespace, seed)
+    argocd_app(controlplane, namespace, "web")
+    code, _, err = run(
+        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web",
+        "--reason", "checkout errors: FEATURE_X off", "--ttl", "2h", "--incident", "https://status.example.com/inc/77",
+        "--kubeconfig", controlplane.kubeconfig,
+    )  # fmt: skip
+    assert code == 0, err
+    controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
+    return bare
+
+
+def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
+    controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("USER", "oncall-bob")
+    bare = _incident(controlplane, namespace, tmp_path, capsys)
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    fake = GitHubFake(bare=bare).start()
+    try:
+        code, out, err = run(
+            capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--repo-url", str(bare),
+            "--forge", "github", "--forge-url", fake.url, "--forge-project", PROJECT, "--token-env", TOKEN_ENV,
+            "--path", "apps", "--namespace", namespace, "--kubeconfig", controlplane.kubeconfig,
+        )  # fmt: skip
+        assert code == 0, out + err
+        assert " created " in out and "backport ensured, auto-sync restored" in out
+        [pr] = fake.prs.values()
+        body = pr["body"]
+        # the incident/rationale field carries the break-glass record
+        assert "checkout errors: FEATURE\\_X off" in body and "https://status.example.com/inc/77" in body
+        assert "Break-glass on Application" in body and "oncall-bob" in body
+        assert "kubectl-set" in body and "FEATURE\\_X" in body
+        branch = next(line.split()[-1] for line in git("--git-dir", str(bare), "for-each-ref").splitlines()
+                      if "writeback/" in line)  # fmt: skip
+        patched = git("--git-dir", str(bare), "show", f"{branch}:apps/web.yaml")
+        assert 'value: "off"' in patched or "value: off" in patched
+        assert "image: registry.example.com/web:1.0.0   # bumped by CI" in patched
+        assert fake.violations == []
+    finally:
+        fake.stop()
+    app = get(controlplane, APPS, namespace, "web")
+    assert app["spec"]["syncPolicy"]["automated"] == AUTOMATED  # restored exactly
+    assert record(app) is None
+    code, _, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport",
+                       "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
+    assert code == 2 and "not in break-glass" in err
+
+
+def test_end_with_the_forge_down_keeps_auto_sync_suspended_and_exits_3(
+    controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    bare = _incident(controlplane, namespace, tmp_path, capsys)
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    cfg = write_config(tmp_path / "writeback.yaml",
+                       target("shop", bare=bare, namespace=namespace, app="web", forge_url=down))  # fmt: skip
+    before = record(get(controlplane, APPS, namespace, "web"))
+    code, out, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--config", str(cfg),
+                         "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
+    assert code == 3, out + err
+    assert "FAILED" in out and "auto-sync stays suspended" in out
+    app = get(controlplane, APPS, namespace, "web")
+    assert "automated" not in app["spec"]["syncPolicy"]  # still suspended: the hotfix is not lost
+    assert record(app) == before
+    assert [c["env"] for c in get(controlplane, "deployment", namespace, "web")["spec"]["template"]["spec"][
+        "containers"]] == [[{"name": "FEATURE_X", "value": "off"}]]  # fmt: skip

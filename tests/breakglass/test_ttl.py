@@ -1,0 +1,83 @@
+"""The pure part of break-glass: TTL parsing (errors exit 2 naming the flag), the record, and the JSON patches."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import writeback.cli
+from writeback.core import breakglass as bg
+from writeback.errors import InputError
+
+NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("2h", 7200), ("30m", 1800), ("1h30m", 5400), ("1d", 86400), ("90s", 90), ("2H", 7200)]
+)
+def test_ttl_parses(text: str, seconds: int) -> None:
+    assert bg.parse_ttl(text) == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize(("text", "why"), [("", "expected a duration"), ("2x", "expected a duration"),
+                                           ("h2", "expected a duration"), ("1h 30m", "expected a duration"),
+                                           ("0m", "longer than zero"), ("31d", "at most 30d")])  # fmt: skip
+def test_ttl_errors_exit_2_naming_the_flag(text: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = writeback.cli.main(["break-glass", "start", "--argocd-app", "argocd/web", "--reason", "r", "--ttl", text])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--ttl {text!r}" in err and why in err
+
+
+def test_status_and_start_flags_are_checked() -> None:
+    with pytest.raises(InputError, match="--argocd-app 'web': expected NAMESPACE/NAME"):
+        bg.ARGOCD.ref("web")
+    assert writeback.cli.main(["break-glass", "start", "--argocd-app", "a/b", "--ttl", "1h"]) == 2  # no --reason
+
+
+def _app(automated: object, *, annotations: dict[str, str] | None = None) -> dict[str, object]:
+    meta: dict[str, object] = {"name": "web", "namespace": "argocd", "resourceVersion": "41"}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    sync = {} if automated is None else {"automated": automated}
+    return {"metadata": meta, "spec": {"syncPolicy": sync}}
+
+
+def test_the_record_round_trips_and_tells_the_time_left() -> None:
+    rec = bg.new_record(kind=bg.ARGOCD, body=_app({"selfHeal": True}), by="alice", reason=" failover ",
+                        ttl=timedelta(hours=2), now=NOW, incident="INC-1", kube_user="admin")  # fmt: skip
+    again = bg.load_record(bg.dump_record(rec), where="x")
+    assert again == rec and again.reason == "failover"
+    assert again.remaining(now=NOW + timedelta(minutes=30)) == timedelta(minutes=90)
+    assert not again.expired(now=NOW + timedelta(minutes=119)) and again.expired(now=NOW + timedelta(hours=2))
+    assert bg.format_duration(timedelta(minutes=119, seconds=5)) == "1h59m"
+    with pytest.raises(InputError, match=r"annotation writeback\.io/break-glass is not a valid"):
+        bg.load_record('{"by": "x"}', where="Application argocd/web")
+    text = bg.incident_text(rec, ref=bg.ARGOCD.ref("argocd/web"))
+    assert "alice (kubeconfig user admin)" in text and "failover" in text and "INC-1" in text
+
+
+def test_patches_test_the_resource_version_and_restore_exactly() -> None:
+    prev = {"enabled": True, "prune": False}
+    body = _app(prev)
+    rec = bg.new_record(kind=bg.ARGOCD, body=body, by="a", reason="r", ttl=timedelta(hours=1), now=NOW)
+    ops = bg.suspend_patch(kind=bg.ARGOCD, body=body, record=rec)
+    assert ops[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "41"}
+    assert ops[1]["path"] == "/metadata/annotations"  # no annotations yet: the whole map is added
+    assert ops[2] == {"op": "remove", "path": "/spec/syncPolicy/automated"}
+    suspended = _app(None, annotations={bg.ANNOTATION: bg.dump_record(rec)})
+    back = bg.resume_patch(kind=bg.ARGOCD, body=suspended, record=rec)
+    assert back[1] == {"op": "remove", "path": "/metadata/annotations/writeback.io~1break-glass"}
+    assert back[2] == {"op": "add", "path": "/spec/syncPolicy/automated", "value": prev}
+    # auto-sync already off (Argo CD's automated.enabled: false) is recognised
+    assert not bg.auto_sync_on(kind=bg.ARGOCD, body=_app({"enabled": False}))
+    assert bg.auto_sync_on(kind=bg.ARGOCD, body=_app({}))
+    # Flux: suspend true; an absent field is removed again on resume
+    ks = {"metadata": {"resourceVersion": "7", "annotations": {}}, "spec": {"interval": "5m"}}
+    frec = bg.new_record(kind=bg.FLUX_KUSTOMIZATION, body=ks, by="a", reason="r", ttl=timedelta(hours=1), now=NOW)
+    assert bg.suspend_patch(kind=bg.FLUX_KUSTOMIZATION, body=ks, record=frec)[2] == {
+        "op": "add", "path": "/spec/suspend", "value": True}  # fmt: skip
+    held = {"metadata": {"resourceVersion": "8", "annotations": {bg.ANNOTATION: "{}"}}, "spec": {"suspend": True}}
+    assert bg.resume_patch(kind=bg.FLUX_KUSTOMIZATION, body=held, record=frec)[2] == {
+        "op": "remove", "path": "/spec/suspend"}  # fmt: skip
