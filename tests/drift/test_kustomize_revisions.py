@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from writeback.adapters import kustomize as kustomize_cli
-from writeback.pipeline.drift import DriftRequest, detect
+from writeback.pipeline.drift import DriftRequest, detect, resolve_source
 
 from .kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo, overlay, rendered
 from .support import by_path, commit, diff_json, drifts_of, run_cli, to_yaml
@@ -269,3 +269,14 @@ def test_missing_kustomize_is_a_clear_input_error(
     code, _, err = run_cli(capsys, "diff", "--repo", str(repo), "--path", OVERLAY, "--live", str(live),
                            "--source", "plain")  # fmt: skip
     assert code == 0 and "kustomize is not on PATH" not in err, err
+
+
+@pytest.mark.parametrize("name", ["kustomization.yaml", "kustomization.yml", "Kustomization"])
+def test_source_is_detected_from_the_kustomization_file(name: str, tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "web.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
+    assert resolve_source(repo=tmp_path, path="app") == "plain"
+    (tmp_path / "app" / name).write_text("resources: [web.yaml]\n")
+    assert resolve_source(repo=tmp_path, path="app") == "kustomize"
+    assert resolve_source(repo=tmp_path, path=".") == "plain"  # only --path itself counts
+    assert resolve_source(repo=tmp_path, path="app", source="plain") == "plain"  # an explicit source wins

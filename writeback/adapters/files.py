@@ -249,7 +249,9 @@ def read_manifests(
     namespaces: NamespaceDefaults = NamespaceDefaults(),
     namespaced: NamespacedFn = builtin_namespaced,
 ) -> LoadResult[DesiredObject]:
-    """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``).
+    """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``), as plain manifests.
+
+    Overlays are not rendered here: Kustomize targets go through ``adapters.kustomize.read_rendered``.
 
     Skips non-Kubernetes YAML (kustomization files, Helm values, documents without apiVersion and kind).
     A namespaced object without ``metadata.namespace`` gets the Kustomize ``namespace:`` of its directory
