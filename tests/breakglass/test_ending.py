@@ -53,12 +53,18 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     bare = _incident(controlplane, namespace, tmp_path, capsys)
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     fake = GitHubFake(bare=bare).start()
+    flags = (
+        "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", "github", "--forge-url", fake.url,
+        "--forge-project", PROJECT, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
+        "--kubeconfig", controlplane.kubeconfig,
+    )  # fmt: skip
     try:
-        code, out, err = run(
-            capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--repo-url", str(bare),
-            "--forge", "github", "--forge-url", fake.url, "--forge-project", PROJECT, "--token-env", TOKEN_ENV,
-            "--path", "apps", "--namespace", namespace, "--kubeconfig", controlplane.kubeconfig,
-        )  # fmt: skip
+        # --dry-run: the cycle runs without a push or an API write, and auto-sync is not restored
+        code, out, err = run(capsys, "break-glass", "end", "--dry-run", *flags)
+        assert code == 0, out + err
+        assert "would push" in out and "dry run: auto-sync would be restored" in out
+        assert fake.prs == {} and record(get(controlplane, APPS, namespace, "web")) is not None
+        code, out, err = run(capsys, "break-glass", "end", *flags)
         assert code == 0, out + err
         assert " created " in out and "backport ensured, auto-sync restored" in out
         [pr] = fake.prs.values()
@@ -66,6 +72,7 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
         # the incident/rationale field carries the break-glass record
         assert "checkout errors: FEATURE\\_X off" in body and "https://status.example.com/inc/77" in body
         assert "Break-glass on Application" in body and "oncall-bob" in body
+        assert "directly in cluster **writeback" in body  # the kubeconfig context names the cluster
         assert "kubectl-set" in body and "FEATURE\\_X" in body
         branch = next(line.split()[-1] for line in git("--git-dir", str(bare), "for-each-ref").splitlines()
                       if "writeback/" in line)  # fmt: skip

@@ -61,6 +61,17 @@ class ControllerObjects:
 
 
 def _context(access: ClusterAccess) -> Mapping[str, Any] | None:
+    entry = _context_entry(access)
+    return None if entry is None else (entry.get("context") or {})
+
+
+def context_name(access: ClusterAccess) -> str | None:
+    """The kubeconfig context in use (a readable cluster name for PR bodies); None in-cluster."""
+    entry = _context_entry(access)
+    return str(entry["name"]) if entry and entry.get("name") else None
+
+
+def _context_entry(access: ClusterAccess) -> Mapping[str, Any] | None:
     from kubernetes import config
 
     try:
@@ -75,7 +86,7 @@ def _context(access: ClusterAccess) -> Mapping[str, Any] | None:
         return None
     if access.context:
         active = next((c for c in contexts or () if c.get("name") == access.context), None)
-    return (active or {}).get("context") or {}
+    return dict(active or {})
 
 
 def kubeconfig_user(access: ClusterAccess) -> str | None:

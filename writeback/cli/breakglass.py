@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects, default_namespace, kubeconfig_user
+from writeback.adapters.controllers import ControllerObjects, context_name, default_namespace, kubeconfig_user
 from writeback.adapters.kubeconfigs import ClusterAccess
 from writeback.cli.common import add_repo_forge_flags, targets_from_args
 from writeback.config import Config, Target
@@ -235,6 +235,7 @@ def _backport_for(
         if target is None:
             return None
         cluster, name = _cluster(args, cfg, target)
+        name = name or target.cluster or context_name(_access(args)) or ""
         options = CycleOptions(workdir=workdir, dry_run=args.dry_run, cluster=cluster, cluster_name=name,
                                incident=args.incident)  # fmt: skip
         return flow.cycle_backport(target=target, options=options)

@@ -209,8 +209,8 @@ def incident_text(record: Record, *, ref: ObjectRef) -> str:
     """The PR body's incident/rationale field for a backport made when break-glass ends."""
     who = record.by + (f" (kubeconfig user {record.kube_user})" if record.kube_user else "")
     text = (
-        f"Break-glass on {ref.kind} {ref.namespace}/{ref.name} by {who}, "
-        f"{format_time(record.start)} to {format_time(record.expires)}: {record.reason}"
+        f"Break-glass on {ref.kind} {ref.namespace}/{ref.name} by {who}, started {format_time(record.start)}, "
+        f"expiring {format_time(record.expires)}: {record.reason}"
     )
     return text + (f" (incident: {record.incident})" if record.incident else "")
 

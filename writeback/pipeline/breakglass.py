@@ -77,6 +77,10 @@ Backport = Callable[[Held], list[EnsureResult]]
 BackportFor = Callable[[Held], Backport | None]
 
 
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def now_utc() -> datetime:
     return datetime.now(UTC)
 
@@ -188,10 +192,10 @@ def end(*, objects: Objects, item: Held, backport: Backport | None, dry_run: boo
         except WritebackError as e:
             log.error("break-glass %s: backport failed: %s", item.name, e)
             return Ended(held=item, restored=False, failed=True,
-                         detail=f"backport failed ({e}); auto-sync stays suspended")  # fmt: skip
+                         detail=f"backport failed ({_short(str(e))}); auto-sync stays suspended")  # fmt: skip
         bad = [r for r in results if r.outcome not in ENSURED]
         if bad:
-            why = "; ".join(f"{r.outcome}: {r.detail}" for r in bad[:3])
+            why = "; ".join(f"{r.outcome}: {_short(r.detail)}" for r in bad[:3])
             return Ended(held=item, restored=False, failed=True, results=results,
                          detail=f"backport not ensured ({why}); auto-sync stays suspended")  # fmt: skip
     if dry_run:
