@@ -15,6 +15,7 @@ from writeback.config import Config, Target
 from writeback.errors import InputError
 from writeback.model import EnsureResult, Outcome
 from writeback.pipeline.cycling import CycleOptions, run_cycle, run_targets
+from writeback.service.progress import stage_progress
 
 EXIT_OK, EXIT_FAILED = 0, 3
 
@@ -93,15 +94,20 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="writeback-run-") as tmp:
         workdir = Path(args.workdir or (Path(cfg.state_dir) / "repos" if cfg and cfg.state_dir else tmp))
 
-        def cycle(target: Target) -> list[EnsureResult]:
-            cluster, cluster_name = _cluster(args, cfg, target)
-            options = CycleOptions(
-                workdir=workdir, dry_run=args.dry_run, live_path=live, cluster=cluster, cluster_name=cluster_name,
-                incident=args.incident,
-            )  # fmt: skip
-            return run_cycle(target, options=options)
+        with stage_progress(targets=[t.name for t in targets]) as progress:  # only on a terminal
 
-        results = run_targets(targets, cycle=cycle)
+            def cycle(target: Target) -> list[EnsureResult]:
+                cluster, cluster_name = _cluster(args, cfg, target)
+                options = CycleOptions(
+                    workdir=workdir, dry_run=args.dry_run, live_path=live, cluster=cluster,
+                    cluster_name=cluster_name, incident=args.incident,
+                    on_stage=lambda stage: progress.stage(target.name, stage),
+                )  # fmt: skip
+                done = run_cycle(target, options=options)
+                progress.finish(target.name, ", ".join(sorted({str(r.outcome) for r in done})) or "no change")
+                return done
+
+            results = run_targets(targets, cycle=cycle)
     if args.output == "json":
         json.dump([result_json(r) for r in results], sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -52,6 +52,7 @@ class CycleOptions:
     hotfixes: Callable[[], tuple[CapturedHotfix, ...]] | None = None
     on_plan: Callable[[PlanOutcome], None] | None = None
     keep_going: Callable[[], bool] | None = None
+    on_stage: Callable[[str], None] | None = None  # progress: "clone", "snapshot and plan", "publish"
 
 
 @contextmanager
@@ -107,7 +108,11 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
     with _git_auth(target, forge, options.environ) as auth:
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
+        if options.on_stage is not None:
+            options.on_stage("clone")
         base_sha = repo.sync(base=target.base)
+        if options.on_stage is not None:
+            options.on_stage("snapshot and plan")
         plan_options = PlanOptions(
             target=target.name, source=target.source, edit_base=target.edit_base,
             fingerprint_key=_fingerprint_key(target, options.environ),
@@ -126,6 +131,8 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
         problems += list(outcome.plan.errors)
         for p in problems:
             log.warning("target %s: %s", target.name, p)
+        if options.on_stage is not None:
+            options.on_stage("publish")
         templates = load_templates(override_dir=target.pull_request.templates_dir)
         verifier = options.verifier
         if verifier is None and options.cluster is not None:
