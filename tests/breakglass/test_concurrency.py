@@ -3,6 +3,7 @@ between writeback's read and its patch is never overwritten; writeback reads aga
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
