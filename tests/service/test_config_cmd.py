@@ -81,3 +81,15 @@ def test_schema_is_valid_draft_2020_12_and_accepts_the_example(capsys: pytest.Ca
     error = jsonschema.exceptions.best_match(validator.iter_errors(bad))
     assert error is not None
     assert list(error.absolute_path) == ["targets", 0, "forge", "kind"]
+
+
+def test_docs_describe_every_key_of_the_schema() -> None:
+    from writeback.cli.config_cmd import json_schema
+
+    docs = (ROOT / "docs" / "config.md").read_text()
+    schema = json_schema()
+    keys = set(schema["properties"])
+    for definition in schema["$defs"].values():
+        keys |= set(definition.get("properties", {}))
+    missing = sorted(k for k in keys if f"`{k}`" not in docs)
+    assert missing == [], f"docs/config.md does not describe: {missing}"
