@@ -106,3 +106,21 @@ def test_stop_ends_a_blocked_watch_promptly(k8s: Any, namespace: str) -> None:
     informer.stop(timeout=10)
     assert time.monotonic() - started < 5
     assert not any(t.name.startswith("informer ") and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_failing_list_is_reported_at_once_naming_the_kind(k8s: Any, namespace: str) -> None:
+    from writeback.errors import ClusterError
+
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, sync_timeout=30)
+    bad = Selector.model_validate(
+        {"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace], "labelSelector": "app in (a"}
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ClusterError, match=f"list ConfigMap \\(v1\\) in namespace {namespace}: HTTP 400"):
+            cache.list_objects(selector=bad)
+        assert time.monotonic() - started < 10
+        with pytest.raises(ClusterError, match="not served"):
+            cache.list_objects(selector=Selector.model_validate({"apiVersion": "example.com/v1", "kind": "Nope"}))
+    finally:
+        cache.stop()

@@ -12,6 +12,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -94,9 +95,16 @@ class Informer:
         self._thread.start()
 
     def wait_synced(self, *, timeout: float) -> None:
-        """Block until the first list is in the store; raise the list's error (naming the kind) if it failed."""
-        if not self._synced.wait(timeout):
-            raise self.error or ClusterError(f"watch of {self.what}: no initial list within {timeout:.0f}s")
+        """Block until the first list is in the store; raise the list's error (naming the kind) if it failed.
+
+        The informer keeps retrying in the background, so a later cycle may find it synced.
+        """
+        deadline = time.monotonic() + timeout
+        while not self._synced.wait(0.1):
+            if self.error is not None:
+                raise self.error
+            if time.monotonic() > deadline:
+                raise ClusterError(f"watch of {self.what}: no initial list within {timeout:.0f}s")
 
     def stop(self, *, timeout: float = 5.0) -> None:
         self._stop.set()
