@@ -18,6 +18,7 @@ from writeback.model import ChangeSet, Unresolved
 from writeback.paths import format_path
 from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
 from writeback.pipeline.previewing import pr_preview
+from writeback.service.progress import stage_progress
 
 EXIT_OK, EXIT_DRIFT, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
@@ -79,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
     inputs = inputs_from_args(args)
     options = _options(args, inputs.target)
     cluster = inputs.open_cluster()
-    outcome = plan_target(request=inputs.request, options=options, cluster=cluster, live_path=inputs.live_path)
+    with stage_progress(targets=[inputs.target]) as progress:  # drawn only on a terminal
+        progress.stage(inputs.target, "snapshot and plan")
+        outcome = plan_target(request=inputs.request, options=options, cluster=cluster, live_path=inputs.live_path)
+        progress.finish(inputs.target, f"{len(outcome.plan.changesets)} change set(s)")
     if args.output == "json":
         json.dump(plan_json(outcome), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
