@@ -250,3 +250,17 @@ def matching_target(item: Held, targets: Sequence[config.Target]) -> config.Targ
         if item.kind.name == bg.FLUX_KUSTOMIZATION.name and t.flux_kustomization == item.name:
             return t
     return None
+
+
+def expire_for_targets(
+    *, objects: Objects, targets: Sequence[config.Target], options_for: Callable[[config.Target], CycleOptions],
+    now: datetime | None = None, namespace: str | None = None,
+) -> list[Ended]:  # fmt: skip
+    """``expire_due`` for the service: each due record is backported with the target that names its object
+    (``argocd_application``/``flux_kustomization``) and that target's cycle options."""
+
+    def backport_for(item: Held) -> Backport | None:
+        target = matching_target(item, targets)
+        return None if target is None else cycle_backport(target=target, options=options_for(target))
+
+    return expire_due(objects=objects, backport_for=backport_for, now=now, namespace=namespace)
