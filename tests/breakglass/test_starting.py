@@ -118,10 +118,14 @@ def test_dry_run_changes_nothing_and_a_missing_object_is_named(
 ) -> None:
     kc = ("--kubeconfig", controlplane.kubeconfig)
     argocd_app(controlplane, namespace, "web")
+    # an app of apps: the parent Application applies this one and would put auto-sync back on its next sync
+    tracking = f"argocd.argoproj.io/tracking-id=apps:argoproj.io/Application:{namespace}/web"
+    controlplane.kubectl("annotate", "-n", namespace, "application/web", tracking)
     rv = get(controlplane, "applications.argoproj.io", namespace, "web")["metadata"]["resourceVersion"]
     code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "x",
                          "--ttl", "1h", "--dry-run", *kc)  # fmt: skip
     assert code == 0, err
+    assert "is applied by Argo CD Application apps, whose next sync may put auto-sync back" in err
     assert "would start" in out and '"op": "remove"' in out and '"path": "/spec/syncPolicy/automated"' in out
     app = get(controlplane, "applications.argoproj.io", namespace, "web")
     assert app["metadata"]["resourceVersion"] == rv and app["spec"]["syncPolicy"]["automated"] == AUTOMATED

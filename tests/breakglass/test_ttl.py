@@ -81,3 +81,12 @@ def test_patches_test_the_resource_version_and_restore_exactly() -> None:
     held = {"metadata": {"resourceVersion": "8", "annotations": {bg.ANNOTATION: "{}"}}, "spec": {"suspend": True}}
     assert bg.resume_patch(kind=bg.FLUX_KUSTOMIZATION, body=held, record=frec)[2] == {
         "op": "remove", "path": "/spec/suspend"}  # fmt: skip
+
+
+def test_the_gitops_parent_is_recognised() -> None:
+    flux = {"metadata": {"labels": {"kustomize.toolkit.fluxcd.io/name": "infra",
+                                    "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}}}  # fmt: skip
+    assert bg.parent_of(flux) == "Flux Kustomization flux-system/infra"
+    owned = {"metadata": {"ownerReferences": [{"kind": "ApplicationSet", "name": "teams"}]}}
+    assert bg.parent_of(owned) == "ApplicationSet teams"
+    assert bg.parent_of({"metadata": {"labels": {"app.kubernetes.io/instance": "web"}}}) is None

@@ -174,8 +174,12 @@ def cmd_start(args: argparse.Namespace) -> int:
         kube_user=kube_user, extend=args.extend, dry_run=args.dry_run,
     )  # fmt: skip
     item = started.held
+    if started.parent:
+        print(f"warning: {item.ref.kind} {item.name} is applied by {started.parent}, whose next sync may put "
+              "auto-sync back: break-glass it too", file=sys.stderr)  # fmt: skip
     if args.output == "json":
         _print_json({**_item_json(item, now=now), "extended": started.extended, "dryRun": started.dry_run,
+                     "parent": started.parent,
                      "patch": list(started.ops) if started.dry_run else None})  # fmt: skip
         return EXIT_OK
     verb = "would " + ("extend" if started.extended else "start") if started.dry_run else (

@@ -285,3 +285,20 @@ def auto_sync_on(*, kind: ControllerKind, body: Mapping[str, Any]) -> bool:
     if kind.name == ARGOCD.name:
         return present and value is not None and not (isinstance(value, Mapping) and value.get("enabled") is False)
     return not (present and value is True)
+
+
+def parent_of(body: Mapping[str, Any]) -> str | None:
+    """The GitOps parent that applies this object (app of apps, ApplicationSet, a Flux Kustomization), if any:
+    its next sync may put auto-sync back, so it needs a break-glass too."""
+    meta = body.get("metadata") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    for owner in meta.get("ownerReferences") or ():
+        if isinstance(owner, Mapping) and owner.get("kind"):
+            return f"{owner['kind']} {owner.get('name', '?')}"
+    tracking = annotations.get("argocd.argoproj.io/tracking-id") or labels.get("argocd.argoproj.io/instance")
+    if tracking:
+        return f"Argo CD Application {str(tracking).split(':', 1)[0]}"
+    for group, kind in (("kustomize.toolkit.fluxcd.io", "Kustomization"), ("helm.toolkit.fluxcd.io", "HelmRelease")):
+        if labels.get(f"{group}/name"):
+            return f"Flux {kind} {labels.get(f'{group}/namespace', '?')}/{labels[f'{group}/name']}"
+    return None

@@ -60,6 +60,7 @@ class Started:
     auto_sync_was_on: bool = True
     ops: tuple[Mapping[str, Any], ...] = ()
     dry_run: bool = False
+    parent: str | None = None  # a GitOps parent whose sync may put auto-sync back
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,7 +154,7 @@ def start(
     ops = bg.suspend_patch(kind=kind, body=body, record=record)
     result = Started(
         held=Held(ref=ref, kind=kind, record=record), extended=current is not None, auto_sync_was_on=was_on,
-        ops=tuple(ops), dry_run=dry_run,
+        ops=tuple(ops), dry_run=dry_run, parent=bg.parent_of(body),
     )  # fmt: skip
     if dry_run:
         return result
