@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.forge_server import FakeForge
 from fakes.github_fake import GitHubFake
+from fakes.gitlab_fake import GitLabFake
 
 from breakglass.support import (
     AUTOMATED,
@@ -28,6 +30,15 @@ from breakglass.support import (
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
+FORGES = {"github": (GitHubFake, PROJECT, TOKEN), "gitlab": (GitLabFake, "platform/gitops", "glpat-test-token")}
+
+
+def _requests(fake: FakeForge) -> dict[int, dict[str, Any]]:
+    """The fake's pull requests (GitHub) or merge requests (GitLab), the body as ``body``."""
+    if isinstance(fake, GitHubFake):
+        return fake.prs
+    assert isinstance(fake, GitLabFake)
+    return {n: {**mr, "body": mr.get("description", "")} for n, mr in fake.mrs.items()}
 
 
 def _incident(controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
@@ -45,17 +56,19 @@ def _incident(controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.
     return bare
 
 
+@pytest.mark.parametrize("forge", ["github", "gitlab"])
 def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, forge: str,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("USER", "oncall-bob")
     bare = _incident(controlplane, namespace, tmp_path, capsys)
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    fake = GitHubFake(bare=bare).start()
+    fake_cls, project, token = FORGES[forge]
+    monkeypatch.setenv(TOKEN_ENV, token)
+    fake = fake_cls(bare=bare).start()
     flags = (
-        "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", "github", "--forge-url", fake.url,
-        "--forge-project", PROJECT, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
+        "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", forge, "--forge-url", fake.url,
+        "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
         "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip
     try:
@@ -63,11 +76,11 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
         code, out, err = run(capsys, "break-glass", "end", "--dry-run", *flags)
         assert code == 0, out + err
         assert "would push" in out and "dry run: auto-sync would be restored" in out
-        assert fake.prs == {} and record(get(controlplane, APPS, namespace, "web")) is not None
+        assert _requests(fake) == {} and record(get(controlplane, APPS, namespace, "web")) is not None
         code, out, err = run(capsys, "break-glass", "end", *flags)
         assert code == 0, out + err
         assert " created " in out and "backport ensured, auto-sync restored" in out
-        [pr] = fake.prs.values()
+        [pr] = _requests(fake).values()
         body = pr["body"]
         # the incident/rationale field carries the break-glass record
         assert "checkout errors: FEATURE\\_X off" in body and "https://status.example.com/inc/77" in body
