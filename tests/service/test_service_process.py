@@ -211,3 +211,71 @@ def get_quiet(url: str) -> int | None:
         return get(url)[0]
     except (OSError, urllib.error.URLError):
         return None
+
+
+class BlackHole:
+    """A TCP server that accepts connections and never answers: a forge call that hangs."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = int(self.sock.getsockname()[1])
+        self.accepted: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+def test_sigterm_abandons_a_hung_step_after_the_grace_period(controlplane: Any, namespace: str, tmp_path: Path) -> None:
+    gitops_apply(controlplane, cm_manifest(namespace, "slow", "v1"))
+    controlplane.kubectl("patch", "configmap", "slow", "-n", namespace, "-p", '{"data":{"setting":"v2"}}')
+    hole = BlackHole()
+    port = free_port()
+    bare = make_repo(tmp_path, "slow", cm_manifest(namespace, "slow", "v1"))
+    config = {
+        "clusters": [{"name": "test", "kubeconfig": controlplane.kubeconfig, "context": "writeback-test"}],
+        "targets": [target("slow", namespace=namespace, bare=bare, forge_url=f"http://127.0.0.1:{hole.port}",
+                           interval=3600)],
+        "metrics": {"address": f"127.0.0.1:{port}"},
+        "shutdown_grace_seconds": 2,
+    }  # fmt: skip
+    config_path = tmp_path / "writeback.yaml"
+    with config_path.open("w") as f:
+        YAML(typ="safe", pure=True).dump(config, f)
+    log = tmp_path / "writeback.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
+            stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "WB_TEST_TOKEN": TOKEN}, start_new_session=True,
+        )  # fmt: skip
+    try:
+        wait_for(lambda: bool(hole.accepted), timeout=60, what="the forge call in flight", proc=proc, log=log)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        code = proc.wait(timeout=30)
+        took = time.monotonic() - began
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        hole.close()
+    output = log.read_text()
+    assert code == 3, output[-3000:]
+    assert 1.5 <= took < 10  # waited for the grace period, then left
+    assert "abandoning the running step" in output
+    assert TOKEN not in output

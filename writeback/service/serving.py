@@ -10,6 +10,7 @@ the scheduler that calls ``writeback.pipeline.cycling.run_cycle``.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import tempfile
 import threading
@@ -276,5 +277,11 @@ def serve(config: cfg.Config, *, workdir: Path | None = None, level: int = loggi
             for s, handler in previous.items():
                 signal.signal(s, handler)
             clean = service.stop()
+        if not clean:
+            # The step still running is abandoned: leave now rather than wait for its thread at interpreter exit.
+            # Every step is idempotent; the next cycle (here or on another replica) completes it.
+            log.warning("stopped, abandoning the running step", extra={"clean": False})
+            logging.shutdown()
+            os._exit(EXIT_ABANDONED)
     log.info("stopped", extra={"clean": clean})
-    return EXIT_OK if clean else EXIT_ABANDONED
+    return EXIT_OK
