@@ -1,6 +1,6 @@
 """``writeback run --config FILE`` without ``--once``: run every target on its schedule until SIGTERM.
 
-    serve(config)   # blocks; returns 0 after a clean shutdown, 3 when a running step had to be abandoned
+    serve(config)   # blocks; returns 0 after a clean shutdown; exits the process with 3 if a step was abandoned
 
 Wires the pieces: structured logs with secret redaction, metrics and health on ``metrics.address``, the
 Lease coordinator (``writeback.service.sharding``), one watch cache per target with hotfix capture, and
@@ -257,7 +257,7 @@ class Service:
 
 
 def serve(config: cfg.Config, *, workdir: Path | None = None, level: int = logging.INFO) -> int:
-    """Run until SIGTERM or SIGINT; 0 after a clean shutdown, 3 when a running step was abandoned."""
+    """Run until SIGTERM or SIGINT; 0 after a clean shutdown (``os._exit(3)`` when a step had to be abandoned)."""
     setup_logging(level=level, secrets=secret_values(config))
     with tempfile.TemporaryDirectory(prefix="writeback-serve-") as tmp:
         base = workdir or (Path(config.state_dir) / "repos" if config.state_dir else Path(tmp))
