@@ -11,6 +11,7 @@ import pytest
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.watching import Gone, Informer, WatchEvent, WatchingCluster
 from writeback.config import Selector
+from writeback.model import ObjectRef
 
 pytestmark = pytest.mark.controlplane
 
@@ -124,3 +125,16 @@ def test_a_failing_list_is_reported_at_once_naming_the_kind(k8s: Any, namespace:
             cache.list_objects(selector=Selector.model_validate({"apiVersion": "example.com/v1", "kind": "Nope"}))
     finally:
         cache.stop()
+
+
+def test_without_the_watch_cache_every_cycle_lists_and_is_counted(k8s: Any, namespace: str) -> None:
+    from writeback.service.serving import CountingCluster
+
+    verbs: list[str] = []
+    counted = CountingCluster(cluster=KubeCluster(api_client=k8s), count=verbs.append)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    for _ in range(3):
+        counted.list_objects(selector=selector, page_size=1)
+    assert verbs.count("list") >= 3
+    assert counted.get_object(ref=ObjectRef(api_version="v1", kind="ConfigMap", namespace=namespace, name="no")) is None
+    assert verbs[-1] == "get"

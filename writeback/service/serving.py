@@ -15,18 +15,18 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from writeback import config as cfg
-from writeback.adapters.cluster import Cluster, KubeCluster
+from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, KubeCluster, Resource
 from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import WritebackError
-from writeback.model import Drift, EnsureResult, Outcome
+from writeback.model import Drift, EnsureResult, LiveObject, ObjectRef, Outcome
 from writeback.pipeline.cycling import CycleOptions, run_cycle
 from writeback.pipeline.plan import PlanOutcome
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
@@ -88,7 +88,7 @@ class TargetRuntime:
         api_client = new_api_client(access=self.access)
         direct = KubeCluster(api_client=api_client)
         if not self._config.watch.enabled:
-            return direct
+            return CountingCluster(cluster=direct, count=self._count)
         name = self.target.name
         capturer = None
         if self._store is not None and self._config.watch.capture_hotfixes:
@@ -112,6 +112,9 @@ class TargetRuntime:
         )
         return self.capturing
 
+    def _count(self, verb: str) -> None:
+        self._metrics.api_request(target=self.target.name, verb=verb)
+
     def warm_up(self) -> None:
         """Start the informers of the configured selectors now, so hotfixes are captured before the first cycle."""
         try:
@@ -125,6 +128,33 @@ class TargetRuntime:
     def stop(self) -> None:
         if self.watching is not None:
             self.watching.stop()
+
+
+class CountingCluster:
+    """The direct cluster (``watch.enabled: false``), counting its requests by verb for the metrics."""
+
+    def __init__(self, *, cluster: KubeCluster, count: Callable[[str], None]) -> None:
+        self._cluster = cluster
+        self._count = count
+
+    def list_objects(self, *, selector: cfg.Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
+        before = self._cluster.list_calls
+        try:
+            return self._cluster.list_objects(selector=selector, page_size=page_size)
+        finally:
+            for _ in range(self._cluster.list_calls - before):
+                self._count("list")
+
+    def resource_for(self, *, api_version: str, kind: str) -> Resource:
+        return self._cluster.resource_for(api_version=api_version, kind=kind)
+
+    def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
+        self._count("patch")
+        return self._cluster.dry_run_apply(body=body)
+
+    def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
+        self._count("get")
+        return self._cluster.get_object(ref=ref)
 
 
 def state_store(config: cfg.Config) -> HotfixStore | None:
@@ -261,7 +291,11 @@ def serve(config: cfg.Config, *, workdir: Path | None = None, level: int = loggi
     setup_logging(level=level, secrets=secret_values(config))
     with tempfile.TemporaryDirectory(prefix="writeback-serve-") as tmp:
         base = workdir or (Path(config.state_dir) / "repos" if config.state_dir else Path(tmp))
-        service = Service(config=config, workdir=base, store=state_store(config))
+        store = state_store(config)
+        if store is None and config.watch.enabled and config.watch.capture_hotfixes:
+            log.warning("no state_dir or state_configmap: captured hotfixes are kept only until this process exits")
+            store = DirectoryStore(state_dir=Path(tmp) / "state")
+        service = Service(config=config, workdir=base, store=store)
         done = threading.Event()
 
         def _signal(signum: int, frame: Any) -> None:
