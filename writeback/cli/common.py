@@ -6,6 +6,7 @@ Precedence: a flag beats the config target's setting, which beats the built-in d
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,16 @@ def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--incident", metavar="TEXT", help="incident link or rationale for the PR body")
 
 
+def flag_target_name(args: Any) -> str:
+    """The target name without a config file: the --path's last directory, else the repository's name."""
+    path = (getattr(args, "path", None) or ".").strip("/")
+    raw = path.rsplit("/", 1)[-1] if path not in ("", ".") else ""
+    if not raw:
+        raw = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+    slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
+    return slug or "default"
+
+
 def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     """The targets ``run`` works on: all of --config (or the one --target names), or the one the flags describe."""
     flags = [f for f in ("repo_url", "base", "forge", "forge_url", "forge_project", "token_env") if getattr(args, f)]
@@ -171,7 +182,7 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     forge: dict[str, Any] = {"kind": args.forge, "url": args.forge_url, "project": args.forge_project}
     if args.token_env:
         forge["token"] = {"env": args.token_env}
-    target: dict[str, Any] = {"name": "cli", "repo_url": args.repo_url, "forge": forge}
+    target: dict[str, Any] = {"name": flag_target_name(args), "repo_url": args.repo_url, "forge": forge}
     if args.base:
         target["base"] = args.base
     if args.path:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.controllers import context_name
+from writeback.adapters.kubeconfigs import ClusterAccess
 from writeback.cli.common import add_repo_forge_flags, add_source_flags, targets_from_args
 from writeback.config import Config, Target
 from writeback.errors import InputError
@@ -44,7 +46,9 @@ def _cluster(args: argparse.Namespace, cfg: Config | None, target: Target) -> tu
     if args.live:
         return None, target.cluster or "offline"
     if args.kubeconfig or args.context or cfg is None or target.cluster is None:
-        return KubeCluster.connect(kubeconfig=args.kubeconfig, context=args.context), args.context or ""
+        access = ClusterAccess(kubeconfig=args.kubeconfig, context=args.context)
+        name = args.context or context_name(access) or "in-cluster"
+        return KubeCluster.connect(kubeconfig=args.kubeconfig, context=args.context), name
     c = next(c for c in cfg.clusters if c.name == target.cluster)
     return KubeCluster.connect(kubeconfig=c.kubeconfig, context=c.context, in_cluster=c.in_cluster), c.name
 
