@@ -6,6 +6,7 @@ import io
 import json
 import logging
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -81,10 +82,15 @@ def test_readable_rich_lines_on_a_tty(root_logging: None) -> None:
         assert tty.isatty()
         setup_logging(secrets={"s3cr3t-value"}, stream=tty)
         logging.getLogger("writeback.test").info("hello s3cr3t-value world")
+        try:
+            raise ValueError("bad token s3cr3t-value")
+        except ValueError:
+            logging.getLogger("writeback.test").exception("it failed")
         tty.flush()
         time.sleep(0.1)
-        text = os.read(reader.fileno(), 4096).decode(errors="replace")
+        text = re.sub(r"\x1b\[[0-9;]*m", "", os.read(reader.fileno(), 65536).decode(errors="replace"))
     assert "hello" in text and "s3cr3t-value" not in text
+    assert "ValueError: bad token [REDACTED]" in text  # the traceback, redacted
     assert not text.lstrip().startswith("{")  # not JSON
 
 

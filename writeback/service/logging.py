@@ -62,9 +62,10 @@ def secret_values(model: BaseModel, *, environ: dict[str, str] | None = None) ->
 class RedactingFilter(logging.Filter):
     """Replaces known secret values in every record that passes through."""
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), *, inline_tracebacks: bool = False) -> None:
         super().__init__()
         self._secrets: list[str] = []
+        self._inline = inline_tracebacks  # for handlers that ignore exc_text (rich): append it to the message
         self.add(secrets)
 
     def add(self, secrets: Iterable[str]) -> None:
@@ -85,6 +86,8 @@ class RedactingFilter(logging.Filter):
         if record.exc_info and record.exc_info[1] is not None:
             record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
+            if self._inline:
+                record.msg, record.exc_text = f"{record.msg}\n{record.exc_text}", None
         for key, value in list(vars(record).items()):
             if key not in _STANDARD and isinstance(value, str):
                 setattr(record, key, self.redact(value))
@@ -125,7 +128,7 @@ def setup_logging(
     else:
         handler = logging.StreamHandler(out)
         handler.setFormatter(JsonFormatter())
-    redactor = RedactingFilter(secrets)
+    redactor = RedactingFilter(secrets, inline_tracebacks=not isinstance(handler, logging.StreamHandler))
     handler.addFilter(redactor)
     root = logging.getLogger()
     for old in list(root.handlers):
