@@ -77,7 +77,8 @@ def _allowed_for_remove(recs: dict[FieldPath, Rec], path: FieldPath, siblings: i
         allowed.update(range(parent.first, parent.last + 1) if parent.dash_line_key else ())
     if rec.dash_line_key and siblings > 1:
         nxt = path[:-1] + ((Key(_next_key(recs, path)),) if isinstance(path[-1], Key) else (Index(1),))
-        allowed.add(recs[nxt].first)  # the next entry moves up onto the dash line
+        if recs[nxt].first == rec.last + 1:
+            allowed.add(recs[nxt].first)  # the next entry moves up onto the dash line
     return allowed
 
 
@@ -115,6 +116,12 @@ def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> Non
     rec = recs[path]
     if edit.value is ABSENT:
         allowed = _allowed_for_remove(recs, edit.path, len(container))
+        if not text.endswith("\n") and max(allowed) == len(rendered.lines) - 1:
+            # At the end of a file without a final newline, blank lines before the removed entry go too.
+            line = min(allowed) - 1
+            while line > 0 and not rendered.lines[line].strip():
+                allowed.add(line)
+                line -= 1
     elif rec.flow or not container or rec.in_flow:
         allowed = set(range(rec.first, rec.last + 1))
     else:

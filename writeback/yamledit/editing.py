@@ -128,7 +128,7 @@ def apply_edits(text: str, edits: Sequence[Edit], *, source: str) -> str:
     current = text
     while queue:
         docs = compose(current, source=source)
-        editor = Editor(t=Text(current), layout=layout, source=source)
+        editor = Editor(t=Text(current), layout=layout, source=source, roots=tuple(d.root for d in docs))
         batch: list[Splice] = []
         touched: set[int] = set()
         while queue:

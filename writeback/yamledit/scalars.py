@@ -57,7 +57,7 @@ def reads_as_str(text: str) -> bool:
 
 def plain_ok(text: str, *, flow: bool) -> bool:
     """Can ``text`` be written as a plain scalar (in block or flow context) and read back as this string?"""
-    if not text or text != text.strip(" \t") or _NONPRINTABLE.search(text) or "\n" in text:
+    if not text or "\t" in text or text != text.strip(" ") or _NONPRINTABLE.search(text) or "\n" in text:
         return False
     first = text[0]
     if first in "!&*[]{}|>'\"%@`#,":
@@ -68,7 +68,7 @@ def plain_ok(text: str, *, flow: bool) -> bool:
         return False
     if text.startswith(("---", "...")):
         return False
-    if flow and any(c in text for c in _FLOW_INDICATORS):
+    if flow and any(c in text for c in _FLOW_INDICATORS + ":?"):
         return False
     return reads_as_str(text)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from writeback.yamledit.scalars import block_lines, block_scalar, double_quoted, inline, is_collection, key_text
 from writeback.yamledit.slots import Layout, Slot, refuse
+from writeback.yamledit.trees import walk_nodes
 from writeback.yamledit.spans import (
     Text,
     block_scalar_end,
@@ -40,6 +41,7 @@ class Editor:
     t: Text
     layout: Layout
     source: str
+    roots: tuple[Any, ...] = ()  # the documents' root nodes
 
     # ------------------------------------------------------------ helpers
 
@@ -209,9 +211,24 @@ class Editor:
         start = t.starts[first_line]
         end = t.after_line(last_offset)
         if end >= len(t.text) and not t.text.endswith("\n") and first_line > 0:
-            start = t.line_end(t.starts[first_line - 1])  # keep the missing final newline missing
+            # Keep the missing final newline missing: also drop the line break (and blank lines) before,
+            # unless a block scalar ends there (its value would lose its final line break).
+            line = first_line - 1
+            while line > 0 and not t.line(line).strip(" \t\r"):
+                line -= 1
+            prev_end = t.line_end(t.starts[line])
+            if prev_end not in self._block_scalar_ends():
+                start = prev_end
             end = len(t.text)
         return Splice(start, end, "")
+
+    def _block_scalar_ends(self) -> set[int]:
+        return {
+            scalar_span(self.t, node)[1]
+            for root in self.roots
+            for node in walk_nodes(root)
+            if kind(node) == "scalar" and node.style in ("|", ">")
+        }
 
     def _flow_remove_last(self, prev: Any, start: int, end: int) -> tuple[Splice, ...]:
         """Remove the last entry of a flow collection, keeping the previous entry's comments."""
@@ -275,8 +292,14 @@ class Editor:
             return Change(splices=(self._delete_lines(first_line, end),), containers=touched)
         if i != 0:
             raise refuse(self.source, slot.path, "unsupported layout (entry not at the start of its line)")
-        nxt = t.after_line(end)
-        text = t.text
-        while nxt < len(text) and text[nxt] in " \t\r\n":
-            nxt += 1
-        return Change(splices=(Splice(start, nxt, ""),), containers=touched)
+        # The first entry after "- " on the dash line: pull the next entry up when it follows directly,
+        # else leave a bare "-" (the item's content then starts on the next line).
+        following = node_start(entries[1][0] if mapping else entries[1])
+        if not mapping:
+            following = dash_before(t, following) or following
+        if t.line_of(following) == t.line_of(end) + 1:
+            return Change(splices=(Splice(start, following, ""),), containers=touched)
+        cut = start
+        while cut > 0 and t.text[cut - 1] in " \t":
+            cut -= 1
+        return Change(splices=(Splice(cut, t.line_end(end), ""),), containers=touched)
