@@ -7,7 +7,6 @@ from typing import Any
 
 from writeback.yamledit.scalars import block_lines, block_scalar, double_quoted, inline, is_collection, key_text
 from writeback.yamledit.slots import Layout, Slot, refuse
-from writeback.yamledit.trees import walk_nodes
 from writeback.yamledit.spans import (
     Text,
     block_scalar_end,
@@ -21,6 +20,7 @@ from writeback.yamledit.spans import (
     scalar_span,
     value_start,
 )
+from writeback.yamledit.trees import walk_nodes
 
 
 @dataclass(frozen=True, slots=True)
