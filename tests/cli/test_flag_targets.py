@@ -1,0 +1,42 @@
+"""The target that `run`/`break-glass` build from flags (no config file) gets a readable, valid name."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from writeback.cli.common import flag_target_name, targets_from_args
+
+
+def _args(**kw: object) -> argparse.Namespace:
+    base: dict[str, object] = dict(
+        config=None, target=None, repo_url="https://github.com/acme/GitOps.git", base=None, forge="github",
+        forge_url=None, forge_project=None, token_env="GITHUB_TOKEN", path=None, namespaces=[], revision=None,
+        argocd_app=None, source=None, flux_kustomization=None,
+    )  # fmt: skip
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+@pytest.mark.parametrize(
+    ("kw", "name"),
+    [
+        ({}, "gitops"),
+        ({"path": "apps/Prod EU/"}, "prod-eu"),
+        ({"path": "."}, "gitops"),
+        ({"repo_url": "git@gitlab.example.com:platform/shop-config.git"}, "shop-config"),
+        ({"repo_url": "/srv/git/repo.git/"}, "repo"),
+        ({"repo_url": "https://example.com/%%%"}, "default"),
+    ],
+)
+def test_flag_target_name(kw: dict[str, object], name: str) -> None:
+    assert flag_target_name(_args(**kw)) == name
+
+
+def test_flag_target_is_a_valid_config_target() -> None:
+    cfg, targets = targets_from_args(_args(path="overlays/prod", base="release"))
+    assert cfg is None
+    (target,) = targets
+    assert (target.name, target.base, target.path) == ("prod", "release", "overlays/prod")
+    assert target.forge is not None and target.forge.token is not None and target.forge.token.env == "GITHUB_TOKEN"
