@@ -81,14 +81,15 @@ def _merged_keys(node: Any) -> set[str]:
     return names
 
 
-def child(t: Text, slot: Slot, seg: Key | Select | Index, *, source: str) -> Slot | None:
+def child(t: Text, slot: Slot, seg: Key | Select | Index, *, source: str, full: FieldPath = ()) -> Slot | None:
     """The child slot of a mapping/sequence slot for ``seg``, or None when absent."""
     node = slot.node
+    full = full or (*slot.path, seg)
     flow = slot.flow or bool(node.flow_style)
     if kind(node) == "mapping" and isinstance(seg, Key):
         for key_node, value_node in node.value:
             if tag_of(key_node) == MERGE_TAG and seg.name == "<<":
-                raise refuse(source, (*slot.path, seg), "inside a merge key (<<)")
+                raise refuse(source, full, "inside a merge key (<<)")
             if key_name(key_node) == seg.name:
                 return Slot(
                     node=value_node,
@@ -99,7 +100,7 @@ def child(t: Text, slot: Slot, seg: Key | Select | Index, *, source: str) -> Slo
                     path=(*slot.path, seg),
                 )
         if seg.name in _merged_keys(node):
-            raise refuse(source, (*slot.path, seg), "the value comes from a merge key (<<)")
+            raise refuse(source, full, "the value comes from a merge key (<<)")
         return None
     if kind(node) == "sequence" and isinstance(seg, Index | Select):
         if isinstance(seg, Index):
@@ -118,31 +119,31 @@ def child(t: Text, slot: Slot, seg: Key | Select | Index, *, source: str) -> Slo
             flow=flow,
             path=(*slot.path, Index(idx)),
         )
-    raise refuse(source, (*slot.path, seg), f"the path does not match the document: found a {kind(node)}")
+    where = format_path(slot.path) if slot.path else "the document"
+    raise refuse(source, full, f"the path does not match the file: {where} is a {kind(node)}")
 
 
-def check_plain(slot: Slot, *, source: str) -> None:
+def check_plain(slot: Slot, *, source: str, full: FieldPath) -> None:
     """Refuse a node reached through or carrying an anchor or alias."""
     node = slot.node
+    what = "the value" if len(slot.path) == len(full) else (format_path(slot.path) if slot.path else "the document")
     if isinstance(node, AliasRef):
-        raise refuse(source, slot.path, "the value is an alias (*name); the edit would change every alias")
+        raise refuse(source, full, f"{what} is an alias (*name); the edit would change every alias")
     if node.anchor is not None:
-        raise refuse(
-            source, slot.path, f"the value carries the anchor &{node.anchor}; the edit would reach its aliases"
-        )
+        raise refuse(source, full, f"{what} carries the anchor &{node.anchor}; the edit would reach its aliases")
 
 
 def walk(t: Text, root: Slot, path: FieldPath, *, source: str) -> Slot | Missing:
     slot = root
     for i, seg in enumerate(path):
-        check_plain(slot, source=source)
+        check_plain(slot, source=source, full=path)
         if kind(slot.node) == "scalar":
             return Missing(slot=slot, at=i)
-        found = child(t, slot, seg, source=source)
+        found = child(t, slot, seg, source=source, full=path)
         if found is None:
             return Missing(slot=slot, at=i)
         slot = found
-    check_plain(slot, source=source)
+    check_plain(slot, source=source, full=path)
     return slot
 
 
