@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from writeback.adapters.templating import TEMPLATE_NAMES, load_templates
-from writeback.core.rendering import Rendered, RenderInput, cut_body, escape_cell, render
+from writeback.core.rendering import Rendered, RenderInput, cut_body, escape_cell, is_long, render, value_diff
 from writeback.errors import ConfigError
 from writeback.model import (
     ABSENT,
@@ -91,8 +91,21 @@ def test_tables_never_break_and_secrets_never_render(platform: str) -> None:
         rows = table.splitlines()
         widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
         assert len(widths) == 1, table  # every row has the header's cell count: no unescaped pipe, no raw newline
-    assert "<two>" not in r.body and "&lt;two&gt;" in r.body
+    tables = "".join(re.findall(r"(?:^\|.*\|\n)+", r.body, flags=re.M))
+    assert "<two>" not in tables  # HTML in a cell is neutralised ...
+    # ... and a multi-line value is shown as a diff in a code fence, where markdown and HTML are literal.
+    assert re.search(
+        r"^```diff\n--- git\n\+\+\+ live\n(?:.*\n)*\+line <two> & \[link\]\(http://x\)\n```$", r.body, re.M
+    )
     assert "<details>" in r.body and "</details>" in r.body
+
+
+def test_long_values_get_a_fence_longer_than_their_backticks() -> None:
+    row = {"git": "a\n```\nb", "live": "a\n````\nc"}
+    block = value_diff(row)
+    assert block.startswith("`````diff\n") and block.endswith("\n`````")
+    assert "-b" in block.splitlines() and "+c" in block.splitlines()
+    assert is_long("x" * 101) and is_long("a\nb") and not is_long("short") and not is_long(ABSENT)
 
 
 def test_escape_cell() -> None:

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from writeback.adapters.controllers import context_name
 from writeback.adapters.forges.opening import read_secret
-from writeback.cli.common import add_source_flags, inputs_from_args
+from writeback.cli.common import Inputs, add_source_flags, inputs_from_args
 from writeback.config import Target, load_config
 from writeback.core.engine import drift_to_json
 from writeback.core.unified_diffs import render_file_patch
@@ -69,6 +70,13 @@ def _with_preview(text: str, preview: str) -> str:
     return f"{summary}\n\n{preview}" + (diff if sep else "")
 
 
+def _cluster_name(inputs: Inputs) -> str:
+    """How the PR preview names the cluster: the live dump offline, else the kubeconfig context."""
+    if inputs.live_path is not None:
+        return f"offline dump {Path(inputs.live_path).name}"
+    return (inputs.access and context_name(inputs.access)) or ""
+
+
 def _default_name(args: argparse.Namespace) -> str:
     """Without a config target: the --path (or the repo directory's) name."""
     path = Path(args.path or ".")
@@ -89,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         target = _config_target(args, inputs.target)
-        preview = pr_preview(target=target)
+        preview = pr_preview(target=target, cluster_name=_cluster_name(inputs))
         render_text(outcome, out=sys.stdout, renderer=lambda cs: _with_preview(changeset_text(cs), preview(cs)))
     problems = outcome.detection.problems if outcome.detection else ()
     for p in problems:

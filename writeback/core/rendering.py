@@ -8,6 +8,7 @@ template sees them.
 
 from __future__ import annotations
 
+import difflib
 import html
 import json
 import re
@@ -75,6 +76,33 @@ def format_value(value: object) -> str:
     return f"<code>{escape_cell(text)}</code>"
 
 
+_LONG = 100  # characters: past this (or with a newline) a value is shown as a diff below its table
+
+
+def _text(value: object) -> str:
+    if value is ABSENT:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def is_long(value: object) -> bool:
+    """Values that do not fit a table cell: multi-line strings (a PEM bundle), long strings, big objects."""
+    if value is REDACTED or value is ABSENT:
+        return False
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return "\n" in text or len(text) > _LONG
+
+
+def value_diff(row: Mapping[str, Any]) -> str:
+    """A fenced unified diff from the Git value to the live value, for a row with a long value."""
+    git, live = _text(row["git"]), _text(row["live"])
+    lines = difflib.unified_diff(git.splitlines(), live.splitlines(), "git", "live", lineterm="", n=3)
+    body = "\n".join(lines) or f"  {live}"
+    runs = [len(m) for m in re.findall(r"`+", body)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}diff\n{body}\n{fence}"
+
+
 def _who(row: Mapping[str, Any]) -> str:
     if not row.get("manager"):
         return "_unknown_"
@@ -95,7 +123,7 @@ def environment(templates: Mapping[str, str]) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(md=escape_inline, cell=escape_cell, value=format_value, who=_who)
+    env.filters.update(md=escape_inline, cell=escape_cell, value=format_value, who=_who, value_diff=value_diff)
     return env
 
 
@@ -110,6 +138,7 @@ def _row(d: Drift) -> dict[str, Any]:
         "time": d.time,
         "decision": str(d.decision),
         "reason": d.reason,
+        "long": not d.sensitive and (is_long(d.git) or is_long(d.live)),
     }
 
 
