@@ -126,14 +126,23 @@ def scalar_span(t: Text, node: Any) -> tuple[int, int]:
 
 
 def colon_after(t: Text, key_node: Any) -> int:
-    """Offset just past the ``:`` that follows a mapping key."""
-    pos = int(key_node.end) if isinstance(key_node, AliasRef) else int(key_node.end_mark.index)
-    text = t.text
-    while pos < len(text) and text[pos] in " \t":
-        pos += 1
-    if pos < len(text) and text[pos] == ":":
-        return pos + 1
-    raise ValueError("no ':' after the key")
+    """Offset just past the ``:`` that follows a mapping key (``? key`` may have it on the next line).
+
+    A key without a ``:`` (``{a, b: 1}``) gives the end of the key.
+    """
+    key_end = int(key_node.end) if isinstance(key_node, AliasRef) else int(key_node.end_mark.index)
+    pos, text = key_end, t.text
+    while pos < len(text):
+        ch = text[pos]
+        if ch == ":":
+            return pos + 1
+        if ch == "#":
+            pos = t.line_end(pos)
+        elif ch in " \t\r\n":
+            pos += 1
+        else:
+            break
+    return key_end
 
 
 def dash_before(t: Text, item_start: int) -> int | None:

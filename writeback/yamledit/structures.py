@@ -83,7 +83,7 @@ class Editor:
         if is_empty_null(node):
             if slot.parent is None:
                 raise refuse(self.source, slot.path, "the document is empty")
-            return Change(splices=(Splice(slot.owner_end, slot.owner_end, " " + inline(value, flow=slot.flow)),))
+            return Change(splices=(self._fill_empty(slot, value),))
         start, end = scalar_span(t, node)
         if node.style in ("|", ">") and isinstance(value, str):
             block = self.block(slot, value)
@@ -91,6 +91,12 @@ class Editor:
                 return block
             return Change(splices=(Splice(start, end, double_quoted(value)),))
         return Change(splices=(Splice(start, end, inline(value, style=node.style, flow=slot.flow)),))
+
+    def _fill_empty(self, slot: Slot, value: Any) -> Splice:
+        """Write a value where there is none (``key:``, ``-``, or a flow key without ``:``)."""
+        at = slot.owner_end
+        sep = " " if self.t.text[at - 1 : at] in (":", "-") else ": "
+        return Splice(at, at, sep + inline(value, flow=slot.flow))
 
     def block(self, slot: Slot, value: str) -> Change | None:
         node, t = slot.node, self.t
@@ -125,9 +131,7 @@ class Editor:
         if slot.flow or flow_node or not is_collection(value):
             if kind(node) == "scalar":
                 if is_empty_null(node):
-                    return Change(
-                        splices=(Splice(slot.owner_end, slot.owner_end, " " + inline(value, flow=slot.flow)),)
-                    )
+                    return Change(splices=(self._fill_empty(slot, value),))
                 start, end = scalar_span(t, node)
                 return Change(splices=(Splice(start, end, inline(value, flow=slot.flow)),))
             if flow_node:
@@ -163,7 +167,11 @@ class Editor:
                 splices=(self._flow_insert(slot, f"{key_text(name, flow=True)}: {inline(value, flow=True)}"),),
                 containers=touched,
             )
-        col = self.column(node_start(node.value[0][0]))
+        first_key = node_start(node.value[0][0])
+        before = t.text[t.line_start(first_key) : first_key]
+        col = self.column(first_key)
+        if before.strip(" \t") == "?":  # an explicit "? key": entries start at the "?"
+            col = len(before) - len(before.lstrip(" "))
         at = t.line_end(self.end_of(slot))
         text = t.nl + self.lines_text(self.entry_lines(name, value, col=col))
         return Change(splices=(Splice(at, at, text),), containers=touched)
