@@ -76,6 +76,24 @@ def test_a_kubectl_edit_is_captured_and_survives_the_revert(
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
         took = wait_for(lambda: bool(store.load(target="prod")))
         assert took < 5 and fired.wait(5)
+        capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+
+        # The controller syncs an unrelated change first: the person's field is still theirs, live is the truth.
+        unrelated = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: ca-bundle, namespace: {namespace}}}\n"
+        unrelated += "data: {x: extra}\n"
+        controlplane.kubectl(
+            "apply",
+            "--server-side",
+            "--field-manager=argocd-controller",
+            "-f",
+            "-",
+            input=unrelated,
+        )
+        wait_for(lambda: any("x" in o.body.get("data", {}) for o in cache.list_objects(selector=selector)))
+        capturing.begin_cycle()
+        [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
+        assert obj.body["data"] == {"ca.crt": "person-fixed-ca", "x": "extra"} and capturing.reverted() == ()
+
         gitops_apply(controlplane, namespace, "old-ca-2")  # selfHeal: the controller reverts it
         live = json.loads(controlplane.kubectl("get", "cm", "ca-bundle", "-n", namespace, "-o", "json").stdout)
         assert live["data"]["ca.crt"] == "old-ca-2"
@@ -91,7 +109,6 @@ def test_a_kubectl_edit_is_captured_and_survives_the_revert(
         assert len(triggered) == 1  # one person write, one trigger (the revert does not trigger)
 
         # A cycle now sees the captured object instead of the reverted one, and knows who reverted it and when.
-        capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
         capturing.begin_cycle()
         [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
         assert obj.body["data"]["ca.crt"] == "person-fixed-ca"

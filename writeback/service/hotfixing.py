@@ -58,6 +58,39 @@ def person_write(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | Non
     return owner
 
 
+def _person_fields(body: Mapping[str, Any], capture: Capture) -> Any:
+    for e in _entries(body):
+        if e.get("manager") == capture.manager and e.get("operation") == capture.operation:
+            return e.get("fieldsV1")
+    return None
+
+
+def reverting_writer(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -> FieldOwner | None:
+    """The GitOps write that took the person's fields back since the capture, or None if they are still theirs.
+
+    Server-side apply moves a field's ownership to whoever overwrites it (a forced apply, or an update), so
+    the person's managedFields entry losing fields is the revert; the GitOps manager that wrote at or after
+    the capture is who did it.
+    """
+    kept = _person_fields(live, capture)
+    if kept is not None and kept == _person_fields(capture.body, capture):
+        return None
+    after = [
+        e
+        for e in _entries(live)
+        if manager_role(policy, str(e.get("manager", ""))) is Role.GITOPS
+        and str(e.get("time") or "") >= (capture.time or "")
+    ]
+    if not after:
+        return None
+    e = max(after, key=lambda e: str(e.get("time") or ""))
+    return FieldOwner(
+        manager=str(e.get("manager", "")),
+        operation=str(e.get("operation", "")),
+        time=str(e.get("time")) if e.get("time") else None,
+    )
+
+
 def essence(body: Mapping[str, Any]) -> dict[str, Any]:
     """What a person can change: the object without status and server-set metadata."""
     out = {k: v for k, v in body.items() if k != "status"}
@@ -170,11 +203,9 @@ class CapturingCluster:
         if _age(capture.captured_at) > self._ttl or essence(obj.body) == essence(capture.body):
             self._store.discard(capture)  # expired, or the person's change is live (kept, or merged and synced)
             return obj
-        writer = newest_writer(obj.body, policy=self._policy)
-        if writer is None or manager_role(self._policy, writer.manager) is not Role.GITOPS:
-            return obj  # changed since, but not reverted by the GitOps tool: the live object tells the truth
-        if (writer.time or "") < (capture.time or ""):
-            return obj
+        writer = reverting_writer(live=obj.body, capture=capture, policy=self._policy)
+        if writer is None:
+            return obj  # the person's fields are still theirs: the live object tells the truth
         hotfix = CapturedHotfix(
             resource=obj.ref,
             manager=capture.manager,
