@@ -129,8 +129,11 @@ class Informer:
             try:
                 if self.resource_version is None:
                     self.relist()
+                began = time.monotonic()
                 self.watch()
                 failures = 0
+                if time.monotonic() - began < 1.0:  # a server that ends watches at once: do not spin
+                    self._stop.wait(1.0)
             except Gone:
                 log.info("resourceVersion expired, listing again", extra={"kind": self.resource.kind})
                 self.resource_version = None
