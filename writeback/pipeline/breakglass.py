@@ -4,7 +4,8 @@ start     record (annotation) + auto-sync off, in one conditional JSON patch; re
 held      the records on the controller objects, with their remaining time
 end       backport the live state by PR (``run_cycle``), and only once the PR is ensured: restore the previous
           auto-sync value exactly and remove the record. A failed backport leaves auto-sync suspended.
-expire_due  ``end`` for every record whose TTL passed: the service's scheduler calls it each cycle.
+expire_due  ``end`` for every record whose TTL passed (lists the three controller kinds).
+expire_for_target  the service's per-target step: GET only the objects the target names, end the due records.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 from writeback import config
 from writeback.core import breakglass as bg
-from writeback.errors import ClusterError, InputError, WritebackError
+from writeback.errors import ClusterError, ConfigError, InputError, WritebackError
 from writeback.model import EnsureResult, ObjectRef, Outcome
 from writeback.pipeline.cycling import CycleOptions, run_cycle
 
@@ -213,8 +214,8 @@ def expire_due(
 ) -> list[Ended]:  # fmt: skip
     """``end`` every break-glass whose TTL passed. ``backport_for`` returns the backport of a record's target, or
     None when none is known: that record stays suspended and is reported as failed (``backport_for=None``: no
-    backport at all, auto-sync is restored directly). One failure never stops the others. The service's scheduler
-    calls this each cycle."""
+    backport at all, auto-sync is restored directly). One failure never stops the others. Lists the three
+    controller kinds: the service uses ``expire_for_target`` instead."""
     moment = now or now_utc()
     out: list[Ended] = []
     for item in held(objects=objects, namespace=namespace):
@@ -257,11 +258,90 @@ def expire_for_targets(
     *, objects: Objects, targets: Sequence[config.Target], options_for: Callable[[config.Target], CycleOptions],
     now: datetime | None = None, namespace: str | None = None,
 ) -> list[Ended]:  # fmt: skip
-    """``expire_due`` for the service: each due record is backported with the target that names its object
-    (``argocd_application``/``flux_kustomization``) and that target's cycle options."""
+    """``expire_due`` over a set of targets: each due record is backported with the target that names its object
+    (``argocd_application``/``flux_kustomization``) and that target's cycle options. (The service runs
+    ``expire_for_target`` per target instead, under that target's Lease.)"""
 
     def backport_for(item: Held) -> Backport | None:
         target = matching_target(item, targets)
         return None if target is None else cycle_backport(target=target, options=options_for(target))
 
     return expire_due(objects=objects, backport_for=backport_for, now=now, namespace=namespace)
+
+
+# ---------------------------------------------------------------- one target (the service loop)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetExpiry:
+    """The break-glass records on one target's controller objects, and what ending the due ones did."""
+
+    held: tuple[Held, ...] = ()  # the records found, before any was ended
+    ended: tuple[Ended, ...] = ()  # the due ones: restored, or failed (auto-sync stays suspended)
+
+    @property
+    def active(self) -> tuple[Held, ...]:
+        """The records still in place: not ended, or ended without restoring auto-sync."""
+        restored = {e.held.ref for e in self.ended if e.restored}
+        return tuple(h for h in self.held if h.ref not in restored)
+
+    @property
+    def failed(self) -> tuple[Ended, ...]:
+        return tuple(e for e in self.ended if e.failed)
+
+
+def target_refs(target: config.Target) -> tuple[ObjectRef, ...]:
+    """The controller objects a target names: ``argocd_application`` and ``flux_kustomization`` (NAMESPACE/NAME)."""
+    out: list[ObjectRef] = []
+    for key, kind, value in (
+        ("argocd_application", bg.ARGOCD, target.argocd_application),
+        ("flux_kustomization", bg.FLUX_KUSTOMIZATION, target.flux_kustomization),
+    ):
+        if not value:
+            continue
+        namespace, sep, name = value.partition("/")
+        if not (sep and namespace and name) or "/" in name:
+            raise ConfigError(f"targets[{target.name}].{key}: {value!r}: expected NAMESPACE/NAME")
+        out.append(ObjectRef(api_version=kind.api_version, kind=kind.kind, namespace=namespace, name=name))
+    return tuple(out)
+
+
+def held_for_target(*, objects: Objects, target: config.Target) -> list[Held]:
+    """The records on the objects ``target`` names: one GET each, no list. A missing object has none; an
+    unreadable record is logged and skipped (like ``held``)."""
+    out: list[Held] = []
+    for ref in target_refs(target):
+        body = objects.get(ref=ref)
+        if body is None:
+            log.debug("%s %s/%s not found: no break-glass to check", ref.kind, ref.namespace, ref.name)
+            continue
+        try:
+            record = bg.record_of(body, where=f"{ref.kind} {ref.namespace}/{ref.name}")
+        except InputError as e:
+            log.warning("%s", e)
+            continue
+        if record is not None:
+            out.append(Held(ref=ref, kind=bg.kind_of(ref), record=record))
+    return out
+
+
+def expire_for_target(
+    *, objects: Objects, target: config.Target, options: CycleOptions, now: datetime | None = None,
+    keep_going: Callable[[], bool] | None = None,
+) -> TargetExpiry:  # fmt: skip
+    """``end`` the records past their TTL on the objects ``target`` names, each backported by the target's cycle
+    (``cycle_backport``) and restored only once its PR is ensured. Stops before the next record once
+    ``keep_going`` says so (shutdown, lost Lease). No list call: only a GET per named object."""
+    moment = now or now_utc()
+    found = held_for_target(objects=objects, target=target)
+    ended: list[Ended] = []
+    for item in found:
+        if not item.record.expired(now=moment):
+            continue
+        if keep_going is not None and not keep_going():
+            break
+        try:
+            ended.append(end(objects=objects, item=item, backport=cycle_backport(target=target, options=options)))
+        except WritebackError as e:
+            ended.append(Ended(held=item, restored=False, failed=True, detail=f"{e}; auto-sync stays suspended"))
+    return TargetExpiry(held=tuple(found), ended=tuple(ended))

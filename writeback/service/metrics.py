@@ -58,6 +58,12 @@ class Metrics:
         self.hotfixes = Counter(
             "writeback_hotfixes_captured", "Writes by a person captured from the watch", ["target"], registry=r
         )
+        self.break_glass_active = Gauge(
+            "writeback_break_glass_active",
+            "1 while a break-glass record is on the target's Argo CD Application or Flux Kustomization",
+            ["target"],
+            registry=r,
+        )
         self._persistent_cycles = persistent_cycles
         self._seen: dict[str, dict[tuple[str, str], int]] = {}  # target -> drift key -> consecutive cycles
         self._merged: dict[str, set[tuple[str, str]]] = {}  # target -> drift keys whose PR went away

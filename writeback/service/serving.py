@@ -4,7 +4,8 @@
 
 Wires the pieces: structured logs with secret redaction, metrics and health on ``metrics.address``, the
 Lease coordinator (``writeback.service.sharding``), one watch cache per target with hotfix capture, and
-the scheduler that calls ``writeback.pipeline.cycling.run_cycle``.
+the scheduler that calls ``writeback.pipeline.cycling.run_cycle`` (after ending the target's expired break-glass,
+``writeback.service.breakglassing``).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from typing import Any
 
 from writeback import config as cfg
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, KubeCluster, Resource
+from writeback.adapters.controllers import ControllerObjects
 from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import WritebackError
 from writeback.model import Drift, EnsureResult, LiveObject, ObjectRef, Outcome
+from writeback.pipeline import breakglass as bgflow
 from writeback.pipeline.cycling import CycleOptions, run_cycle
 from writeback.pipeline.plan import PlanOutcome
+from writeback.service import breakglassing
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.service.logging import secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
@@ -70,6 +74,7 @@ class TargetRuntime:
         self.watching: WatchingCluster | None = None
         self.capturing: CapturingCluster | None = None
         self._cluster: Cluster | None = None
+        self._direct: KubeCluster | None = None
         entry = next((c for c in config.clusters if c.name == target.cluster), None)
         self.access = ClusterAccess(
             kubeconfig=entry.kubeconfig if entry else None,
@@ -86,7 +91,7 @@ class TargetRuntime:
 
     def _connect(self) -> Cluster:
         api_client = new_api_client(access=self.access)
-        direct = KubeCluster(api_client=api_client)
+        direct = self._direct = KubeCluster(api_client=api_client)
         if not self._config.watch.enabled:
             return CountingCluster(cluster=direct, count=self._count)
         name = self.target.name
@@ -111,6 +116,15 @@ class TargetRuntime:
             ttl_seconds=self._config.watch.capture_ttl_seconds,
         )
         return self.capturing
+
+    def controller_objects(self) -> breakglassing.CountedObjects | None:
+        """Break-glass reads/patches of the target's controller objects (the real cluster, never the watch cache);
+        None when the target names no Argo CD Application or Flux Kustomization."""
+        if not bgflow.target_refs(self.target):
+            return None
+        self.cluster()
+        assert self._direct is not None
+        return breakglassing.CountedObjects(objects=ControllerObjects(cluster=self._direct), count=self._count)
 
     def _count(self, verb: str) -> None:
         self._metrics.api_request(target=self.target.name, verb=verb)
@@ -245,18 +259,37 @@ class Service:
             on_plan=plans.append,
             keep_going=ctx.keep_going,
         )
-        results = tuple(run_cycle(ctx.target, options=options))
+        expiry, results = self._break_glass(ctx, runtime=runtime, options=options)
+        if expiry is None or not expiry.ended:  # a backport cycle that ran is this cycle
+            active = expiry.active if expiry is not None else ()
+            options = breakglassing.with_incident(options, target=ctx.target, active=active)
+            results = tuple(run_cycle(ctx.target, options=options))
         self.metrics.results(target=name, results=results)
         drifts = None
         if plans and plans[0].detection is not None:
             drifts = plans[0].detection.report.drifts
             self.metrics.drifts(target=name, drifts=drifts)
+        problem = breakglassing.failure(expiry) if expiry is not None else None
+        if problem is not None and ctx.keep_going():  # stopped (shutdown, lost Lease): the next owner retries
+            raise problem
         failed = [r for r in results if r.outcome is Outcome.FAILED]
         if failed:
             raise CycleFailed("; ".join(r.detail or r.changeset_id for r in failed))
         for r in results:
             log.info("%s %s", r.outcome, r.url or "-", extra={"target": name, "changeset": r.changeset_id})
         return CycleReport(results=results, drifts=drifts)
+
+    def _break_glass(
+        self, ctx: CycleContext, *, runtime: TargetRuntime, options: CycleOptions
+    ) -> tuple[bgflow.TargetExpiry | None, tuple[EnsureResult, ...]]:
+        """End the target's expired break-glass (backport cycle first) and set its gauge; None: no object named."""
+        objects = runtime.controller_objects()
+        if objects is None:
+            self.metrics.break_glass_active.labels(target=ctx.target.name).set(0)
+            return None, ()
+        expiry = breakglassing.check(objects=objects, target=ctx.target, options=options, keep_going=ctx.keep_going)
+        self.metrics.break_glass_active.labels(target=ctx.target.name).set(1 if expiry.active else 0)
+        return expiry, tuple(r for e in expiry.ended for r in e.results)
 
     # ------------------------------------------------------------ lifecycle
 

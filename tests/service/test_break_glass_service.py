@@ -1,0 +1,243 @@
+"""Break-glass in the service loop, on the real control plane with the real Argo CD CRD.
+
+A `writeback run --config FILE` process: the target whose Argo CD Application's break-glass expired backports the
+person's live change by PR (the record in the incident field) and then restores `syncPolicy.automated` exactly;
+the target whose forge is down keeps its Application suspended, and counts and logs the error each retry.
+The per-target step reads only the objects a target names (GETs, never a list).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from breakglass.support import (
+    AUTOMATED,
+    MANIFEST,
+    PROJECT,
+    TOKEN,
+    TOKEN_ENV,
+    argocd_app,
+    free_port,
+    get,
+    git,
+    record,
+    run,
+)
+from fakes.github_fake import GitHubFake
+
+from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.controllers import ControllerObjects
+from writeback.config import Target
+from writeback.errors import ConfigError
+from writeback.pipeline import breakglass as flow
+from writeback.pipeline.cycling import CycleOptions
+
+pytestmark = pytest.mark.controlplane
+APPS = "applications.argoproj.io"
+REASON = "checkout errors: FEATURE_X off"
+INCIDENT = "https://status.example.com/inc/77"
+
+
+def make_repo(tmp_path: Path, app: str) -> Path:
+    """A bare remote whose main holds apps/<app>.yaml (the Deployment `app`), synced to the cluster by 'Argo CD'."""
+    root = tmp_path / app
+    root.mkdir()
+    bare, seed = root / "gitops.git", root / "seed"
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
+    git("clone", "-q", str(bare), str(seed))
+    (seed / "apps").mkdir()
+    manifest = MANIFEST.replace("web", app)
+    manifest = manifest.replace(f"  name: {app}\n", f"  name: {app}\n  labels:\n    app: {app}\n", 1)
+    (seed / "apps" / f"{app}.yaml").write_text(manifest)
+    git("add", ".", cwd=seed)
+    git("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=seed)
+    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    return bare
+
+
+def service_target(name: str, *, app: str, namespace: str, bare: Path, forge_url: str) -> dict[str, Any]:
+    return {
+        "name": name, "cluster": "test", "repo_url": str(bare), "path": "apps", "namespace": namespace,
+        "selectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "namespaces": [namespace],
+                       "labelSelector": f"app={app}"}],
+        "argocd_application": f"{namespace}/{app}",
+        "forge": {"kind": "github", "url": forge_url, "project": PROJECT, "token": {"env": TOKEN_ENV},
+                  "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
+        "schedule": {"interval_seconds": 2, "jitter_seconds": 0, "retry_initial_seconds": 1, "retry_max_seconds": 2},
+    }  # fmt: skip
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+            if all(found.get(k) == v for k, v in labels.items()):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def scrape(port: int) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            return str(resp.read().decode())
+    except OSError:
+        return ""
+
+
+def wait_for(predicate: Any, *, timeout: float, what: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"writeback exited ({proc.returncode}) while waiting for {what}:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; log tail:\n{log.read_text()[-4000:]}")
+        time.sleep(0.25)
+
+
+def start_break_glass(controlplane: Any, capsys: pytest.CaptureFixture[str], namespace: str, app: str) -> None:
+    code, _, err = run(
+        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", "1s",
+        "--incident", INCIDENT, "--kubeconfig", controlplane.kubeconfig,
+    )  # fmt: skip
+    assert code == 0, err
+
+
+def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_suspended_if_the_forge_is_down(
+    controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("USER", "oncall-bob")
+    repos = {app: make_repo(tmp_path, app) for app in ("web", "api")}
+    for app in repos:
+        controlplane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace,
+                             "-f", str(tmp_path / app / "seed" / "apps"))  # fmt: skip
+        argocd_app(controlplane, namespace, app)
+        start_break_glass(controlplane, capsys, namespace, app)
+        # the person's 3 AM fix, kept alive by break-glass
+        controlplane.kubectl("set", "env", "-n", namespace, f"deployment/{app}", "FEATURE_X=off")
+    held_api = record(get(controlplane, APPS, namespace, "api"))
+    assert held_api is not None
+    expires = datetime.fromisoformat(held_api["expires"].replace("Z", "+00:00"))
+    time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds() + 0.2))  # both TTLs have passed
+
+    fake = GitHubFake(bare=repos["web"]).start()
+    port = free_port()
+    config = {
+        "clusters": [{"name": "test", "kubeconfig": controlplane.kubeconfig, "context": "writeback-test"}],
+        "targets": [
+            service_target("shop", app="web", namespace=namespace, bare=repos["web"], forge_url=fake.url),
+            service_target("down", app="api", namespace=namespace, bare=repos["api"],
+                           forge_url=f"http://127.0.0.1:{free_port()}"),  # nothing listens there
+        ],
+        "metrics": {"address": f"127.0.0.1:{port}"},
+        "state_dir": str(tmp_path / "state"),
+        "shutdown_grace_seconds": 20,
+    }  # fmt: skip
+    config_path = tmp_path / "writeback.yaml"
+    config_path.write_text(json.dumps(config))  # JSON is YAML
+    log = tmp_path / "writeback.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
+            stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, TOKEN_ENV: TOKEN}, start_new_session=True,
+        )  # fmt: skip
+    try:
+        # `shop`: the backport PR with the break-glass record as its incident, then auto-sync back exactly
+        wait_for(lambda: bool(fake.prs), timeout=60, what="the backport PR", proc=proc, log=log)
+        [pr] = fake.prs.values()
+        body = pr["body"]
+        assert "Break-glass on Application" in body and "oncall-bob" in body
+        assert "checkout errors: FEATURE\\_X off" in body and INCIDENT in body
+        assert "kubectl-set" in body and "FEATURE\\_X" in body
+        branch = pr["head"]
+        patched = git("--git-dir", str(repos["web"]), "show", f"{branch}:apps/web.yaml")
+        assert 'value: "off"' in patched or "value: off" in patched
+
+        def restored() -> bool:
+            return record(get(controlplane, APPS, namespace, "web")) is None
+
+        wait_for(restored, timeout=30, what="auto-sync restored on web", proc=proc, log=log)
+        assert get(controlplane, APPS, namespace, "web")["spec"]["syncPolicy"]["automated"] == AUTOMATED
+
+        # `down`: the backport cannot be ensured, so the Application stays suspended; counted and retried
+        wait_for(lambda: metric(scrape(port), "writeback_errors_total", target="down", kind="BreakGlassSuspended") >= 2,
+                 timeout=60, what="two failed break-glass expiries of down", proc=proc, log=log)  # fmt: skip
+        wait_for(lambda: metric(scrape(port), "writeback_break_glass_active", target="shop") == 0,
+                 timeout=30, what="the gauge of shop back to 0", proc=proc, log=log)  # fmt: skip
+        text = scrape(port)
+        assert metric(text, "writeback_break_glass_active", target="down") == 1
+        assert metric(text, "writeback_pull_requests_total", target="shop", outcome="created") == 1
+        assert metric(text, "writeback_api_requests_total", target="shop", verb="list") == 1  # the watch's only
+        assert metric(text, "writeback_api_requests_total", target="down", verb="list") == 1
+        app = get(controlplane, APPS, namespace, "api")
+        assert "automated" not in app["spec"]["syncPolicy"] and record(app) == held_api
+        assert [p["head"] for p in fake.prs.values()] == [branch]  # shop's backport opened one PR only
+        assert fake.violations == []
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        fake.stop()
+    output = log.read_text()
+    assert code == 0, output[-4000:]
+    records = [json.loads(line) for line in output.splitlines() if line.strip()]
+    stays = [r for r in records if r.get("target") == "down" and r["level"] == "error" and "stays" in r["msg"]]
+    assert stays and "auto-sync stays suspended" in stays[0]["msg"]
+    assert any(r.get("target") == "shop" and "break-glass" in r["msg"] and "auto-sync restored" in r["msg"]
+               for r in records)  # fmt: skip
+    assert TOKEN not in output
+
+
+def test_the_per_target_step_only_gets_the_objects_the_target_names(
+    controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    argocd_app(controlplane, namespace, "web")
+    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", REASON,
+                       "--ttl", "2h", "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
+    assert code == 0, err
+    cluster = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)
+    objects = ControllerObjects(cluster=cluster)
+    options = CycleOptions(workdir=tmp_path)  # no backport runs: nothing is due
+    base = {"repo_url": str(tmp_path / "none.git")}
+
+    named = Target.model_validate({**base, "name": "shop", "argocd_application": f"{namespace}/web",
+                                   "flux_kustomization": f"{namespace}/absent"})  # fmt: skip
+    expiry = flow.expire_for_target(objects=objects, target=named, options=options)
+    assert [(h.ref.kind, h.name, h.record.reason) for h in expiry.held] == [("Application", f"{namespace}/web", REASON)]
+    assert expiry.ended == () and [h.name for h in expiry.active] == [f"{namespace}/web"]
+
+    nothing = Target.model_validate({**base, "name": "plain"})
+    assert flow.target_refs(nothing) == ()
+    assert flow.expire_for_target(objects=objects, target=nothing, options=options).held == ()
+    assert cluster.list_calls == 0 and objects.patch_calls == 0  # GETs only, and nothing was due
+
+    # an hour later the record is due: the backport runs with the target's forge, which is not configured here,
+    # so auto-sync stays suspended and the record is untouched
+    later = datetime.now(UTC).replace(microsecond=0) + (expiry.held[0].record.expires - expiry.held[0].record.start)
+    due = flow.expire_for_target(objects=objects, target=named, options=options, now=later)
+    [ended] = due.failed
+    assert "auto-sync stays suspended" in ended.detail and "forge" in ended.detail
+    assert [h.name for h in due.active] == [f"{namespace}/web"]
+    assert objects.patch_calls == 0 and cluster.list_calls == 0
+    assert "automated" not in get(controlplane, APPS, namespace, "web")["spec"]["syncPolicy"]
+
+    bad = Target.model_validate({**base, "name": "bad", "argocd_application": "web"})
+    with pytest.raises(ConfigError, match=r"targets\[bad\]\.argocd_application: 'web': expected NAMESPACE/NAME"):
+        flow.target_refs(bad)

@@ -1,0 +1,83 @@
+"""Break-glass in the service loop: each target's cycle, under its Lease, first ends its expired break-glass.
+
+    step = check(objects=..., target=..., options=..., keep_going=...)   # before the regular cycle
+
+Only the Argo CD Application / Flux Kustomization the target names is read (one GET each, no list). A record
+past its TTL is ended exactly like ``writeback break-glass expire``: the target's cycle runs as the backport
+(the record in the PR's incident field), and auto-sync is restored only once that PR is ensured. While a record
+is active, the regular cycle's PR carries its incident text too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from writeback import config as cfg
+from writeback.adapters.controllers import ControllerObjects
+from writeback.core import breakglass as bg
+from writeback.errors import WritebackError
+from writeback.model import ObjectRef
+from writeback.pipeline import breakglass as flow
+from writeback.pipeline.cycling import CycleOptions
+
+log = logging.getLogger(__name__)
+
+
+class BreakGlassSuspended(WritebackError):
+    """An expired break-glass could not be ended (its backport PR was not ensured): auto-sync stays suspended."""
+
+
+class CountedObjects:
+    """``ControllerObjects`` (the real ``KubeCluster``, not the watch cache), counting requests by verb."""
+
+    def __init__(self, *, objects: ControllerObjects, count: Callable[[str], None]) -> None:
+        self._objects = objects
+        self._count = count
+
+    def get(self, *, ref: ObjectRef) -> dict[str, Any] | None:
+        self._count("get")
+        return self._objects.get(ref=ref)
+
+    def list_kind(
+        self, *, api_version: str, kind: str, namespace: str | None
+    ) -> list[tuple[ObjectRef, dict[str, Any]]]:
+        self._count("list")
+        return self._objects.list_kind(api_version=api_version, kind=kind, namespace=namespace)
+
+    def json_patch(self, *, ref: ObjectRef, ops: Sequence[Mapping[str, Any]], field_manager: str) -> dict[str, Any]:
+        self._count("patch")
+        return self._objects.json_patch(ref=ref, ops=ops, field_manager=field_manager)
+
+
+def check(
+    *, objects: flow.Objects, target: cfg.Target, options: CycleOptions, keep_going: Callable[[], bool]
+) -> flow.TargetExpiry:
+    """End the target's expired break-glass records (backport first); log each outcome."""
+    expiry = flow.expire_for_target(objects=objects, target=target, options=options, keep_going=keep_going)
+    for e in expiry.ended:
+        where = f"{e.held.ref.kind} {e.held.name}"
+        if e.failed:
+            log.error("break-glass on %s expired but stays: %s", where, e.detail, extra={"target": target.name})
+        else:
+            log.info("break-glass on %s expired: %s", where, e.detail, extra={"target": target.name})
+    return expiry
+
+
+def failure(expiry: flow.TargetExpiry) -> BreakGlassSuspended | None:
+    """The error that fails the cycle (counted, logged, retried with backoff) when an expired record stays."""
+    if not expiry.failed:
+        return None
+    what = "; ".join(f"{e.held.ref.kind} {e.held.name}: {e.detail}" for e in expiry.failed)
+    return BreakGlassSuspended(f"expired break-glass not ended: {what}")
+
+
+def with_incident(options: CycleOptions, *, target: cfg.Target, active: Sequence[flow.Held]) -> CycleOptions:
+    """The regular cycle's options while break-glass is active: its record goes into the PR's incident field."""
+    if not active:
+        return options
+    given = options.incident or target.pull_request.incident
+    text = "; ".join(bg.incident_text(h.record, ref=h.ref) for h in active)
+    return replace(options, incident=f"{given}; {text}" if given else text)
