@@ -2,7 +2,8 @@
 
 A `writeback run --config FILE` process: the target whose Argo CD Application's break-glass expired backports the
 person's live change by PR (the record in the incident field) and then restores `syncPolicy.automated` exactly;
-the target whose forge is down keeps its Application suspended, and counts and logs the error each retry.
+the target whose forge is down keeps its Application suspended, and counts and logs the error each retry; the
+target whose break-glass still runs opens its regular PR with the record as its incident and stays suspended.
 The per-target step reads only the objects a target names (GETs, never a list).
 """
 
@@ -106,9 +107,11 @@ def wait_for(predicate: Any, *, timeout: float, what: str, proc: subprocess.Pope
         time.sleep(0.25)
 
 
-def start_break_glass(controlplane: Any, capsys: pytest.CaptureFixture[str], namespace: str, app: str) -> None:
+def start_break_glass(
+    controlplane: Any, capsys: pytest.CaptureFixture[str], namespace: str, app: str, *, ttl: str = "1s"
+) -> None:
     code, _, err = run(
-        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", "1s",
+        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", ttl,
         "--incident", INCIDENT, "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip
     assert code == 0, err
@@ -119,20 +122,22 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("USER", "oncall-bob")
-    repos = {app: make_repo(tmp_path, app) for app in ("web", "api")}
+    repos = {app: make_repo(tmp_path, app) for app in ("web", "api", "cart")}
     for app in repos:
         controlplane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace,
                              "-f", str(tmp_path / app / "seed" / "apps"))  # fmt: skip
         argocd_app(controlplane, namespace, app)
-        start_break_glass(controlplane, capsys, namespace, app)
+        start_break_glass(controlplane, capsys, namespace, app, ttl="2h" if app == "cart" else "1s")
         # the person's 3 AM fix, kept alive by break-glass
         controlplane.kubectl("set", "env", "-n", namespace, f"deployment/{app}", "FEATURE_X=off")
     held_api = record(get(controlplane, APPS, namespace, "api"))
+    held_cart = record(get(controlplane, APPS, namespace, "cart"))
     assert held_api is not None
     expires = datetime.fromisoformat(held_api["expires"].replace("Z", "+00:00"))
     time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds() + 0.2))  # both TTLs have passed
 
     fake = GitHubFake(bare=repos["web"]).start()
+    fake_cart = GitHubFake(bare=repos["cart"]).start()
     port = free_port()
     config = {
         "clusters": [{"name": "test", "kubeconfig": controlplane.kubeconfig, "context": "writeback-test"}],
@@ -140,6 +145,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
             service_target("shop", app="web", namespace=namespace, bare=repos["web"], forge_url=fake.url),
             service_target("down", app="api", namespace=namespace, bare=repos["api"],
                            forge_url=f"http://127.0.0.1:{free_port()}"),  # nothing listens there
+            service_target("held", app="cart", namespace=namespace, bare=repos["cart"], forge_url=fake_cart.url),
         ],
         "metrics": {"address": f"127.0.0.1:{port}"},
         "state_dir": str(tmp_path / "state"),
@@ -185,6 +191,15 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         assert "automated" not in app["spec"]["syncPolicy"] and record(app) == held_api
         assert [p["head"] for p in fake.prs.values()] == [branch]  # shop's backport opened one PR only
         assert fake.violations == []
+
+        # `held`: its break-glass runs for 2 more hours: the regular cycle's PR carries the record, auto-sync stays off
+        wait_for(lambda: bool(fake_cart.prs), timeout=30, what="the PR of held", proc=proc, log=log)
+        [pr] = fake_cart.prs.values()
+        assert "Break-glass on Application" in pr["body"] and INCIDENT in pr["body"]
+        assert metric(scrape(port), "writeback_break_glass_active", target="held") == 1
+        app = get(controlplane, APPS, namespace, "cart")
+        assert "automated" not in app["spec"]["syncPolicy"] and record(app) == held_cart
+        assert fake_cart.violations == []
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -194,6 +209,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
             os.killpg(proc.pid, signal.SIGKILL)
             raise
         fake.stop()
+        fake_cart.stop()
     output = log.read_text()
     assert code == 0, output[-4000:]
     records = [json.loads(line) for line in output.splitlines() if line.strip()]
