@@ -97,15 +97,15 @@ def line_diff(before: str, after: str) -> tuple[list[int], list[str]]:
     return deleted, inserted
 
 
-def same_line_endings(before: str, after: str) -> bool:
-    """CRLF stays CRLF, LF stays LF, and the final newline (or its absence) is kept."""
+def same_line_endings(before: str, after: str, *, final: bool = True) -> bool:
+    """CRLF stays CRLF, LF stays LF, and (with ``final``) the final newline or its absence is kept."""
     crlf_before = "\r\n" in before
     lone_lf = re.compile(r"(?<!\r)\n")
     if crlf_before and not lone_lf.search(before) and lone_lf.search(after):
         return False
     if not crlf_before and "\r\n" in after:
         return False
-    return before.endswith("\n") == after.endswith("\n")
+    return not final or before.endswith("\n") == after.endswith("\n")
 
 
 def kept_in_order(before: str, after: str, allowed: set[int], *, inserts: bool = False) -> bool:

@@ -127,3 +127,53 @@ def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> Non
     else:
         allowed = set()
     assert kept_in_order(text, after, allowed, inserts=True), (text, after, allowed)
+
+
+def _random_edit(data: st.DataObject, rendered: Rendered, expected: list[Any]) -> Edit | None:
+    """One random set/add/remove edit that still applies to ``expected`` (updated in place)."""
+    index = data.draw(st.integers(0, len(expected) - 1))
+    containers = []
+    stack: list[tuple[FieldPath, Any]] = [((), expected[index])]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict | list):
+            containers.append((path, value))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend(((*path, Key(k) if isinstance(k, str) else Index(k)), v) for k, v in items)
+    path, container = data.draw(st.sampled_from(containers))
+    keys = list(container) if isinstance(container, dict) else list(range(len(container)))
+    action = data.draw(st.sampled_from(["set", "add", "remove"] if keys else ["add"]))
+    if action == "add":
+        value = data.draw(values(1))
+        if isinstance(container, dict):
+            key = data.draw(st.sampled_from(["n1", "n2", "yes"]).filter(lambda k: k not in container))
+            container[key] = value
+            return Edit(document=index, path=(*path, Key(key)), value=copy.deepcopy(value))
+        container.append(value)
+        return Edit(document=index, path=(*path, Index(len(container) - 1)), value=copy.deepcopy(value))
+    chosen = data.draw(st.sampled_from(keys))
+    seg = Key(chosen) if isinstance(chosen, str) else Index(chosen)
+    if action == "remove":
+        if not path and len(keys) == 1:
+            return None  # keep documents non-empty
+        del container[chosen]
+        return Edit(document=index, path=(*path, seg))
+    value = data.draw(values(1))
+    container[chosen] = value
+    return Edit(document=index, path=(*path, seg), value=copy.deepcopy(value))
+
+
+@SETTINGS
+@given(st.data())
+def test_mixed_edit_batches_read_back_as_intended(data: st.DataObject) -> None:
+    rendered = _rendered(data.draw)
+    expected = copy.deepcopy(rendered.data)
+    edits = [e for e in (_random_edit(data, rendered, expected) for _ in range(data.draw(st.integers(1, 5)))) if e]
+    after = apply_edits(rendered.text, edits, source="gen.yaml")
+    assert [d.data for d in load_documents(after, source="gen.yaml")] == expected, (rendered.text, after)
+    # A removal at the end of a file without a final newline may add one after a block scalar (documented).
+    assert same_line_endings(rendered.text, after, final=False)
+    if edits and edits[-1].value is not ABSENT:
+        assert apply_edits(after, edits[-1:], source="gen.yaml") == after  # setting what is there changes nothing
+    header = [line for line in rendered.lines if line.startswith("# file header")]
+    assert all(line in after for line in header)

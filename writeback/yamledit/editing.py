@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
@@ -58,11 +58,16 @@ def _expand(slot: Slot, edit: Edit, *, source: str) -> _Expand:
     return _Expand(tuple(subs))
 
 
-def _resolve(editor: Editor, docs: Sequence[ParsedDoc], edit: Edit) -> Change | _Expand:
-    source, t = editor.source, editor.t
+def _resolve(editor: Editor, docs: Sequence[ParsedDoc], edit: Edit) -> tuple[Change | _Expand, Slot]:
+    """The change for ``edit`` and the slot where its walk ended (the target, or where it went missing)."""
     if not 0 <= edit.document < len(docs):
-        raise refuse(source, edit.path, f"the file has no document {edit.document}")
-    found = walk(t, _root(docs[edit.document]), edit.path, source=source)
+        raise refuse(editor.source, edit.path, f"the file has no document {edit.document}")
+    found = walk(editor.t, _root(docs[edit.document]), edit.path, source=editor.source)
+    return _change(editor, found, edit), found.slot if isinstance(found, Missing) else found
+
+
+def _change(editor: Editor, found: Slot | Missing, edit: Edit) -> Change | _Expand:
+    source = editor.source
     if edit.value is ABSENT:
         if isinstance(found, Missing):
             raise refuse(source, edit.path, "the path is not in the file (nothing to remove)")
@@ -91,10 +96,34 @@ def _resolve(editor: Editor, docs: Sequence[ParsedDoc], edit: Edit) -> Change | 
     return editor.replace(slot, value)
 
 
-def _overlaps(change: Change, batch: list[Splice], touched: set[int]) -> bool:
-    if touched & change.containers:
-        return True
-    return any(s.start <= b.end and b.start <= s.end for s in change.splices for b in batch)
+@dataclass(slots=True)
+class _Batch:
+    """Splices resolved against one parse of the text, and what they change."""
+
+    splices: list[Splice] = field(default_factory=list)
+    modified: set[int] = field(default_factory=set)  # ids of nodes replaced or removed
+    grown: set[int] = field(default_factory=set)  # ids of collections that get entries added or removed
+
+    def conflicts(self, change: Change, slot: Slot, edit: Edit) -> bool:
+        """Would ``change`` (resolved on the same parse) depend on or collide with this batch?"""
+        chain = []
+        at: Slot | None = slot
+        while at is not None:
+            chain.append(at)
+            at = at.parent
+        if any(id(s.node) in self.modified for s in chain) or id(slot.node) in self.grown:
+            return True
+        if any(id(s.node) in self.grown and kind(s.node) == "sequence" for s in chain):
+            return True  # positions in that list may have shifted
+        if edit.value is ABSENT and slot.parent is not None and id(slot.parent.node) in self.grown:
+            return True
+        return any(s.start <= b.end and b.start <= s.end for s in change.splices for b in self.splices)
+
+    def add(self, change: Change, slot: Slot, edit: Edit) -> None:
+        self.splices.extend(change.splices)
+        self.grown |= change.containers
+        if edit.value is ABSENT or (change.splices and not change.containers):
+            self.modified.add(id(slot.node))
 
 
 def _splice(text: str, splices: list[Splice]) -> str:
@@ -124,25 +153,30 @@ def apply_edits(text: str, edits: Sequence[Edit], *, source: str) -> str:
         else:
             expected[edit.document] = set_path(expected[edit.document], edit.path, edit.value, source=source)
     layout = detect_layout([d.root for d in docs])
+    nl = Text(text).nl
     queue: deque[Edit] = deque(edits)
     current = text
     while queue:
         docs = compose(current, source=source)
-        editor = Editor(t=Text(current), layout=layout, source=source, roots=tuple(d.root for d in docs))
-        batch: list[Splice] = []
-        touched: set[int] = set()
+        editor = Editor(t=Text(current, nl=nl), layout=layout, source=source, roots=tuple(d.root for d in docs))
+        batch = _Batch()
         while queue:
-            result = _resolve(editor, docs, queue[0])
+            try:
+                result, slot = _resolve(editor, docs, queue[0])
+            except EditRefused:
+                if batch.splices:
+                    break  # it may depend on the pending splices: apply them and try again
+                raise
             if isinstance(result, _Expand):
+                if batch.splices and batch.conflicts(_NOOP, slot, queue[0]):
+                    break  # expand against the text with the pending splices applied
                 queue.popleft()
                 queue.extendleft(reversed(result.edits))
                 continue
-            if batch and _overlaps(result, batch, touched):
+            if batch.splices and batch.conflicts(result, slot, queue[0]):
                 break
-            queue.popleft()
-            batch.extend(result.splices)
-            touched |= result.containers
-        current = _splice(current, batch)
+            batch.add(result, slot, queue.popleft())
+        current = _splice(current, batch.splices)
     written = [(e.document, e.path) for e in edits if e.value is not ABSENT]
     verify(before=text, after=current, expected=expected, original=original, written=written, source=source)
     return current

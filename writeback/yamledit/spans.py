@@ -19,12 +19,12 @@ class Text:
     """A text with line lookups. Offsets are character offsets (``\\r\\n`` counts as two)."""
 
     text: str
+    nl: str = ""  # the line break for new lines; detected from the text when not given
     starts: list[int] = field(init=False)
-    nl: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
-        self.nl = "\r\n" if "\r\n" in self.text else "\n"
+        self.nl = self.nl or ("\r\n" if "\r\n" in self.text else "\n")
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset) - 1
