@@ -151,6 +151,15 @@ def _structural(text: str, name: str, docs: list[Any], infos: list[ScalarInfo], 
         expect_inserted.append("- wb-item")
         items.append("wb-item")
         stats["append_item"] += 1
+    else:  # a list of mappings: append a one-key mapping
+        item = next((s for s in block if len(s.path) > 1 and isinstance(s.path[-2], Index)), None)
+        if item is not None:
+            parent = item.path[:-2]
+            items = _get(expected[item.document], parent)
+            edits.append(Edit(document=item.document, path=(*parent, Index(len(items))), value={"wbName": "added"}))
+            expect_inserted.append("- wbName: added")
+            items.append({"wbName": "added"})
+            stats["append_item"] += 1
 
     for s in block:
         key = s.path[-1] if s.path else None
