@@ -224,3 +224,10 @@ def test_result_that_does_not_read_back_is_a_verify_error() -> None:
 def test_setting_an_equal_value_changes_nothing() -> None:
     text = "a: '1'\nb: 0x10\nc: [1, 2]\n"
     assert apply(text, edit("a", "1"), edit("b", 16), edit("c", [1, 2])) == text
+
+
+def test_block_content_starting_with_spaces_gets_an_indentation_digit() -> None:
+    text = "a:\n  k: |\n    x\n  z: 1\n"
+    after = apply(text, edit("a.k", "  indented\nnext\n"))
+    assert after == "a:\n  k: |2\n      indented\n    next\n  z: 1\n"
+    assert apply("k: |2\n    lead\n", edit("k", "x\n")) == "k: |2\n  x\n"

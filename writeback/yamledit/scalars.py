@@ -191,15 +191,12 @@ def _fold(lines: list[str]) -> list[str]:
     return out
 
 
-_SNIPPET_LOADER = YAML(typ="safe", pure=True)
-
-
 def _reads_back(header: str, lines: list[str], value: str) -> bool:
     snippet = "k: " + header + "\n" + "\n".join(lines) + "\n"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = _SNIPPET_LOADER.load(snippet)
+            got = YAML(typ="safe", pure=True).load(snippet)
     except (YAMLError, ValueError):
         return False
     trees = compose11(snippet)
@@ -224,7 +221,7 @@ def block_scalar(value: str, *, indicator: str, indent_digit: str, indent: int, 
     if any(line and not line.strip(" \t") for line in lines):
         return None  # whitespace-only lines are ambiguous
     first = next(line for line in lines if line)
-    if first[0] in " \t" and not indent_digit:
+    if first[0] == " " and not indent_digit:
         return None
     chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
     src = _fold(lines) if indicator == ">" else lines

@@ -108,9 +108,15 @@ class Editor:
         digit = "".join(c for c in indicators if c.isdigit())
         body_lines = t.text[header_end : node.end_mark.index].split("\n")[1:]
         indent = min((len(x) - len(x.lstrip(" ")) for x in body_lines if x.strip(" \t\r")), default=None)
+        if digit and slot.key_node is not None:
+            indent = self.column(node_start(slot.key_node)) + int(digit)
         if indent is None:
             owner_col = self.column(node_start(slot.key_node)) if slot.key_node is not None else self.column(start)
             indent = owner_col + self.layout.step
+        first_line = next((line for line in value.split("\n") if line), "")
+        if not digit and first_line.startswith(" ") and slot.key_node is not None:
+            relative = indent - self.column(node_start(slot.key_node))
+            digit = str(relative) if 1 <= relative <= 9 else ""  # content starting with spaces needs a digit
         built = block_scalar(value, indicator=indicators[0], indent_digit=digit, indent=indent, nl=t.nl)
         if built is None:
             return None
