@@ -202,6 +202,8 @@ def test_anchors_aliases_and_merge_keys_are_refused() -> None:
             apply(text, edit(path, 9))
         assert "f.yaml" in str(info.value) and path in str(info.value)
     assert apply(text, edit("app.mem", 8)) == text.replace("mem: 4", "mem: 8")
+    with pytest.raises(EditRefused, match=r"holds the anchor &b, which \*b still uses"):
+        apply("x:\n  base: &b {cpu: 1}\ny: *b\n", edit("x"))
 
 
 def test_refusals_and_errors_name_the_source_and_path() -> None:

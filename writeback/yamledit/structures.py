@@ -20,7 +20,7 @@ from writeback.yamledit.spans import (
     scalar_span,
     value_start,
 )
-from writeback.yamledit.trees import walk_nodes
+from writeback.yamledit.trees import AliasRef, walk_nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,19 @@ class Editor:
             return Change(splices=(Splice(start, end, double_quoted(value)),))
         return Change(splices=(Splice(start, end, inline(value, style=node.style, flow=slot.flow)),))
 
+    def _keep_anchors(self, slot: Slot) -> None:
+        """Refuse to delete an anchor that an alias outside the deleted value still uses."""
+        inside = list(walk_nodes(slot.node))
+        anchored = {id(n) for n in inside if not isinstance(n, AliasRef) and n.anchor is not None}
+        if not anchored:
+            return
+        inside_ids = {id(n) for n in inside}
+        for root in self.roots:
+            for node in walk_nodes(root):
+                if isinstance(node, AliasRef) and id(node.target) in anchored and id(node) not in inside_ids:
+                    name = node.target.anchor
+                    raise refuse(self.source, slot.path, f"it holds the anchor &{name}, which *{name} still uses")
+
     def _fill_empty(self, slot: Slot, value: Any) -> Splice:
         """Write a value where there is none (``key:``, ``-``, or a flow key without ``:``)."""
         at = slot.owner_end
@@ -131,6 +144,7 @@ class Editor:
         node, t = slot.node, self.t
         if slot.parent is None:
             raise refuse(self.source, slot.path, "cannot replace a whole document")
+        self._keep_anchors(slot)
         if kind(node) == "scalar" and has_tag(t, node):
             raise refuse(self.source, slot.path, "the value has an explicit tag (!tag); not edited")
         flow_node = kind(node) != "scalar" and bool(node.flow_style)
@@ -262,6 +276,7 @@ class Editor:
         parent = slot.parent
         if parent is None:
             raise refuse(self.source, slot.path, "cannot remove a whole document")
+        self._keep_anchors(slot)
         container, t = parent.node, self.t
         touched = frozenset({id(container)})
         entries = container.value
