@@ -155,3 +155,14 @@ def test_live_dump_list_multi_doc_and_directory(tmp_path: Path) -> None:
     assert len(single.objects) == 2
     with pytest.raises(InputError, match="missing"):
         read_live(path=tmp_path / "missing")
+
+
+def test_live_dump_document_that_is_not_an_object_is_a_problem(tmp_path: Path) -> None:
+    write(tmp_path, "dump.yaml", "- 1\n- 2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ca, namespace: p}\n")
+
+    res = read_live(path=tmp_path / "dump.yaml")
+
+    assert [o.ref.name for o in res.objects] == ["ca"]
+    assert [str(p) for p in res.problems] == [
+        f"{tmp_path / 'dump.yaml'}: document 1: not a Kubernetes object (no apiVersion and kind)"
+    ]

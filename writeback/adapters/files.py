@@ -75,9 +75,6 @@ class Problem:
         what = f" ({self.resource})" if self.resource else ""
         return f"{where}{what}: {self.message}"
 
-    def as_error(self) -> InputError:
-        return InputError(str(self))
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadResult(Generic[T]):
@@ -181,6 +178,12 @@ def read_live(*, path: Path) -> LoadResult[LiveObject]:
             problems.append(problem)
         for d, doc in enumerate(docs):
             if not _is_k8s(doc):
+                if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
+                    problems.append(
+                        Problem(
+                            file=file, message=f"document {d + 1}: not a Kubernetes object (no apiVersion and kind)"
+                        )
+                    )
                 continue
             for i, body in _items(doc):
                 msg = _name_problem(body, file=file, document=d, item=i)
