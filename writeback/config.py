@@ -28,6 +28,16 @@ class SecretRef(_Model):
     env: str | None = Field(default=None, description="Name of the environment variable that holds it.")
     file: str | None = Field(default=None, description="Path of a file that holds it (trailing newline ignored).")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_inline(cls, data: Any) -> Any:
+        if isinstance(data, str | bytes | int):  # never echo the value: it is likely the secret itself
+            raise ValueError(
+                "inline secrets are rejected: give a reference, {env: VAR_NAME} or {file: /path/to/file}, "
+                "never the secret value itself"
+            )
+        return data
+
     @model_validator(mode="after")
     def _one(self) -> SecretRef:
         if bool(self.env) == bool(self.file):
@@ -133,16 +143,6 @@ class Forge(_Model):
     max_retries: int = Field(default=5, ge=0, description="retries of a failed or rate-limited forge request")
     backoff_seconds: float = Field(default=0.5, ge=0, description="backoff factor between retries (0: none)")
     throttle: bool = Field(default=True, description="PyGithub's pause between requests (GitHub's guidance)")
-
-    @field_validator("token", "private_key", mode="before")
-    @classmethod
-    def _no_inline(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            raise ValueError(
-                "inline secrets are rejected: give a reference, {env: VAR_NAME} or {file: /path/to/file}, "
-                "never the secret value itself"
-            )
-        return v
 
 
 class Git(_Model):
@@ -317,10 +317,15 @@ def load_config(path: str | Path) -> Config:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"{p}: cannot read the configuration file: {e.strerror}") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{p}: the configuration file is not UTF-8 text: {e.reason}") from e
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except YAMLError as e:
-        raise ConfigError(f"{p}: not valid YAML: {e}") from e
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{p}: not valid YAML{where}: {problem}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
     return parse_config(data, source=str(p))

@@ -93,3 +93,22 @@ def test_docs_describe_every_key_of_the_schema() -> None:
         keys |= set(definition.get("properties", {}))
     missing = sorted(k for k in keys if f"`{k}`" not in docs)
     assert missing == [], f"docs/config.md does not describe: {missing}"
+
+
+def test_validate_json_output_and_every_inline_secret_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["config", "validate", str(EXAMPLE), "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] is True
+    assert [t["name"] for t in report["targets"]] == ["payments", "checkout-staging"]
+
+    data = _example()
+    data["targets"][0]["git"]["ssh_key"] = "-----BEGIN OPENSSH PRIVATE KEY-----"
+    data["targets"][0]["pull_request"]["fingerprint_key"] = "hmac-key-value"
+    path = _write(tmp_path, data)
+    assert main(["config", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: targets[0].git.ssh_key: inline secrets are rejected" in err
+    assert f"{path}: targets[0].pull_request.fingerprint_key: inline secrets are rejected" in err
+    assert "BEGIN OPENSSH" not in err and "hmac-key-value" not in err

@@ -17,6 +17,7 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
     validate = sub.add_parser("validate", help="check a configuration file; every error names its key path")
     validate.add_argument("file", metavar="FILE", help="the YAML configuration file")
+    validate.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
     validate.set_defaults(func=_validate)
     schema = sub.add_parser("schema", help="print the JSON Schema of the configuration file (for editors)")
     schema.set_defaults(func=_schema)
@@ -47,6 +48,11 @@ def summary(config: Config) -> list[str]:
 
 def _validate(args: argparse.Namespace) -> int:
     config = load_config(args.file)  # raises ConfigError (exit 2) naming every bad key path
+    if args.output == "json":
+        targets = [{"name": t.name, "repo_url": t.repo_url, "base": t.base, "path": t.path} for t in config.targets]
+        json.dump({"file": args.file, "valid": True, "targets": targets}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
     print(f"{args.file}: valid")
     for line in summary(config):
         print(line)
