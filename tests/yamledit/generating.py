@@ -108,6 +108,10 @@ def _scalar_text(value: Any, pick: int) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _key(name: str) -> str:
+    return name if _PLAIN.fullmatch(name) and name not in RESERVED else json.dumps(name, ensure_ascii=False)
+
+
 def _flowable(value: Any) -> bool:
     items = value.values() if isinstance(value, dict) else value
     return bool(value) and all(not isinstance(v, dict | list) and not (isinstance(v, str) and "\n" in v) for v in items)
@@ -161,7 +165,7 @@ class _Writer:
         self.after_keep = self.block_last = False
         if isinstance(value, dict | list) and (not value or (_flowable(value) and self.pick() % 3 == 0)):
             if isinstance(value, dict):
-                inner = ", ".join(f"{k}: {_scalar_text(v, 1) or json.dumps(v)}" for k, v in value.items())
+                inner = ", ".join(f"{_key(k)}: {_scalar_text(v, 1) or json.dumps(v)}" for k, v in value.items())
                 text = "{" + inner + "}"
             else:
                 text = "[" + ", ".join(_scalar_text(v, 1) or json.dumps(v) for v in value) + "]"
@@ -197,7 +201,7 @@ class _Writer:
             on_dash = prefix is not None and i == 0
             comments = set() if on_dash else self.comment_above(indent, root_first=not path and i == 0)
             first = len(self.lines)
-            key = k if _PLAIN.fullmatch(k) and k not in RESERVED else json.dumps(k, ensure_ascii=False)
+            key = _key(k)
             head = (prefix if on_dash else " " * indent) + key + ":"
             self.recs[sub] = Rec(first=first, last=first, comments=comments, dash_line_key=on_dash)
             step = (0 if self.layout.flush else 2) if isinstance(v, list) else self.layout.indent
