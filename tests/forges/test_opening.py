@@ -63,3 +63,13 @@ def test_run_flag_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     cfg.write_text("targets: [{name: a, repo_url: /x}]\n")
     assert writeback.cli.main(["run", "--once", "--config", str(cfg), "--base", "dev", "--live", "x"]) == 2
     assert "either --config or the repo and forge flags" in capsys.readouterr().err
+
+
+def test_run_target_with_a_config_error_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "live.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\n")
+    code = writeback.cli.main(
+        ["run", "--once", "--dry-run", "--live", str(tmp_path / "live.yaml"), "--repo-url", str(tmp_path),
+         "--forge", "github", "--token-env", "WB_UNSET_TOKEN"]
+    )  # fmt: skip
+    assert code == 2  # bad input for the only target: not a run-time failure (3)
+    assert "forge.project: cannot derive it" in capsys.readouterr().out

@@ -19,7 +19,7 @@ from writeback.model import EnsureResult, Outcome
 from writeback.pipeline.cycling import CycleOptions, run_cycle, run_targets
 from writeback.service.progress import stage_progress
 
-EXIT_OK, EXIT_FAILED = 0, 3
+EXIT_OK, EXIT_INPUT, EXIT_FAILED = 0, 2, 3
 
 
 def register(subparsers: Any) -> None:
@@ -120,4 +120,12 @@ def run(args: argparse.Namespace) -> int:
             print(result_line(r))
         if not results:
             print("nothing to do: no drift, no open pull requests")
-    return EXIT_FAILED if any(r.outcome is Outcome.FAILED for r in results) else EXIT_OK
+    return exit_code(results)
+
+
+def exit_code(results: list[EnsureResult]) -> int:
+    """3 if a target failed at run time; else 2 if one failed on bad input (config, flags, files); else 0."""
+    failed = [r for r in results if r.outcome is Outcome.FAILED]
+    if any(not r.extra.get("input_error") for r in failed):
+        return EXIT_FAILED
+    return EXIT_INPUT if failed else EXIT_OK

@@ -21,7 +21,7 @@ from writeback.adapters.forges.opening import git_token, open_forge, read_secret
 from writeback.adapters.gitrepo import GitAuth, GitRepo, Identity
 from writeback.adapters.templating import load_templates
 from writeback.core.rendering import RenderInput, render
-from writeback.errors import ConfigError, RateLimited, WritebackError
+from writeback.errors import ConfigError, InputError, RateLimited, WritebackError
 from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome
 from writeback.pipeline.drift import DriftRequest
 from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
@@ -162,7 +162,10 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
 def run_targets(
     targets: Sequence[config.Target], *, cycle: Callable[[config.Target], list[EnsureResult]]
 ) -> list[EnsureResult]:
-    """Run every target; a hard error becomes a FAILED result, a rate limit a SKIPPED one, and the rest go on."""
+    """Run every target; a hard error becomes a FAILED result, a rate limit a SKIPPED one, and the rest go on.
+
+    A FAILED result caused by bad input (config, flags, files) has ``extra["input_error"]``.
+    """
     results: list[EnsureResult] = []
     for target in targets:
         try:
@@ -172,5 +175,6 @@ def run_targets(
                                         extra={"rate_limited": True}))  # fmt: skip
         except WritebackError as e:
             log.error("target %s failed: %s", target.name, e)
-            results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=str(e)))
+            extra = {"input_error": True} if isinstance(e, InputError) else {}
+            results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=str(e), extra=extra))
     return results
