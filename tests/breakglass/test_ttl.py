@@ -22,7 +22,8 @@ def test_ttl_parses(text: str, seconds: int) -> None:
 
 @pytest.mark.parametrize(("text", "why"), [("", "expected a duration"), ("2x", "expected a duration"),
                                            ("h2", "expected a duration"), ("1h 30m", "expected a duration"),
-                                           ("0m", "longer than zero"), ("31d", "at most 30d")])  # fmt: skip
+                                           ("0m", "longer than zero"), ("31d", "at most 30d"),
+                                           ("99999999999999h", "at most 30d")])  # fmt: skip
 def test_ttl_errors_exit_2_naming_the_flag(text: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = writeback.cli.main(["break-glass", "start", "--argocd-app", "argocd/web", "--reason", "r", "--ttl", text])
     err = capsys.readouterr().err

@@ -81,12 +81,11 @@ def parse_ttl(text: str, *, flag: str = "--ttl") -> timedelta:
         pos = m.end()
     if not s or pos != len(s):
         raise InputError(f"{flag} {text!r}: expected a duration such as 2h, 30m, 1h30m or 1d")
-    ttl = timedelta(seconds=seconds)
-    if ttl <= timedelta(0):
+    if seconds <= 0:
         raise InputError(f"{flag} {text!r}: the duration must be longer than zero")
-    if ttl > MAX_TTL:
+    if seconds > MAX_TTL.total_seconds():  # checked before timedelta(), which overflows on huge numbers
         raise InputError(f"{flag} {text!r}: at most 30d (extend a running break-glass with --extend instead)")
-    return ttl
+    return timedelta(seconds=seconds)
 
 
 def format_duration(delta: timedelta) -> str:
