@@ -53,6 +53,7 @@ def test_sensitive_values_are_fingerprinted_with_an_hmac_only() -> None:
     assert fingerprint([s], key=b"k1") != fingerprint([s], key=b"k2")
     assert fingerprint([s], key=b"k1") == fingerprint([replace(s, time="later")], key=b"k1")
     assert fingerprint([s], key=b"k1") != fingerprint([replace(s, live="other")], key=b"k1")
+    assert fingerprint([s]) == fingerprint([replace(s, live="other")])  # no key: no guessable hash of the value
     plan = _plan([s], fingerprint_key=b"k1")
     (cs,) = plan.changesets
     assert cs.files == () and "report-only" in cs.unresolved[0].reason

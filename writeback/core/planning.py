@@ -72,13 +72,18 @@ def _canonical_value(drift: Drift, key: bytes | None) -> Any:
     if value is ABSENT:
         return None
     if drift.sensitive:
-        digest = hmac.new(key or b"", json.dumps(value, sort_keys=True, default=str).encode(), hashlib.sha256)
+        if not key:  # an unkeyed hash in a public PR body would let anyone test guesses of the value offline
+            return "sensitive (no fingerprint_key: the value is left out)"
+        digest = hmac.new(key, json.dumps(value, sort_keys=True, default=str).encode(), hashlib.sha256)
         return "hmac-sha256:" + digest.hexdigest()
     return value
 
 
 def fingerprint(drifts: Iterable[Drift], *, key: bytes | None = None) -> str:
-    """sha256 over the canonical drift set: resource identity, path, op and live value (HMAC if sensitive)."""
+    """sha256 over the canonical drift set: resource identity, path, op and live value.
+
+    A sensitive value counts only as an HMAC with ``key``; without a key it is left out entirely.
+    """
     rows = sorted(
         json.dumps(
             [list(d.resource.identity), format_path(d.path), d.op.value, _canonical_value(d, key)],
