@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepos import seed_bare
 
 import writeback.cli
 from writeback.core.breakglass import ANNOTATION
@@ -40,21 +40,10 @@ spec:
 """
 
 
-def git(*args: str, cwd: Path | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 def make_bare(tmp_path: Path) -> tuple[Path, Path]:
     """A bare remote whose main holds apps/web.yaml, and the seed clone it was pushed from."""
     bare, seed = tmp_path / "gitops.git", tmp_path / "seed"
-    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
-    git("clone", "-q", str(bare), str(seed))
-    (seed / "apps").mkdir()
-    (seed / "apps" / "web.yaml").write_text(MANIFEST)
-    git("add", ".", cwd=seed)
-    git("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=seed)
-    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    seed_bare(bare, seed, {"apps/web.yaml": MANIFEST})
     return bare, seed
 
 

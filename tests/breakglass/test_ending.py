@@ -10,6 +10,7 @@ import pytest
 from fakes.forge_server import FakeForge
 from fakes.github_fake import GitHubFake
 from fakes.gitlab_fake import GitLabFake
+from support.gitrepos import git
 
 from breakglass.support import (
     AUTOMATED,
@@ -19,7 +20,6 @@ from breakglass.support import (
     argocd_app,
     free_port,
     get,
-    git,
     gitops_sync,
     make_bare,
     record,

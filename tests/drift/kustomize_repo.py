@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from support.gitrepos import commit, init_repo
 
 from writeback.adapters import kustomize as kustomize_cli
-
-from .support import commit, init_repo
 
 OVERLAY = "overlays/prod"
 KUSTOMIZATION = f"{OVERLAY}/kustomization.yaml"
@@ -96,11 +95,7 @@ patches:
 def make_repo(root: Path, *, namespace: str, tag: str = "1.0.3") -> str:
     """The repo at its first commit (the one the controller applies); returns the sha."""
     init_repo(root)
-    for rel, text in {**BASE, KUSTOMIZATION: overlay(namespace=namespace, tag=tag)}.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return commit(root, "web in prod")
+    return commit(root, "web in prod", files={**BASE, KUSTOMIZATION: overlay(namespace=namespace, tag=tag)})
 
 
 def bump_image(root: Path, *, namespace: str, tag: str) -> str:

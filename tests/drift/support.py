@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,24 +100,6 @@ def write(root: Path, rel: str, *docs: Mapping[str, Any]) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(f"# {rel}: managed by GitOps\n" + to_yaml(*docs))
     return p
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def init_repo(repo: Path) -> None:
-    repo.mkdir(parents=True, exist_ok=True)
-    git(repo, "init", "-q", "--initial-branch=main")
-    git(repo, "config", "user.name", "Writeback Test")
-    git(repo, "config", "user.email", "writeback-test@example.com")
-    git(repo, "config", "commit.gpgsign", "false")
-
-
-def commit(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def sync(controlplane: Any, mode: str, namespace: str, *files: Path) -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepos import commit, init_repo
 
-from .support import commit, configmap, init_repo, run_cli, to_yaml, write
+from .support import configmap, run_cli, to_yaml, write
 
 T1, T2 = "2026-03-04T03:12:55Z", "2026-03-01T10:00:00Z"
 

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepos import commit
 
 from writeback.adapters.cluster import KubeCluster
 from writeback.pipeline.drift import DriftRequest, detect
 
-from .support import by_path, commit, configmap, deployment, diff_json, drifts_of, sync, write
+from .support import by_path, configmap, deployment, diff_json, drifts_of, sync, write
 
 pytestmark = pytest.mark.controlplane
 

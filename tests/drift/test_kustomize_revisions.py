@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepos import commit
 
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.pipeline.drift import DriftRequest, detect, resolve_source
 
 from .kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo, overlay, rendered
-from .support import by_path, commit, diff_json, drifts_of, run_cli, to_yaml
+from .support import by_path, diff_json, drifts_of, run_cli, to_yaml
 
 APPLIED, EDITED = "2026-11-01T10:00:00Z", "2026-11-30T03:00:00Z"
 MODE = f"{APP}.env[name=MODE].value"

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from support.gitrepos import commit, init_repo
 
 from writeback.adapters import revisions
 from writeback.errors import InputError
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     r = tmp_path / "repo"
-    r.mkdir()
-    git(r, "init", "-q", "--initial-branch=main")
-    git(r, "config", "user.name", "T")
-    git(r, "config", "user.email", "t@example.com")
-    git(r, "config", "commit.gpgsign", "false")
+    init_repo(r, name="T", email="t@example.com")
     return r
-
-
-def commit(repo: Path, files: dict[str, str], msg: str) -> str:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", msg)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.mark.parametrize(
@@ -51,8 +34,8 @@ def test_controller_revision_formats(text: str, expected: str) -> None:
 
 
 def test_checkout_reads_the_old_commit_without_touching_the_worktree(repo: Path) -> None:
-    old = commit(repo, {"apps/a.yaml": "image: v1\n", "other/x.yaml": "x: 1\n"}, "v1")
-    new = commit(repo, {"apps/a.yaml": "image: v2\n"}, "v2")
+    old = commit(repo, "v1", files={"apps/a.yaml": "image: v1\n", "other/x.yaml": "x: 1\n"})
+    new = commit(repo, "v2", files={"apps/a.yaml": "image: v2\n"})
     assert revisions.head_commit(repo) == new
     assert revisions.resolve_commit(repo, f"main@sha1:{old}") == old
     assert revisions.resolve_commit(repo, old[:10]) == old
@@ -68,7 +51,7 @@ def test_checkout_reads_the_old_commit_without_touching_the_worktree(repo: Path)
 
 
 def test_unknown_revision_and_non_repo(repo: Path, tmp_path: Path) -> None:
-    commit(repo, {"a.yaml": "a: 1\n"}, "one")
+    commit(repo, "one", files={"a.yaml": "a: 1\n"})
     with pytest.raises(InputError, match=r"not a commit.*fetch it first"):
         revisions.resolve_commit(repo, "main@sha1:" + "f" * 40)
     plain = tmp_path / "plain"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepos import commit, init_repo
 
 import writeback.cli
 
@@ -30,12 +31,10 @@ from .support import (
     ROTATED_LINE_OLD,
     SYNC_MODES,
     by_path,
-    commit,
     configmap,
     decisions,
     deployment,
     drifts_of,
-    init_repo,
     run_cli,
     sync,
     write,
@@ -219,10 +218,10 @@ def test_privileged_is_flagged(cluster_doc: dict[str, Any]) -> None:
 
 
 def test_cluster_mode_revision_and_exit_code(cluster_doc: dict[str, Any], incident: Incident) -> None:
-    from .support import git
+    from support.gitrepos import git
 
     assert cluster_doc["mode"] == "cluster"
-    assert cluster_doc["revision"] == git(incident.repo, "rev-parse", "HEAD")
+    assert cluster_doc["revision"] == git("rev-parse", "HEAD", cwd=incident.repo)
     assert cluster_doc["_exit"] == 1  # --exit-code with writeback and flag drift
     assert cluster_doc["problems"] == []
 

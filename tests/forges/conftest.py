@@ -13,6 +13,7 @@ import pytest
 from fakes.forge_server import FakeForge
 from fakes.github_fake import GitHubFake
 from fakes.gitlab_fake import GitLabFake
+from support.gitrepos import git, seed_bare
 
 from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.github import github_forge
@@ -27,11 +28,6 @@ BOT = Identity(name="writeback[bot]", email="writeback@users.noreply.localhost")
 TEST_POLICY = RetryPolicy(max_retries=3, max_wait_seconds=5.0, backoff_factor=0.0, throttle=False)
 WEB_V1 = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web  # the shop\nspec:\n  replicas: 2\n"
 WEB = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
-
-
-def git(*args: str, cwd: Path | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 @dataclass
@@ -69,13 +65,7 @@ class Remote:
 @pytest.fixture
 def remote(tmp_path: Path) -> Remote:
     bare, person = tmp_path / "remote.git", tmp_path / "person"
-    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
-    git("clone", "-q", str(bare), str(person))
-    (person / "apps").mkdir()
-    (person / "apps" / "web.yaml").write_text(WEB_V1)
-    git("add", ".", cwd=person)
-    git("-c", "user.email=alice@example.com", "-c", "user.name=Alice", "commit", "-q", "-m", "init", cwd=person)
-    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=person)
+    seed_bare(bare, person, {"apps/web.yaml": WEB_V1}, name="Alice", email="alice@example.com")
     return Remote(bare=bare, person=person)
 
 

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOT, WEB_V1, Remote, git
+from conftest import BOT, WEB_V1, Remote
 from fakes.git_http import GitHTTPServer
+from support.gitrepos import git
 
 from writeback.adapters.gitrepo import GitAuth, GitRepo, PushStatus
 from writeback.errors import GitError

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import BOT, WEB_V1, Env, change_set, git, gone
+from conftest import BOT, WEB_V1, Env, change_set, gone
+from support.gitrepos import git
 
 from writeback.model import Outcome, PullRequestSpec, Review
 from writeback.prmarkers import parse_marker
@@ -104,6 +105,17 @@ def test_drift_gone_closes_with_a_comment_and_deletes_the_branch(env: Env) -> No
     mark = env.fake.mark()
     assert env.cycle() == []
     assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+
+
+def test_drift_gone_keeps_a_bot_branch_a_person_committed_to(env: Env) -> None:
+    [first] = env.cycle(change_set(replicas=3))
+    human = env.remote.person_commit(BRANCH, "apps/web.yaml", WEB_V1.replace("replicas: 2", "replicas: 9"))
+
+    [closed] = env.cycle()
+
+    assert closed.outcome is Outcome.CLOSED
+    assert env.remote.sha(BRANCH) == human  # the person's commit is not deleted with the branch
+    assert "is kept" in _comments(env, first.extra["pr"])[0]
 
 
 def test_empty_change_set_closes_its_open_pr(env: Env) -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, make_fake
+from conftest import make_fake
 from fakes.forge_server import FakeForge
 from ruamel.yaml import YAML
+from support.gitrepos import git, seed_bare
 
 import writeback.cli
 
@@ -56,14 +57,8 @@ def live_dump(tmp_path: Path, image: str) -> Path:
 
 
 def make_bare(tmp_path: Path, name: str) -> Path:
-    bare, work = tmp_path / f"{name}.git", tmp_path / f"{name}-seed"
-    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
-    git("clone", "-q", str(bare), str(work))
-    (work / "apps").mkdir()
-    (work / "apps" / "web.yaml").write_text(MANIFEST)
-    git("add", ".", cwd=work)
-    git("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=work)
-    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=work)
+    bare = tmp_path / f"{name}.git"
+    seed_bare(bare, tmp_path / f"{name}-seed", {"apps/web.yaml": MANIFEST})
     return bare
 
 

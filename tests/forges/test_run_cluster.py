@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
 from fakes.github_fake import GitHubFake
-from test_run_cli import PROJECTS, TOKENS, make_bare, refs, run
+from support.gitrepos import git, seed_bare
+from test_run_cli import PROJECTS, TOKENS, refs, run
 
 MANIFEST = """\
 # web frontend
@@ -38,11 +38,8 @@ def test_kubectl_edit_becomes_a_verified_pull_request(
     controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    bare = make_bare(tmp_path, "repo")
-    seed = tmp_path / "repo-seed"
-    (seed / "apps" / "web.yaml").write_text(MANIFEST)
-    git("commit", "-qam", "web", cwd=seed)
-    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    bare, seed = tmp_path / "repo.git", tmp_path / "repo-seed"
+    seed_bare(bare, seed, {"apps/web.yaml": MANIFEST})
     # the GitOps controller syncs Git, then a person changes the image at 3 AM
     controlplane.kubectl(
         "apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace, "-f", str(seed / "apps")

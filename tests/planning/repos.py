@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from writeback.model import Decision, Drift, ObjectRef, Op, Select
@@ -180,13 +179,6 @@ def drift(
         reason="changed by a person",
         sensitive=sensitive,
     )
-
-
-def write_repo(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(text.encode())
 
 
 def selects(path: str) -> bool:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
+from support.gitrepos import write_files
 
-from planning.repos import KUSTOMIZE_REPO, WEB, drift, ref, write_repo
+from planning.repos import KUSTOMIZE_REPO, WEB, drift, ref
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.core.locating import locate
 from writeback.core.planning import plan_changesets
@@ -53,7 +54,7 @@ def _hotfix(cm_name: str) -> list[Drift]:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    write_repo(root, KUSTOMIZE_REPO)
+    write_files(root, KUSTOMIZE_REPO)
     return root
 
 
@@ -177,7 +178,7 @@ def test_file_based_strategic_merge_and_json6902_patches(tmp_path: Path, kustomi
         "qa/smp.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  minReadySeconds: 5\n",
         "qa/ops.yaml": "- op: replace\n  path: /spec/replicas\n  value: 2  # qa runs two\n",
     }
-    write_repo(tmp_path / "repo", files)
+    write_files(tmp_path / "repo", files)
     web = ref("Deployment", "web", namespace="qa")
     drifts = [drift(web, "spec.minReadySeconds", live=9, git=5), drift(web, "spec.replicas", live=3, git=2)]
     options = PlanOptions(target="qa", source="kustomize", kustomize=kustomize_bin)

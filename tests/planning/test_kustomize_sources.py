@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.gitrepos import write_files
 
-from planning.repos import drift, ref, write_repo
+from planning.repos import drift, ref
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.core.kustomizing import load_tree
 from writeback.core.locating import locate
@@ -101,7 +102,7 @@ MAIN = "spec.template.spec.containers[name=main]"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    write_repo(tmp_path / "repo", FILES)
+    write_files(tmp_path / "repo", FILES)
     return tmp_path / "repo"
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
+from support.gitrepos import write_files
 
 import writeback.cli
-from planning.repos import KUSTOMIZE_REPO, write_repo
+from planning.repos import KUSTOMIZE_REPO
 from writeback.adapters import kustomize as kustomize_cli
 
 MANIFEST = """\
@@ -88,7 +89,7 @@ def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    write_repo(root, {"apps/web.yaml": MANIFEST})
+    write_files(root, {"apps/web.yaml": MANIFEST})
     return root
 
 
@@ -174,7 +175,7 @@ def test_plan_kustomize_overlay_offline(
 ) -> None:
     monkeypatch.setenv(kustomize_cli.ENV_VAR, str(kustomize_bin))
     repo = tmp_path / "repo"
-    write_repo(repo, KUSTOMIZE_REPO)
+    write_files(repo, KUSTOMIZE_REPO)
     rendered = list(YAML(typ="safe", pure=True).load_all(kustomize_cli.build(repo / "overlays/prod")))
     live = copy.deepcopy(rendered)
     deploy = next(o for o in live if o["kind"] == "Deployment")

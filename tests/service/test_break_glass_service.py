@@ -31,11 +31,11 @@ from breakglass.support import (
     argocd_app,
     free_port,
     get,
-    git,
     record,
     run,
 )
 from fakes.github_fake import GitHubFake
+from support.gitrepos import git, seed_bare
 
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
@@ -55,15 +55,9 @@ def make_repo(tmp_path: Path, app: str) -> Path:
     root = tmp_path / app
     root.mkdir()
     bare, seed = root / "gitops.git", root / "seed"
-    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
-    git("clone", "-q", str(bare), str(seed))
-    (seed / "apps").mkdir()
     manifest = MANIFEST.replace("web", app)
     manifest = manifest.replace(f"  name: {app}\n", f"  name: {app}\n  labels:\n    app: {app}\n", 1)
-    (seed / "apps" / f"{app}.yaml").write_text(manifest)
-    git("add", ".", cwd=seed)
-    git("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=seed)
-    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    seed_bare(bare, seed, {f"apps/{app}.yaml": manifest})
     return bare
 
 

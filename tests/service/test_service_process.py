@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from fakes.github_fake import GitHubFake
 from ruamel.yaml import YAML
+from support.gitrepos import seed_bare
 
 pytestmark = pytest.mark.controlplane
 
@@ -44,15 +45,8 @@ def cm_manifest(namespace: str, name: str, value: str) -> str:
 
 
 def make_repo(tmp_path: Path, name: str, manifest: str) -> Path:
-    bare, seed = tmp_path / f"{name}.git", tmp_path / f"{name}-seed"
-    run = lambda *a, cwd=None: subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)  # noqa: E731
-    run("init", "-q", "--bare", "--initial-branch=main", str(bare))
-    run("clone", "-q", str(bare), str(seed))
-    (seed / "apps").mkdir()
-    (seed / "apps" / "config.yaml").write_text(manifest)
-    run("add", ".", cwd=seed)
-    run("-c", "user.email=a@example.com", "-c", "user.name=A", "commit", "-q", "-m", "init", cwd=seed)
-    run("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    bare = tmp_path / f"{name}.git"
+    seed_bare(bare, tmp_path / f"{name}-seed", {"apps/config.yaml": manifest})
     return bare
 
 
