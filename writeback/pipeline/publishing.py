@@ -212,13 +212,22 @@ def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
                    persistent_drift=True)  # fmt: skip
 
 
+def _foreign_commits(pub: Publisher, branch: str) -> tuple[str, ...]:
+    if pub.repo.remote_sha(branch) is None:
+        return ()  # already gone
+    return pub.repo.foreign_commits(branch=branch, base=pub.settings.base)
+
+
 def close_pr(pub: Publisher, pr: PRInfo, *, reason: str) -> EnsureResult:
-    """Drift gone: close with a comment, delete the bot branch."""
+    """Drift gone: close with a comment, delete the bot branch (kept if a person committed to it)."""
     cs_id = pr.changeset_id or ""
     if not pub.settings.dry_run:
-        pub.forge.comment(number=pr.number, text=f"writeback closes this: {reason}")
+        foreign = _foreign_commits(pub, pr.head_branch)
+        kept = f" The branch `{pr.head_branch}` is kept: it holds commits writeback did not make." if foreign else ""
+        pub.forge.comment(number=pr.number, text=f"writeback closes this: {reason}{kept}")
         pub.forge.close_pr(number=pr.number)
-        pub.forge.delete_branch(branch=pr.head_branch)
+        if not foreign:
+            pub.forge.delete_branch(branch=pr.head_branch)
     return _result(pub, cs_id, Outcome.CLOSED, pr, reason)
 
 
