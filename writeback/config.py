@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -214,6 +215,16 @@ class Target(_Model):
     argocd_application: str | None = Field(default=None, description="namespace/name of the Argo CD Application")
     flux_kustomization: str | None = Field(default=None, description="namespace/name of the Flux Kustomization")
     revision: str | None = None
+
+    @field_validator("repo_url")
+    @classmethod
+    def _no_credentials(cls, v: str) -> str:
+        parts = urlsplit(v)
+        if (parts.scheme in ("http", "https") and "@" in parts.netloc) or parts.password is not None:
+            raise ValueError(  # never echo the URL: it holds the credential
+                "credentials in the URL are rejected: give the token by reference (forge.token: {env: VAR_NAME})"
+            )
+        return v
 
     @field_validator("name")
     @classmethod

@@ -112,3 +112,17 @@ def test_validate_json_output_and_every_inline_secret_rejected(
     assert f"{path}: targets[0].git.ssh_key: inline secrets are rejected" in err
     assert f"{path}: targets[0].pull_request.fingerprint_key: inline secrets are rejected" in err
     assert "BEGIN OPENSSH" not in err and "hmac-key-value" not in err
+
+
+@pytest.mark.parametrize(
+    "url", ["https://ghp_SECRET0123@github.com/a/b.git", "https://x:ghp_SECRET0123@github.com/a/b.git",
+            "ssh://git:ghp_SECRET0123@host/a.git"],
+)  # fmt: skip
+def test_credentials_in_repo_url_are_rejected(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _example()
+    data["targets"][0]["repo_url"] = url
+    path = _write(tmp_path, data)
+    assert main(["config", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: targets[0].repo_url: credentials in the URL are rejected" in err
+    assert "ghp_SECRET0123" not in err
