@@ -177,4 +177,9 @@ def run_targets(
             log.error("target %s failed: %s", target.name, e)
             extra = {"input_error": True} if isinstance(e, InputError) else {}
             results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=str(e), extra=extra))
+        except Exception as e:  # a bug or an unwrapped library error in one target never stops the others
+            log.error("target %s failed unexpectedly: %s: %s", target.name, type(e).__name__, e,
+                      exc_info=log.isEnabledFor(logging.DEBUG))  # fmt: skip
+            detail = f"unexpected error: {type(e).__name__}: {e}"
+            results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=detail))
     return results

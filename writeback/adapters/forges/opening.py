@@ -27,6 +27,8 @@ def read_secret(ref: config.SecretRef, *, key: str, environ: Mapping[str, str] |
         return Path(ref.file).read_text(encoding="utf-8").strip()
     except OSError as e:
         raise ConfigError(f"{key}: cannot read {ref.file}: {e.strerror}") from e
+    except UnicodeDecodeError as e:  # the message names the file, never its bytes
+        raise ConfigError(f"{key}: {ref.file} is not UTF-8 text") from e
 
 
 def derive_project(repo_url: str) -> str | None:
