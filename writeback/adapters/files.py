@@ -114,6 +114,15 @@ def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
         return None, Problem(file=file, message=f"cannot read: {e.strerror}")
 
 
+def _read_documents(path: Path, *, file: str) -> tuple[list[Any], list[Problem]]:
+    """The documents of one YAML file, and a problem if it cannot be read or parsed (none of it then)."""
+    text, problem = _read_text(path, file=file)
+    if problem is not None or text is None:
+        return [], [problem or Problem(file=file, message="cannot read")]
+    docs, problem = parse_documents(text=text, file=file)
+    return docs, [] if problem is None else [problem]
+
+
 def _is_k8s(doc: Any) -> bool:
     return isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
 
@@ -124,6 +133,18 @@ def _items(doc: Mapping[str, Any]) -> Iterator[tuple[int | None, Any]]:
         yield from enumerate(doc["items"])
     else:
         yield None, doc
+
+
+def _named_items(
+    doc: Mapping[str, Any], *, file: str, document: int, problems: list[Problem]
+) -> Iterator[tuple[int | None, Any]]:
+    """``_items`` that have a name; for each that has none, a problem is appended to ``problems`` (in order)."""
+    for i, body in _items(doc):
+        msg = _name_problem(body, file=file, document=document, item=i)
+        if msg:
+            problems.append(Problem(file=file, message=msg))
+        else:
+            yield i, body
 
 
 def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
@@ -169,13 +190,8 @@ def read_live(*, path: Path) -> LoadResult[LiveObject]:
     seen: dict[tuple[str, str, str, str], str] = {}
     for p in _yaml_files(path):
         file = str(p)
-        text, problem = _read_text(p, file=file)
-        if problem is not None or text is None:
-            problems.append(problem or Problem(file=file, message="cannot read"))
-            continue
-        docs, problem = parse_documents(text=text, file=file)
-        if problem is not None:
-            problems.append(problem)
+        docs, unread = _read_documents(p, file=file)
+        problems.extend(unread)
         for d, doc in enumerate(docs):
             if not _is_k8s(doc):
                 if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
@@ -185,11 +201,7 @@ def read_live(*, path: Path) -> LoadResult[LiveObject]:
                         )
                     )
                 continue
-            for i, body in _items(doc):
-                msg = _name_problem(body, file=file, document=d, item=i)
-                if msg:
-                    problems.append(Problem(file=file, message=msg))
-                    continue
+            for _, body in _named_items(doc, file=file, document=d, problems=problems):
                 ns = (body.get("metadata") or {}).get("namespace")
                 ref = _ref(body, namespace=str(ns) if ns else None)
                 if ref.identity in seen:
@@ -227,10 +239,8 @@ class _KustomizeNamespaces:
         for name in KUSTOMIZATION_FILES:
             p = directory / name
             if p.is_file():
-                text, problem = _read_text(p, file=str(p))
-                docs, problem = parse_documents(text=text or "", file=str(p)) if problem is None else ([], problem)
-                if problem is not None:
-                    self.problems.append(problem)
+                docs, unread = _read_documents(p, file=str(p))
+                self.problems.extend(unread)
                 doc = docs[0] if docs else None
                 ns = doc.get("namespace") if isinstance(doc, Mapping) else None
                 return str(ns) if isinstance(ns, str) and ns else None
@@ -272,21 +282,12 @@ def read_manifests(
     problems: list[Problem] = []
     for p in _yaml_files(top):
         file = p.relative_to(root).as_posix()
-        text, problem = _read_text(p, file=file)
-        if problem is not None or text is None:
-            problems.append(problem or Problem(file=file, message="cannot read"))
-            continue
-        docs, problem = parse_documents(text=text, file=file)
-        if problem is not None:
-            problems.append(problem)
+        docs, unread = _read_documents(p, file=file)
+        problems.extend(unread)
         for d, doc in enumerate(docs):
             if not _is_k8s(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
-            for i, body in _items(doc):
-                msg = _name_problem(body, file=file, document=d, item=i)
-                if msg:
-                    problems.append(Problem(file=file, message=msg))
-                    continue
+            for i, body in _named_items(doc, file=file, document=d, problems=problems):
                 ns = _namespace_of(body, directory=p.parent, kns=kns, namespaces=namespaces, namespaced=namespaced)
                 found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
     problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
@@ -311,11 +312,7 @@ def read_stream(
     for d, doc in enumerate(docs):
         if not _is_k8s(doc):
             continue
-        for i, body in _items(doc):
-            msg = _name_problem(body, file=file, document=d, item=i)
-            if msg:
-                problems.append(Problem(file=file, message=msg))
-                continue
+        for i, body in _named_items(doc, file=file, document=d, problems=problems):
             ns: str | None = None
             if namespaced(str(body["apiVersion"]), str(body["kind"])) is not False:
                 own = (body.get("metadata") or {}).get("namespace")
