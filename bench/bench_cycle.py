@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from controlplane import cp  # noqa: E402
+from measuring import interleaved, print_table  # noqa: E402
 
 from writeback.adapters.cluster import KubeCluster  # noqa: E402
 from writeback.pipeline.drift import DriftRequest, detect  # noqa: E402
@@ -87,16 +84,6 @@ def bare_list(api_client: Any, page_size: int) -> int:
     return seen
 
 
-def measure(fn: Callable[[], object]) -> tuple[float, int]:
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    fn()
-    elapsed = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return elapsed, peak
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--objects", type=int, default=200, help="Deployments (and as many ConfigMaps)")
@@ -133,21 +120,12 @@ def main() -> int:
 
             cycle()  # warm discovery caches and imports on both sides
             baseline()
-            rows: dict[str, list[tuple[float, int]]] = {"bare list": [], "writeback diff cycle": []}
-            for _ in range(args.rounds):
-                rows["bare list"].append(measure(baseline))
-                rows["writeback diff cycle"].append(measure(cycle))
+            rows = interleaved({"bare list": baseline, "writeback diff cycle": cycle}, rounds=args.rounds)
         finally:
             plane.stop()
 
-    base_t = statistics.median(t for t, _ in rows["bare list"])
-    base_m = statistics.median(m for _, m in rows["bare list"])
     print(f"objects: {2 * args.objects} (Deployments + ConfigMaps), rounds: {args.rounds}, interleaved")
-    print(f"{'run':24} {'median s':>10} {'ratio':>7} {'peak MiB':>9} {'ratio':>7}")
-    for name, vals in rows.items():
-        t = statistics.median(v for v, _ in vals)
-        m = statistics.median(v for _, v in vals)
-        print(f"{name:24} {t:10.3f} {t / base_t:7.2f} {m / 2**20:9.1f} {m / base_m:7.2f}")
+    print_table(rows, baseline="bare list", width=24)
     return 0
 
 

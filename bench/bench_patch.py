@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import io
-import statistics
-import time
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from measuring import interleaved, print_table
 from ruamel.yaml import YAML
 
 from writeback.yamledit import Edit, apply_edits, iter_scalars
@@ -61,16 +58,6 @@ def roundtrip(text: str, edit: Edit) -> str:
     return out.getvalue()
 
 
-def measure(fn: Callable[[], object]) -> tuple[float, int]:
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    fn()
-    elapsed = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return elapsed, peak
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
@@ -93,18 +80,9 @@ def main() -> int:
         for _, text, edit in ok:
             roundtrip(text, edit)
 
-    rows: dict[str, list[tuple[float, int]]] = {"ruamel round-trip": [], "writeback splice": []}
-    for _ in range(args.rounds):
-        rows["ruamel round-trip"].append(measure(base))
-        rows["writeback splice"].append(measure(ours))
-    bt = statistics.median(t for t, _ in rows["ruamel round-trip"])
-    bm = statistics.median(m for _, m in rows["ruamel round-trip"])
+    rows = interleaved({"ruamel round-trip": base, "writeback splice": ours}, rounds=args.rounds)
     print(f"files: {len(ok)} (one edit each), rounds: {args.rounds}, interleaved")
-    print(f"{'run':20} {'median s':>10} {'ratio':>7} {'peak MiB':>9} {'ratio':>7}")
-    for name, vals in rows.items():
-        t = statistics.median(v for v, _ in vals)
-        m = statistics.median(v for _, v in vals)
-        print(f"{name:20} {t:10.3f} {t / bt:7.2f} {m / 2**20:9.1f} {m / bm:7.2f}")
+    print_table(rows, baseline="ruamel round-trip", width=20)
     return 0
 
 
