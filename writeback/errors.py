@@ -30,6 +30,10 @@ class ClusterError(WritebackError):
     """The Kubernetes API failed or refused."""
 
 
+class ClusterUnreachable(ClusterError):
+    """No answer from the API server at all (connection refused, timeout, TLS): no use trying other kinds."""
+
+
 class GitError(WritebackError):
     """A git operation failed."""
 

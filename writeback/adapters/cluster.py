@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from writeback.config import Selector
-from writeback.errors import ClusterError
+from writeback.errors import ClusterError, ClusterUnreachable
 from writeback.model import LiveObject, ObjectRef, Source
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,9 @@ class KubeCluster:
             data = response.read()
         except ApiException as e:
             raise ClusterError(f"{what}: {method} {path}: {e.reason or e}") from e
-        except (OpenApiException, HTTPError, OSError) as e:
+        except (HTTPError, OSError) as e:
+            raise ClusterUnreachable(f"{what}: {method} {path}: {e}") from e
+        except OpenApiException as e:
             raise ClusterError(f"{what}: {method} {path}: {e}") from e
         if response.status == 404 and allow_404:
             return None

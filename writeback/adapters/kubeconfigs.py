@@ -69,4 +69,4 @@ def new_api_client(*, access: ClusterAccess) -> Any:
     except Exception as e:  # the loader raises assorted errors for malformed files
         if isinstance(e, ClusterError):
             raise
-        raise InputError(f"{path or 'in-cluster config'}: invalid kubeconfig: {e}") from e
+        raise InputError(f"{path or 'in-cluster config'}: invalid kubeconfig: {' '.join(str(e).split())}") from e

@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if not debug:  # urllib3 logs every connection retry; our errors say what failed, once
+        logging.getLogger("urllib3").setLevel(logging.ERROR)
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)

@@ -33,7 +33,7 @@ from writeback.adapters.files import read_manifests as _read_manifests
 from writeback.config import IgnoreRule, Policy, Selector
 from writeback.core.engine import DriftReport, EngineOptions, compute_drift, needs_dry_run
 from writeback.core.locating import SourceKind
-from writeback.errors import ClusterError, InputError
+from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.model import DesiredObject, LiveObject, ObjectRef
 from writeback.pipeline import gitops, snapshots
 
@@ -177,6 +177,8 @@ def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
     def ask(api_version: str, kind: str) -> bool | None:
         try:
             return cluster.resource_for(api_version=api_version, kind=kind).namespaced
+        except ClusterUnreachable:
+            raise
         except ClusterError:
             return builtin_namespaced(api_version, kind)
 
@@ -247,6 +249,8 @@ def _dry_runs(
             continue
         try:
             results[d.ref.identity] = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
+        except ClusterUnreachable:
+            raise
         except ClusterError as e:
             notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
     return results, notes

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.adapters.files import Problem
 from writeback.config import Selector
-from writeback.errors import ClusterError
+from writeback.errors import ClusterError, ClusterUnreachable
 from writeback.model import DesiredObject, LiveObject
 
 
@@ -121,6 +121,8 @@ def snapshot(
     for scope in scopes:
         try:
             listed = cluster.list_objects(selector=scope.selector, page_size=page_size)
+        except ClusterUnreachable:
+            raise  # the whole cluster is down: one error, not one problem per resource
         except ClusterError as e:
             sel = scope.selector
             group = sel.api_version.rpartition("/")[0] if "/" in sel.api_version else ""
