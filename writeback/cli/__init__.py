@@ -62,12 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_urllib3(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR or not record.name.startswith("urllib3")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
+    fresh = not logging.getLogger().handlers
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if not debug:  # urllib3 logs every connection retry; our errors say what failed, once
-        logging.getLogger("urllib3").setLevel(logging.ERROR)
+    if fresh and not debug:  # urllib3 warns on every connection retry; our error says what failed, once
+        logging.getLogger().handlers[0].addFilter(_quiet_urllib3)
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)

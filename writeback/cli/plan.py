@@ -42,16 +42,13 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _options(args: argparse.Namespace, target_name: str) -> PlanOptions:
+def _options(args: argparse.Namespace, target: Target | None, target_name: str) -> PlanOptions:
     source, edit_base, key = args.source, bool(args.edit_base), None
-    if args.config:
-        cfg = load_config(args.config)
-        target = next((t for t in cfg.targets if t.name == target_name), None)
-        if target is not None:
-            source = source or target.source
-            edit_base = edit_base or target.edit_base
-            ref = target.pull_request.fingerprint_key
-            key = read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key").encode() if ref else None
+    if target is not None:
+        source = source or target.source
+        edit_base = edit_base or target.edit_base
+        ref = target.pull_request.fingerprint_key
+        key = read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key").encode() if ref else None
     return PlanOptions(
         target=target_name or _default_name(args), source=source, edit_base=edit_base, fingerprint_key=key
     )
@@ -86,7 +83,8 @@ def _default_name(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     inputs = inputs_from_args(args)
-    options = _options(args, inputs.target)
+    target = _config_target(args, inputs.target)
+    options = _options(args, target, inputs.target)
     cluster = inputs.open_cluster()
     with stage_progress(targets=[inputs.target]) as progress:  # drawn only on a terminal
         progress.stage(inputs.target, "snapshot and plan")
@@ -96,9 +94,12 @@ def run(args: argparse.Namespace) -> int:
         json.dump(plan_json(outcome), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        target = _config_target(args, inputs.target)
         preview = pr_preview(target=target, cluster_name=_cluster_name(inputs))
-        render_text(outcome, out=sys.stdout, renderer=lambda cs: _with_preview(changeset_text(cs), preview(cs)))
+
+        def renderer(cs: ChangeSet) -> str:  # a change set without file changes opens no pull request
+            return _with_preview(changeset_text(cs), preview(cs)) if cs.files else changeset_text(cs)
+
+        render_text(outcome, out=sys.stdout, renderer=renderer)
     problems = outcome.detection.problems if outcome.detection else ()
     for p in problems:
         print(f"writeback: error: {p}", file=sys.stderr)
