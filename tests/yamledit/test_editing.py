@@ -233,3 +233,29 @@ def test_block_content_starting_with_spaces_gets_an_indentation_digit() -> None:
     after = apply(text, edit("a.k", "  indented\nnext\n"))
     assert after == "a:\n  k: |2\n      indented\n    next\n  z: 1\n"
     assert apply("k: |2\n    lead\n", edit("k", "x\n")) == "k: |2\n  x\n"
+
+
+def test_multi_line_strings_are_written_as_literal_blocks() -> None:
+    text = "data:\n  a: x\n  q: 'y'\n"
+    after = apply(text, edit('data["ca.crt"]', PEM_OLD), edit("data.a", "one\ntwo"))
+    assert after == (
+        "data:\n  a: |-\n    one\n    two\n  q: 'y'\n  ca.crt: |\n    -----BEGIN CERTIFICATE-----\n"
+        "    MIIBold1\n    MIIBold2\n    -----END CERTIFICATE-----\n"
+    )
+    # a quoted value stays quoted; a trailing comment or a missing final newline keeps it on one line
+    assert apply(text, edit("data.q", "one\ntwo")) == 'data:\n  a: x\n  q: "one\\ntwo"\n'
+    assert apply("a: x  # c\n", edit("a", "1\n2")) == 'a: "1\\n2"  # c\n'
+    assert apply("a: x", edit("b", "1\n2\n")) == 'a: x\nb: "1\\n2\\n"'
+
+
+def test_literal_block_that_would_swallow_comments_falls_back_to_quotes() -> None:
+    text = "a:\n  b: 1\n      # a note below\nz: 1\n"
+    assert apply(text, edit("a.c", "x\ny")) == 'a:\n  b: 1\n  c: "x\\ny"\n      # a note below\nz: 1\n'
+
+
+def test_block_scalar_at_end_of_file_without_newline_keeps_its_value() -> None:
+    # A line break after "x" would add "\n" to b: the new key goes before b (and its own comments).
+    assert apply("a: 1\n# about b\nb: |\n  x", edit("c", 2)) == "a: 1\nc: 2\n# about b\nb: |\n  x"
+    assert apply("a: 1\nb: |-\n  x", edit("c", 2)) == "a: 1\nb: |-\n  x\nc: 2"
+    with pytest.raises(EditRefused, match="block scalar ends the file"):
+        apply("l:\n- |\n  x", edit("l[1]", 2))

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
-from writeback.yamledit.errors import EditRefused
-from writeback.yamledit.slots import Missing, Slot, detect_layout, key_name, refuse, walk
+from writeback.yamledit.errors import EditRefused, VerifyError
+from writeback.yamledit.slots import Layout, Missing, Slot, detect_layout, key_name, refuse, walk
 from writeback.yamledit.spans import Text, kind
 from writeback.yamledit.structures import Change, Editor, Splice
 from writeback.yamledit.trees import MERGE_TAG, ParsedDoc, compose, construct, same, tag_of
@@ -153,12 +153,29 @@ def apply_edits(text: str, edits: Sequence[Edit], *, source: str) -> str:
         else:
             expected[edit.document] = set_path(expected[edit.document], edit.path, edit.value, source=source)
     layout = detect_layout([d.root for d in docs])
+    written = [(e.document, e.path) for e in edits if e.value is not ABSENT]
+    current = _splice_all(text, edits, layout=layout, source=source, literals=True)
+    try:
+        verify(before=text, after=current, expected=expected, original=original, written=written, source=source)
+    except VerifyError:
+        # A new literal block can swallow comment lines below it: write multi-line strings quoted.
+        fallback = _splice_all(text, edits, layout=layout, source=source, literals=False)
+        if fallback == current:
+            raise
+        verify(before=text, after=fallback, expected=expected, original=original, written=written, source=source)
+        current = fallback
+    return current
+
+
+def _splice_all(text: str, edits: Sequence[Edit], *, layout: Layout, source: str, literals: bool) -> str:
+    """Resolve and apply every edit; edits that depend on earlier ones see their results."""
     nl = Text(text).nl
     queue: deque[Edit] = deque(edits)
     current = text
     while queue:
         docs = compose(current, source=source)
-        editor = Editor(t=Text(current, nl=nl), layout=layout, source=source, roots=tuple(d.root for d in docs))
+        roots = tuple(d.root for d in docs)
+        editor = Editor(t=Text(current, nl=nl), layout=layout, source=source, roots=roots, literals=literals)
         batch = _Batch()
         while queue:
             try:
@@ -177,8 +194,6 @@ def apply_edits(text: str, edits: Sequence[Edit], *, source: str) -> str:
                 break
             batch.add(result, slot, queue.popleft())
         current = _splice(current, batch.splices)
-    written = [(e.document, e.path) for e in edits if e.value is not ABSENT]
-    verify(before=text, after=current, expected=expected, original=original, written=written, source=source)
     return current
 
 

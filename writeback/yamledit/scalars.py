@@ -145,27 +145,47 @@ def is_collection(value: Any) -> bool:
     return isinstance(value, dict | list) and bool(value)
 
 
-def block_lines(value: Any, *, indent: int, step: int, seq_offset: int) -> list[str]:
-    """Lines (without line breaks) of a non-empty mapping or sequence in block style at ``indent``."""
+def literal_lines(value: Any, *, indent: int) -> list[str] | None:
+    """A multi-line string as a literal block: the header (``|``, ``|-``, ``|+``), then content lines."""
+    if not isinstance(value, str) or "\n" not in value.rstrip("\n"):
+        return None
+    built = block_scalar(value, indicator="|", indent_digit="", indent=indent, nl="\n")
+    return None if built is None else [built[0], *built[1].split("\n")]
+
+
+def block_lines(value: Any, *, indent: int, step: int, seq_offset: int, literal: bool = True) -> list[str]:
+    """Lines (without line breaks) of a non-empty mapping or sequence in block style at ``indent``.
+
+    Multi-line strings become literal blocks when ``literal`` (else double-quoted lines).
+    """
     pad = " " * indent
     lines: list[str] = []
     if isinstance(value, dict):
         for k, v in value.items():
             head = pad + key_text(k) + ":"
+            lit = literal_lines(v, indent=indent + step) if literal else None
             if isinstance(v, dict) and v:
                 lines.append(head)
-                lines.extend(block_lines(v, indent=indent + step, step=step, seq_offset=seq_offset))
+                lines.extend(block_lines(v, indent=indent + step, step=step, seq_offset=seq_offset, literal=literal))
             elif isinstance(v, list) and v:
                 lines.append(head)
-                lines.extend(block_lines(v, indent=indent + seq_offset, step=step, seq_offset=seq_offset))
+                sub = block_lines(v, indent=indent + seq_offset, step=step, seq_offset=seq_offset, literal=literal)
+                lines.extend(sub)
+            elif lit is not None:
+                lines.append(f"{head} {lit[0]}")
+                lines.extend(lit[1:])
             else:
                 lines.append(f"{head} {inline(v)}")
         return lines
     for item in value:
+        lit = literal_lines(item, indent=indent + 2) if literal else None
         if is_collection(item):
-            sub = block_lines(item, indent=indent + 2, step=step, seq_offset=seq_offset)
+            sub = block_lines(item, indent=indent + 2, step=step, seq_offset=seq_offset, literal=literal)
             sub[0] = pad + "- " + sub[0][indent + 2 :]
             lines.extend(sub)
+        elif lit is not None:
+            lines.append(f"{pad}- {lit[0]}")
+            lines.extend(lit[1:])
         else:
             lines.append(f"{pad}- {inline(item)}")
     return lines

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.yamledit.scalars import block_lines, block_scalar, double_quoted, inline, is_collection, key_text
+from writeback.yamledit.scalars import (
+    block_lines,
+    block_scalar,
+    double_quoted,
+    inline,
+    is_collection,
+    key_text,
+    literal_lines,
+)
 from writeback.yamledit.slots import Layout, Slot, refuse
 from writeback.yamledit.spans import (
     Text,
@@ -42,6 +50,7 @@ class Editor:
     layout: Layout
     source: str
     roots: tuple[Any, ...] = ()  # the documents' root nodes
+    literals: bool = True  # write multi-line strings as literal blocks where possible
 
     # ------------------------------------------------------------ helpers
 
@@ -54,24 +63,54 @@ class Editor:
     def lines_text(self, lines: list[str]) -> str:
         return self.t.nl.join(lines)
 
-    def child_lines(self, value: Any, *, key_col: int) -> list[str]:
-        indent = key_col + (self.layout.step if isinstance(value, dict) else self.layout.seq_offset)
-        return block_lines(value, indent=indent, step=self.layout.step, seq_offset=self.layout.seq_offset)
+    def literal_ok(self, at: int) -> bool:
+        """Can a block scalar end at ``at``? Not at the end of a file without a final newline."""
+        return self.literals and (at < len(self.t.text) or self.t.text.endswith("\n"))
 
-    def item_lines(self, value: Any, *, dash_col: int, item_indent: int = 2) -> list[str]:
-        if not is_collection(value):
-            return [" " * dash_col + "- " + inline(value)]
-        lines = block_lines(
-            value, indent=dash_col + item_indent, step=self.layout.step, seq_offset=self.layout.seq_offset
+    def child_lines(self, value: Any, *, key_col: int, literal: bool = True) -> list[str]:
+        indent = key_col + (self.layout.step if isinstance(value, dict) else self.layout.seq_offset)
+        return block_lines(
+            value, indent=indent, step=self.layout.step, seq_offset=self.layout.seq_offset, literal=literal
         )
-        lines[0] = " " * dash_col + "-" + " " * (item_indent - 1) + lines[0][dash_col + item_indent :]
+
+    def item_lines(self, value: Any, *, dash_col: int, item_indent: int = 2, literal: bool = True) -> list[str]:
+        dash = " " * dash_col + "-" + " " * (item_indent - 1)
+        if not is_collection(value):
+            lit = literal_lines(value, indent=dash_col + item_indent) if literal else None
+            return [dash + lit[0], *lit[1:]] if lit else [dash + inline(value)]
+        lines = block_lines(
+            value,
+            indent=dash_col + item_indent,
+            step=self.layout.step,
+            seq_offset=self.layout.seq_offset,
+            literal=literal,
+        )
+        lines[0] = dash + lines[0][dash_col + item_indent :]
         return lines
 
-    def entry_lines(self, name: Any, value: Any, *, col: int) -> list[str]:
+    def entry_lines(self, name: Any, value: Any, *, col: int, literal: bool = True) -> list[str]:
         head = " " * col + key_text(name) + ":"
         if is_collection(value):
-            return [head, *self.child_lines(value, key_col=col)]
-        return [f"{head} {inline(value)}"]
+            return [head, *self.child_lines(value, key_col=col, literal=literal)]
+        lit = literal_lines(value, indent=col + self.layout.step) if literal else None
+        return [f"{head} {lit[0]}", *lit[1:]] if lit else [f"{head} {inline(value)}"]
+
+    def plain_to_literal(self, slot: Slot, value: Any, start: int, end: int) -> Change | None:
+        """A plain scalar in block context that becomes multi-line: write a literal block."""
+        t = self.t
+        if slot.flow or slot.parent is None or t.text[end : t.line_end(end)].strip(" \t"):
+            return None  # a trailing comment would join the block's content
+        if slot.key_node is not None:
+            indent = self.column(node_start(slot.key_node)) + self.layout.step
+        else:
+            dash = dash_before(t, start)
+            if dash is None:
+                return None
+            indent = self.column(dash) + 2
+        lit = literal_lines(value, indent=indent) if self.literal_ok(end) else None
+        if lit is None:
+            return None
+        return Change(splices=(Splice(start, end, lit[0] + t.nl + t.nl.join(lit[1:])),))
 
     # ------------------------------------------------------------ values
 
@@ -90,6 +129,10 @@ class Editor:
             if block is not None:
                 return block
             return Change(splices=(Splice(start, end, double_quoted(value)),))
+        if node.style is None:
+            literal = self.plain_to_literal(slot, value, start, end)
+            if literal is not None:
+                return literal
         return Change(splices=(Splice(start, end, inline(value, style=node.style, flow=slot.flow)),))
 
     def _keep_anchors(self, slot: Slot) -> None:
@@ -159,10 +202,12 @@ class Editor:
             return Change(splices=(Splice(slot.owner_end, self.end_of(slot), " " + inline(value)),))
         end = self.end_of(slot)
         if slot.key_node is not None:
-            lines = self.child_lines(value, key_col=self.column(node_start(slot.key_node)))
+            lines = self.child_lines(
+                value, key_col=self.column(node_start(slot.key_node)), literal=self.literal_ok(end)
+            )
         else:
             dash_col = self.column(slot.owner_end - 1)
-            lines = self.item_lines(value, dash_col=dash_col)
+            lines = self.item_lines(value, dash_col=dash_col, literal=self.literal_ok(end))
             lines[0] = lines[0][dash_col + 1 :]
             return Change(splices=(Splice(slot.owner_end, end, self.lines_text(lines)),))
         rest = t.text[end : t.line_end(end)]
@@ -193,8 +238,32 @@ class Editor:
         if before.strip(" \t") == "?":  # an explicit "? key": entries start at the "?"
             col = len(before) - len(before.lstrip(" "))
         at = t.line_end(self.end_of(slot))
-        text = t.nl + self.lines_text(self.entry_lines(name, value, col=col))
+        if self._open_block_at_eof(node, at):
+            # A line break after the last block scalar would change its value: insert before the last key.
+            last_key = node_start(node.value[-1][0])
+            if not t.first_on_line(last_key):
+                raise refuse(self.source, slot.path, "a block scalar ends the file without a final newline")
+            if len(node.value) > 1:
+                prev_key, prev_value = node.value[-2]
+                floor = t.line_of(content_end(t, prev_value, owner_end=node_start(prev_key)))
+            else:
+                floor = t.line_of(slot.owner_end) if slot.parent is not None else t.line_of(last_key)
+            at = t.starts[self._own_comments_start(t.line_of(last_key), col, floor)]
+            lines = self.entry_lines(name, value, col=col, literal=self.literals)
+            return Change(splices=(Splice(at, at, self.lines_text(lines) + t.nl),), containers=touched)
+        text = t.nl + self.lines_text(self.entry_lines(name, value, col=col, literal=self.literal_ok(at)))
         return Change(splices=(Splice(at, at, text),), containers=touched)
+
+    def _open_block_at_eof(self, node: Any, at: int) -> bool:
+        """Does the collection end the file (no final newline) with a block scalar that keeps its line break?"""
+        if at < len(self.t.text) or self.t.text.endswith("\n"):
+            return False
+        while kind(node) in ("mapping", "sequence") and not node.flow_style and node.value:
+            node = node.value[-1][1] if kind(node) == "mapping" else node.value[-1]
+        if kind(node) != "scalar" or node.style not in ("|", ">"):
+            return False
+        header = self.t.text[value_start(self.t, node) : self.t.line_end(value_start(self.t, node))]
+        return "-" not in header.split("#")[0]
 
     def append_item(self, slot: Slot, value: Any) -> Change:
         node, t = slot.node, self.t
@@ -208,7 +277,10 @@ class Editor:
         same_line = t.line_of(dash) == t.line_of(first)
         item_indent = first - dash if same_line and kind(node.value[0]) == "mapping" else 2
         at = t.line_end(self.end_of(slot))
-        text = t.nl + self.lines_text(self.item_lines(value, dash_col=self.column(dash), item_indent=item_indent))
+        if self._open_block_at_eof(node, at):
+            raise refuse(self.source, slot.path, "a block scalar ends the file without a final newline")
+        lines = self.item_lines(value, dash_col=self.column(dash), item_indent=item_indent, literal=self.literal_ok(at))
+        text = t.nl + self.lines_text(lines)
         return Change(splices=(Splice(at, at, text),), containers=touched)
 
     def _flow_insert(self, slot: Slot, text: str) -> Splice:
