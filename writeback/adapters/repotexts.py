@@ -35,11 +35,3 @@ def read_texts(repo: Path, *, max_bytes: int = MAX_BYTES) -> dict[str, str]:
                 continue
             out[p.relative_to(root).as_posix()] = text
     return out
-
-
-def write_texts(repo: Path, changes: dict[str, str]) -> None:
-    """Write ``changes`` (repo-relative path -> text) under ``repo`` byte for byte."""
-    for rel, text in changes.items():
-        target = repo / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.encode("utf-8"))

@@ -45,9 +45,6 @@ class Location:
     via: str = ""  # for people: "overlay patch", "kustomize images entry", "marker at values.yaml:4", ...
 
 
-Resolution = Location | Unresolved
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Located:
     """The result of locating a target's drifts."""

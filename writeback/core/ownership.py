@@ -9,7 +9,7 @@ an atomic list or map owned as a whole).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,11 +135,6 @@ class Ownership:
             return owners[0]
         # Later writes win; on equal times, the later managedFields entry.
         return max(enumerate(owners), key=lambda io: (io[1].time or "", io[0]))[1]
-
-    def owned_by(self, manager: str) -> Iterator[FieldPath]:
-        for p, owners in self._leaves.items():
-            if any(o.manager == manager for o in owners):
-                yield p
 
 
 def parse_managed_fields(body: Mapping[str, Any]) -> Ownership:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.model import ABSENT, Decision, Drift, Dropped
+from writeback.model import ABSENT, Drift, Dropped
 from writeback.paths import format_path
 
 __all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json"]
@@ -25,9 +25,6 @@ class DriftReport:
     drifts: tuple[Drift, ...]
     dropped: tuple[Dropped, ...] = ()
     notes: tuple[str, ...] = ()
-
-    def by_decision(self, *decisions: Decision) -> tuple[Drift, ...]:
-        return tuple(d for d in self.drifts if d.decision in decisions)
 
 
 def _jsonable(value: Any) -> Any:
