@@ -104,14 +104,6 @@ def managers(body: dict[str, Any]) -> set[str]:
     return {str(m["manager"]) for m in body["metadata"].get("managedFields") or []}
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def gitops_sync(controlplane: Any, namespace: str, seed: Path) -> None:
     """What the GitOps controller does: server-side apply of the repo's manifests."""
     controlplane.kubectl(

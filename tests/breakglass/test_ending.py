@@ -11,6 +11,7 @@ from fakes.forge_server import FakeForge
 from fakes.github_fake import GitHubFake
 from fakes.gitlab_fake import GitLabFake
 from support.gitrepos import git
+from support.services import free_port
 
 from breakglass.support import (
     AUTOMATED,
@@ -18,7 +19,6 @@ from breakglass.support import (
     TOKEN,
     TOKEN_ENV,
     argocd_app,
-    free_port,
     get,
     gitops_sync,
     make_bare,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -29,13 +28,13 @@ from breakglass.support import (
     TOKEN,
     TOKEN_ENV,
     argocd_app,
-    free_port,
     get,
     record,
     run,
 )
 from fakes.github_fake import GitHubFake
 from support.gitrepos import git, seed_bare
+from support.services import free_port, metric, wait_for
 
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
@@ -73,32 +72,12 @@ def service_target(name: str, *, app: str, namespace: str, bare: Path, forge_url
     }  # fmt: skip
 
 
-def metric(text: str, name: str, **labels: str) -> float:
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name + "{"):
-            found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
-            if all(found.get(k) == v for k, v in labels.items()):
-                total += float(line.rsplit(" ", 1)[1])
-    return total
-
-
 def scrape(port: int) -> str:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             return str(resp.read().decode())
     except OSError:
         return ""
-
-
-def wait_for(predicate: Any, *, timeout: float, what: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if proc.poll() is not None:
-            raise AssertionError(f"writeback exited ({proc.returncode}) while waiting for {what}:\n{log.read_text()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; log tail:\n{log.read_text()[-4000:]}")
-        time.sleep(0.25)
 
 
 def start_break_glass(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -25,16 +24,11 @@ import pytest
 from fakes.github_fake import GitHubFake
 from ruamel.yaml import YAML
 from support.gitrepos import seed_bare
+from support.services import free_port, metric, wait_for
 
 pytestmark = pytest.mark.controlplane
 
 TOKEN = "ghp_test_token"  # the fake's token: it must never show up in a log line
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cm_manifest(namespace: str, name: str, value: str) -> str:
@@ -62,27 +56,6 @@ def get(url: str) -> tuple[int, str]:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-
-
-def metric(text: str, name: str, **labels: str) -> float:
-    total = 0.0
-    for line in text.splitlines():
-        if not line.startswith(name + "{"):
-            continue
-        found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
-        if all(found.get(k) == v for k, v in labels.items()):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
-
-
-def wait_for(predicate: Any, *, timeout: float, what: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if proc.poll() is not None:
-            raise AssertionError(f"writeback exited ({proc.returncode}) while waiting for {what}:\n{log.read_text()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; log tail:\n{log.read_text()[-4000:]}")
-        time.sleep(0.25)
 
 
 def target(name: str, *, namespace: str, bare: Path, forge_url: str, interval: float) -> dict[str, Any]:
