@@ -102,3 +102,15 @@ def test_the_pr_body_says_the_change_was_reverted_and_when() -> None:
     assert "elsewhere" not in body  # only this change set's resources
     plain = render(templates=templates, data=RenderInput(change_set=cs, cluster="prod", base="main")).body
     assert "reverted" not in plain.lower()
+
+
+def test_a_damaged_capture_file_is_skipped_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = DirectoryStore(state_dir=tmp_path)
+    body = _body(("kubectl-edit", "Update", "2026-11-30T03:00:05Z"))
+    capture = Capture(target="prod", ref=REF, manager="kubectl-edit", operation="Update",
+                      time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body=body)  # fmt: skip
+    store.save(capture)
+    (tmp_path / "hotfixes" / "broken.json").write_text("{not json")
+
+    assert store.load(target="prod") == [capture]
+    assert "broken.json is not a readable capture" in caplog.text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import tempfile
@@ -19,6 +20,8 @@ from typing import Any, Protocol
 
 from writeback.errors import ClusterError, InputError
 from writeback.model import ObjectRef
+
+log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -106,8 +109,9 @@ class DirectoryStore:
         for path in sorted(self.root.glob("*.json")):
             try:
                 capture = Capture.from_json(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError, KeyError):
-                continue  # a half-written or foreign file is not ours to fail on
+            except (OSError, ValueError, KeyError) as e:  # a foreign or damaged file: say so, keep the others
+                log.warning("hotfix state %s is not a readable capture, skipped: %s: %s", path, type(e).__name__, e)
+                continue
             if capture.target == target:
                 out.append(capture)
         return out
@@ -171,7 +175,9 @@ class ConfigMapStore:
                 continue
             try:
                 capture = Capture.from_json(text)
-            except (ValueError, KeyError):
+            except (ValueError, KeyError) as e:
+                log.warning("hotfix state %s/%s key %s is not a readable capture, skipped: %s: %s",
+                            self.namespace, self.name, key, type(e).__name__, e)  # fmt: skip
                 continue
             if capture.target == target:
                 out.append(capture)
