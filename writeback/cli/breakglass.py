@@ -300,6 +300,8 @@ def cmd_expire(args: argparse.Namespace) -> int:
         if ref is not None:
             one = flow.get_held(objects=objects, ref=ref)
             if one is None or not one.record.expired(now=flow.now_utc()):
+                if args.output == "json":
+                    return _report([], output="json")
                 print(f"{ref.kind} {ref.namespace}/{ref.name}: no expired break-glass")
                 return EXIT_OK
             backport = backport_for(one) if backport_for is not None else None
