@@ -122,3 +122,16 @@ def test_yaml_dates_compare_as_text() -> None:
 )
 def test_values_equal(a: Any, b: Any, path: str, equal: bool) -> None:
     assert values_equal(a, b, path=parse_path(path)) is equal
+
+
+def test_secret_string_data_is_compared_as_the_data_the_server_stores() -> None:
+    secret = ObjectRef(api_version="v1", kind="Secret", namespace="shop", name="db")
+    git = {"metadata": {"name": "db"}, "data": {"a": "eA=="}, "stringData": {"b": "pass", "a": "y"}}
+
+    out = normalize(git, ref=secret, side="git")
+
+    assert out.body == {"data": {"a": "eQ==", "b": "cGFzcw=="}}
+    assert [(format_path(x.path), x.rule) for x in out.dropped] == [
+        ("stringData", "write-only: stored base64-encoded in data")
+    ]
+    assert git["stringData"] == {"b": "pass", "a": "y"}  # the input is not changed

@@ -8,6 +8,7 @@ all: objects are matched by group, kind, namespace and name before diffing.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import re
 from collections.abc import Mapping
@@ -157,8 +158,23 @@ def normalize(
                 d.drop(parent, names[-1], _keys(*names), rule)
     if ref.kind == "Service" and side == "live":
         _node_ports(out, d)
+    if ref.group == "" and ref.kind == "Secret" and side == "git":
+        _string_data(out, d)
     _nested_metadata(out, (), d)
     return Normalized(body=out, dropped=tuple(d.dropped))
+
+
+def _string_data(out: dict[str, Any], d: _Dropper) -> None:
+    """A Secret's ``stringData`` is write-only: the API server stores it base64-encoded in ``data`` (it wins)."""
+    string_data = out.get("stringData")
+    if not isinstance(string_data, dict):
+        return
+    current = out.get("data")
+    data: dict[str, Any] = current if isinstance(current, dict) else {}
+    for key, value in string_data.items():
+        data[key] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+    out["data"] = data
+    d.drop(out, "stringData", _keys("stringData"), "write-only: stored base64-encoded in data")
 
 
 def _get(body: Any, names: tuple[str, ...]) -> Any:
