@@ -165,6 +165,17 @@ class PullRequest(_Model):
     incident: str | None = None
     fingerprint_key: SecretRef | None = Field(default=None, description="HMAC key for sensitive values")
 
+    @field_validator("branch_template")
+    @classmethod
+    def _branch(cls, v: str) -> str:
+        if "{changeset}" not in v:
+            raise ValueError("must contain {changeset}: each change set needs its own branch")
+        try:
+            v.format(target="t", changeset="c")
+        except (KeyError, IndexError, ValueError) as e:
+            raise ValueError(f"only {{target}} and {{changeset}} can be used ({type(e).__name__}: {e})") from None
+        return v
+
 
 class Schedule(_Model):
     """When a target runs in service mode: every ``interval_seconds``, or on a ``cron`` line (which wins)."""

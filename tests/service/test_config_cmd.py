@@ -126,3 +126,18 @@ def test_credentials_in_repo_url_are_rejected(url: str, tmp_path: Path, capsys: 
     err = capsys.readouterr().err
     assert f"{path}: targets[0].repo_url: credentials in the URL are rejected" in err
     assert "ghp_SECRET0123" not in err
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [("writeback/{target}", "must contain {changeset}"), ("wb/{changeset}/{team}", "only {target} and {changeset}"),
+     ("wb/{changeset}/{", "only {target} and {changeset}")],
+)  # fmt: skip
+def test_branch_template_is_checked(
+    template: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _example()
+    data["targets"][0]["pull_request"]["branch_template"] = template
+    path = _write(tmp_path, data)
+    assert main(["config", "validate", str(path)]) == 2
+    assert f"{path}: targets[0].pull_request.branch_template: {why}" in capsys.readouterr().err
