@@ -10,10 +10,6 @@ The per-target step reads only the objects a target names (GETs, never a list).
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.request
 from datetime import UTC, datetime
@@ -34,7 +30,7 @@ from breakglass.support import (
 )
 from fakes.github_fake import GitHubFake
 from support.gitrepos import git, seed_bare
-from support.services import free_port, metric, wait_for
+from support.services import free_port, metric, start_writeback, stop_writeback, wait_for
 
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
@@ -124,14 +120,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         "state_dir": str(tmp_path / "state"),
         "shutdown_grace_seconds": 20,
     }  # fmt: skip
-    config_path = tmp_path / "writeback.yaml"
-    config_path.write_text(json.dumps(config))  # JSON is YAML
-    log = tmp_path / "writeback.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
-            stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, TOKEN_ENV: TOKEN}, start_new_session=True,
-        )  # fmt: skip
+    proc, log = start_writeback(config, workdir=tmp_path, env={TOKEN_ENV: TOKEN})
     try:
         # `shop`: the backport PR with the break-glass record as its incident, then auto-sync back exactly
         wait_for(lambda: bool(fake.prs), timeout=60, what="the backport PR", proc=proc, log=log)
@@ -174,15 +163,11 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         assert "automated" not in app["spec"]["syncPolicy"] and record(app) == held_cart
         assert fake_cart.violations == []
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
         try:
-            code = proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        fake.stop()
-        fake_cart.stop()
+            code = stop_writeback(proc, timeout=40)
+        finally:
+            fake.stop()
+            fake_cart.stop()
     output = log.read_text()
     assert code == 0, output[-4000:]
     records = [json.loads(line) for line in output.splitlines() if line.strip()]

@@ -12,8 +12,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,9 +20,8 @@ from typing import Any
 
 import pytest
 from fakes.github_fake import GitHubFake
-from ruamel.yaml import YAML
 from support.gitrepos import seed_bare
-from support.services import free_port, metric, wait_for
+from support.services import free_port, metric, start_writeback, stop_writeback, wait_for
 
 pytestmark = pytest.mark.controlplane
 
@@ -99,16 +96,7 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         "state_dir": str(tmp_path / "state"),
         "shutdown_grace_seconds": 20,
     }  # fmt: skip
-    config_path = tmp_path / "writeback.yaml"
-    with config_path.open("w") as f:
-        YAML(typ="safe", pure=True).dump(config, f)
-    log = tmp_path / "writeback.log"
-    env = {**os.environ, "WB_TEST_TOKEN": TOKEN}
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
-            stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True,
-        )  # fmt: skip
+    proc, log = start_writeback(config, workdir=tmp_path, env={"WB_TEST_TOKEN": TOKEN})
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: get_quiet(f"{base}/healthz") == 200, timeout=30, what="/healthz", proc=proc, log=log)
@@ -152,15 +140,11 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         assert list((tmp_path / "state" / "hotfixes").glob("hot__*.json"))
         assert metric(scraped(), "writeback_hotfixes_captured_total", target="hot") == 1
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
         try:
-            code = proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        for fake in fakes.values():
-            fake.stop()
+            code = stop_writeback(proc, timeout=40)
+        finally:
+            for fake in fakes.values():
+                fake.stop()
     output = log.read_text()
     assert code == 0, output[-4000:]
     with pytest.raises(ProcessLookupError):  # no process of its group (git, ssh) is left behind
@@ -221,15 +205,7 @@ def test_sigterm_abandons_a_hung_step_after_the_grace_period(controlplane: Any, 
         "metrics": {"address": f"127.0.0.1:{port}"},
         "shutdown_grace_seconds": 2,
     }  # fmt: skip
-    config_path = tmp_path / "writeback.yaml"
-    with config_path.open("w") as f:
-        YAML(typ="safe", pure=True).dump(config, f)
-    log = tmp_path / "writeback.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
-            stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "WB_TEST_TOKEN": TOKEN}, start_new_session=True,
-        )  # fmt: skip
+    proc, log = start_writeback(config, workdir=tmp_path, env={"WB_TEST_TOKEN": TOKEN})
     try:
         wait_for(lambda: bool(hole.accepted), timeout=60, what="the forge call in flight", proc=proc, log=log)
         time.sleep(0.5)

@@ -1,12 +1,17 @@
-"""Helpers for tests that run `writeback run` as a process: a free port, waiting on it, reading its /metrics."""
+"""Helpers for tests that run `writeback run` as a process: start and stop it, wait on it, read its /metrics."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -16,6 +21,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def start_writeback(
+    config: Mapping[str, Any], *, workdir: Path, env: Mapping[str, str]
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """`writeback run --config workdir/writeback.yaml` in a session of its own, ``env`` added to this process's
+    environment; the process and the file its stderr (the log) goes to."""
+    config_path = workdir / "writeback.yaml"
+    config_path.write_text(json.dumps(config))  # JSON is YAML
+    log = workdir / "writeback.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "writeback.cli", "run", "--config", str(config_path)],
+            stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **env}, start_new_session=True,
+        )  # fmt: skip
+    return proc, log
+
+
+def stop_writeback(proc: subprocess.Popen[bytes], *, timeout: float) -> int:
+    """SIGTERM (if it still runs) and its exit code; if it has not exited within ``timeout``, its whole process
+    group is killed and ``TimeoutExpired`` raised."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
 
 
 def wait_for(
