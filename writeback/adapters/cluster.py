@@ -165,9 +165,6 @@ class KubeCluster:
                 raise ClusterError(f"{kind} ({api_version}): kind not served by this cluster")
         return self._resources[key]
 
-    def is_namespaced(self, *, api_version: str, kind: str) -> bool:
-        return self.resource_for(api_version=api_version, kind=kind).namespaced
-
     # ------------------------------------------------------------ reads
 
     def list_objects(self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:

@@ -380,9 +380,6 @@ class WatchingCluster:
     def resource_for(self, *, api_version: str, kind: str) -> Resource:
         return self._cluster.resource_for(api_version=api_version, kind=kind)
 
-    def is_namespaced(self, *, api_version: str, kind: str) -> bool:
-        return self._cluster.is_namespaced(api_version=api_version, kind=kind)
-
     def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
         self._count("patch")
         return self._cluster.dry_run_apply(body=body)
