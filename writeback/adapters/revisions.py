@@ -33,7 +33,7 @@ def controller_revision(text: str) -> str:
     return value
 
 
-def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess[bytes]:
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     if shutil.which("git") is None:
         raise ToolMissing("git is not on PATH")
     try:
