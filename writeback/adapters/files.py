@@ -154,7 +154,7 @@ def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
     )
 
 
-def _name_problem(body: Any, *, file: str, document: int, item: int | None) -> str | None:
+def _name_problem(body: Any, *, document: int, item: int | None) -> str | None:
     if not _is_k8s(body):
         return None if item is None else "a List item without apiVersion and kind"
     meta = body.get("metadata")
