@@ -140,7 +140,7 @@ def _named_items(
 ) -> Iterator[tuple[int | None, Any]]:
     """``_items`` that have a name; for each that has none, a problem is appended to ``problems`` (in order)."""
     for i, body in _items(doc):
-        msg = _name_problem(body, file=file, document=document, item=i)
+        msg = _name_problem(body, document=document, item=i)
         if msg:
             problems.append(Problem(file=file, message=msg))
         else:
