@@ -20,6 +20,7 @@ from writeback.core.ignoring import Ignores, build_ignores, flux_skip
 from writeback.core.listkeys import KeyResolver, resolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
+from writeback.core.redacting import is_sensitive
 from writeback.core.reports import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.errors import InputError
 from writeback.model import (
@@ -33,7 +34,7 @@ from writeback.model import (
     ObjectRef,
     Op,
 )
-from writeback.paths import format_path, match, parse_path, parse_pattern
+from writeback.paths import format_path, parse_path, parse_pattern
 
 __all__ = [
     "REDACTED",
@@ -212,13 +213,17 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
     policy = run.options.policy
     if any(manager_role(policy, m.manager) is not Role.PERSON for m in own.managers):
         return None
-    body = _redacted_body(obj) if _secret(obj.ref) else normalize(obj.body, ref=obj.ref, side="live").body
+    secret = _secret(obj.ref)
+    sensitive = secret or is_sensitive(run.sensitive_patterns, path=(), values=(obj.body,))
+    body: Any = normalize(obj.body, ref=obj.ref, side="live").body
+    body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
     if at_head:
         return Drift(
             resource=obj.ref,
             path=(),
             op=Op.ADD,
             live=body,
+            sensitive=sensitive,
             decision=Decision.PENDING,
             reason=f"pending sync: added to Git after the applied revision {revision or ''}".rstrip(),
         )
@@ -239,7 +244,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
         time=first.time if first else None,
         decision=Decision.NEW,
         reason=reason,
-        sensitive=_secret(obj.ref),
+        sensitive=sensitive,
     )
 
 
@@ -326,7 +331,7 @@ def _object_drifts(
         if v.default:
             dropped.append(Dropped(resource=ref, path=leaf.path, rule=v.reason, side="live"))
             continue
-        sensitive = secret or any(match(p, leaf.path) for p in run.sensitive_patterns)
+        sensitive = secret or is_sensitive(run.sensitive_patterns, path=leaf.path, values=(leaf.live, leaf.git))
         reason = v.reason + ("; report-only: the value is sensitive and is never written back" if sensitive else "")
         out.append(
             Drift(

@@ -1,0 +1,47 @@
+"""Which drifts carry a sensitive value (``policy.sensitive_paths``). Pure.
+
+A pattern may point below the drift's own path: a person who adds a whole env item, container or map
+adds the sensitive leaf with it, so the drift's value must be redacted too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Select, scalar_text
+from writeback.paths import match
+
+__all__ = ["is_sensitive"]
+
+
+def _leaf_paths(value: Any, at: FieldPath) -> Iterator[FieldPath]:
+    """Every path inside ``value``; a list item is addressed by all its scalar fields (or its index)."""
+    yield at
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaf_paths(v, (*at, Key(str(k))))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            scalars = (
+                tuple((str(k), scalar_text(v)) for k, v in item.items() if isinstance(v, str | int | float | bool))
+                if isinstance(item, dict)
+                else ()
+            )
+            yield from _leaf_paths(item, (*at, Index(i)))
+            if scalars:
+                yield from _leaf_paths(item, (*at, Select(keys=scalars)))
+
+
+def is_sensitive(patterns: Sequence[Sequence[PatternSegment]], *, path: FieldPath, values: Sequence[Any]) -> bool:
+    """``path`` matches a pattern, or one of ``values`` (the drift's live and Git sides) holds a matching leaf."""
+    if not patterns:
+        return False
+    if any(match(p, path) for p in patterns):
+        return True
+    for value in values:
+        if value is ABSENT or not isinstance(value, dict | list):
+            continue
+        if any(match(p, inner, prefix=False) for inner in _leaf_paths(value, path) for p in patterns):
+            return True
+    return False
