@@ -8,7 +8,7 @@ import json
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.config import Policy
 from writeback.core.engine import REDACTED, EngineOptions, compute_drift, report_to_json
-from writeback.core.redacting import is_sensitive
+from writeback.core.redacting import matches_within
 from writeback.model import ABSENT, Decision
 from writeback.paths import parse_path, parse_pattern
 
@@ -18,13 +18,13 @@ OPTIONS = EngineOptions(policy=Policy(sensitive_paths=("spec.template.spec.conta
 
 def test_is_sensitive_looks_inside_added_values() -> None:
     item = parse_path("spec.template.spec.containers[name=web].env[name=API_KEY]")
-    assert is_sensitive([ENV_VALUE], path=item, values=({"name": "API_KEY", "value": "s3cr3t"}, ABSENT))
-    assert not is_sensitive([ENV_VALUE], path=item, values=({"name": "API_KEY"}, ABSENT))
+    assert matches_within([ENV_VALUE], path=item, values=({"name": "API_KEY", "value": "s3cr3t"}, ABSENT))
+    assert not matches_within([ENV_VALUE], path=item, values=({"name": "API_KEY"}, ABSENT))
     container = parse_path("spec.template.spec.containers[name=web]")
     added = {"name": "web", "env": [{"name": "MODE", "value": "x"}, {"name": "API_KEY", "value": "s3cr3t"}]}
-    assert is_sensitive([ENV_VALUE], path=container, values=(added, ABSENT))
-    assert not is_sensitive([ENV_VALUE], path=container, values=({"name": "web", "env": [{"name": "MODE"}]},))
-    assert is_sensitive([ENV_VALUE], path=(*item, *parse_path("value")), values=("s3cr3t", ABSENT))
+    assert matches_within([ENV_VALUE], path=container, values=(added, ABSENT))
+    assert not matches_within([ENV_VALUE], path=container, values=({"name": "web", "env": [{"name": "MODE"}]},))
+    assert matches_within([ENV_VALUE], path=(*item, *parse_path("value")), values=("s3cr3t", ABSENT))
 
 
 def test_an_added_env_item_holding_a_sensitive_value_is_redacted() -> None:
@@ -58,3 +58,20 @@ def test_a_new_object_holding_a_sensitive_value_is_redacted() -> None:
 
     (new,) = [d for d in report.drifts if d.decision is Decision.NEW]
     assert new.sensitive and "s3cr3t" not in json.dumps(report_to_json(report))
+
+
+def test_a_flag_path_inside_an_added_item_needs_security_review() -> None:
+    from writeback.core.deciding import security_reason
+    from writeback.core.diffing import Leaf
+    from writeback.model import ObjectRef, Op
+
+    ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
+    flag = [parse_pattern("spec.template.spec.containers[*].env[name=LD_PRELOAD]")]
+    path = parse_path("spec.template.spec.containers[name=debug]")
+    added = Leaf(path=path, op=Op.ADD, live={"name": "debug", "env": [{"name": "LD_PRELOAD", "value": "/x.so"}]})
+    plain = Leaf(path=path, op=Op.ADD, live={"name": "debug", "image": "registry.example.com/shop/web:1"})
+
+    assert security_reason(ref=ref, leaf=added, policy=Policy(), flag_patterns=flag) == (
+        "matches a configured flag path: needs security review"
+    )
+    assert security_reason(ref=ref, leaf=plain, policy=Policy(), flag_patterns=flag) is None

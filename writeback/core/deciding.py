@@ -21,8 +21,8 @@ from writeback.core.diffing import Leaf, get_at, is_prefix
 from writeback.core.ignoring import Ignores
 from writeback.core.listkeys import KeyResolver
 from writeback.core.ownership import Ownership
+from writeback.core.redacting import matches_within
 from writeback.model import ABSENT, Decision, FieldOwner, FieldPath, Key, ObjectRef, Op, PatternSegment
-from writeback.paths import match
 
 __all__ = [
     "ObjectContext",
@@ -135,7 +135,7 @@ def security_reason(
             return f"image moved to another registry ({image_registry(leaf.git)} -> {live_reg})"
         if policy.allowed_registries and not _any_glob(policy.allowed_registries, live_reg):
             return f"image from a registry that is not allowed ({live_reg})"
-    if any(match(p, leaf.path) for p in flag_patterns):
+    if matches_within(flag_patterns, path=leaf.path, values=(leaf.live, leaf.git)):
         return "matches a configured flag path: needs security review"
     return None
 

@@ -20,7 +20,7 @@ from writeback.core.ignoring import Ignores, build_ignores, flux_skip
 from writeback.core.listkeys import KeyResolver, resolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
-from writeback.core.redacting import is_sensitive
+from writeback.core.redacting import matches_within
 from writeback.core.reports import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.errors import InputError
 from writeback.model import (
@@ -214,7 +214,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
     if any(manager_role(policy, m.manager) is not Role.PERSON for m in own.managers):
         return None
     secret = _secret(obj.ref)
-    sensitive = secret or is_sensitive(run.sensitive_patterns, path=(), values=(obj.body,))
+    sensitive = secret or matches_within(run.sensitive_patterns, path=(), values=(obj.body,))
     body: Any = normalize(obj.body, ref=obj.ref, side="live").body
     body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
     if at_head:
@@ -331,7 +331,7 @@ def _object_drifts(
         if v.default:
             dropped.append(Dropped(resource=ref, path=leaf.path, rule=v.reason, side="live"))
             continue
-        sensitive = secret or is_sensitive(run.sensitive_patterns, path=leaf.path, values=(leaf.live, leaf.git))
+        sensitive = secret or matches_within(run.sensitive_patterns, path=leaf.path, values=(leaf.live, leaf.git))
         reason = v.reason + ("; report-only: the value is sensitive and is never written back" if sensitive else "")
         out.append(
             Drift(

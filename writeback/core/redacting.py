@@ -1,4 +1,4 @@
-"""Which drifts carry a sensitive value (``policy.sensitive_paths``). Pure.
+"""Which drifts a path pattern reaches (``policy.sensitive_paths``, ``policy.flag_paths``). Pure.
 
 A pattern may point below the drift's own path: a person who adds a whole env item, container or map
 adds the sensitive leaf with it, so the drift's value must be redacted too.
@@ -12,7 +12,7 @@ from typing import Any
 from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Select, scalar_text
 from writeback.paths import match
 
-__all__ = ["is_sensitive"]
+__all__ = ["matches_within"]
 
 
 def _leaf_paths(value: Any, at: FieldPath) -> Iterator[FieldPath]:
@@ -33,7 +33,7 @@ def _leaf_paths(value: Any, at: FieldPath) -> Iterator[FieldPath]:
                 yield from _leaf_paths(item, (*at, Select(keys=scalars)))
 
 
-def is_sensitive(patterns: Sequence[Sequence[PatternSegment]], *, path: FieldPath, values: Sequence[Any]) -> bool:
+def matches_within(patterns: Sequence[Sequence[PatternSegment]], *, path: FieldPath, values: Sequence[Any]) -> bool:
     """``path`` matches a pattern, or one of ``values`` (the drift's live and Git sides) holds a matching leaf."""
     if not patterns:
         return False
