@@ -227,7 +227,7 @@ def _targets(args: argparse.Namespace) -> tuple[Config | None, tuple[Target, ...
 def _backport_for(
     args: argparse.Namespace, cfg: Config | None, targets: Sequence[Target], workdir: Path
 ) -> flow.BackportFor:
-    from writeback.cli.run import _cluster
+    from writeback.cli.run import target_cluster
 
     args.live = None
 
@@ -238,7 +238,7 @@ def _backport_for(
             target = flow.matching_target(item, targets)
         if target is None:
             return None
-        cluster, name = _cluster(args, cfg, target)
+        cluster, name = target_cluster(args, cfg, target)
         name = name or target.cluster or context_name(_access(args)) or ""
         options = CycleOptions(workdir=workdir, dry_run=args.dry_run, cluster=cluster, cluster_name=name,
                                incident=args.incident)  # fmt: skip

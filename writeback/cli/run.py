@@ -42,7 +42,8 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _cluster(args: argparse.Namespace, cfg: Config | None, target: Target) -> tuple[KubeCluster | None, str]:
+def target_cluster(args: argparse.Namespace, cfg: Config | None, target: Target) -> tuple[KubeCluster | None, str]:
+    """The live side of ``target`` (None offline) and the cluster's name for the PR body (also break-glass's)."""
     if args.live:
         return None, target.cluster or "offline"
     if args.kubeconfig or args.context or cfg is None or target.cluster is None:
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         with stage_progress(targets=[t.name for t in targets]) as progress:  # only on a terminal
 
             def cycle(target: Target) -> list[EnsureResult]:
-                cluster, cluster_name = _cluster(args, cfg, target)
+                cluster, cluster_name = target_cluster(args, cfg, target)
                 options = CycleOptions(
                     workdir=workdir, dry_run=args.dry_run, live_path=live, cluster=cluster,
                     cluster_name=cluster_name, incident=args.incident,
