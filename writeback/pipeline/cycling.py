@@ -155,7 +155,9 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
         results = publish(publisher=publisher, publications=pubs, retire=not problems)
     if problems:
         detail = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
-        results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=f"plan problems: {detail}"))
+        bad_input = {"input_error": True} if not outcome.plan.errors else {}  # only unusable files or resources
+        results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=f"plan problems: {detail}",
+                                    extra=bad_input))  # fmt: skip
     return results
 
 
