@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import jwt
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait, RateLimitExceededException
@@ -22,7 +23,7 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.response import BaseHTTPResponse
 
 from writeback.adapters.forges.base import PRInfo, PRState, RetryPolicy, pr_info
-from writeback.errors import ForgeError, RateLimited
+from writeback.errors import ConfigError, ForgeError, RateLimited
 from writeback.model import PullRequestSpec
 
 log = logging.getLogger(__name__)
@@ -233,8 +234,12 @@ def github_forge(
     private_key: str | None = None,
     installation_id: int | None = None,
     policy: RetryPolicy | None = None,
+    key: str = "forge.private_key",
 ) -> GitHubForge:
-    """A GitHub forge with a token, or as a GitHub App installation (the installation is looked up if omitted)."""
+    """A GitHub forge with a token, or as a GitHub App installation (the installation is looked up if omitted).
+
+    ``key`` names the private key's config key in errors.
+    """
     policy = policy or RetryPolicy()
     url = (base_url or "https://api.github.com").rstrip("/")
     retry = make_retry(policy)
@@ -244,6 +249,12 @@ def github_forge(
         auth = Auth.Token(token)
     elif app_id is not None and private_key:
         app = Auth.AppAuth(app_id, private_key)
+        try:
+            app.create_jwt()  # a key that cannot sign fails here, once, instead of on every later request
+        except (jwt.PyJWTError, ValueError, TypeError) as e:
+            raise ConfigError(
+                f"{key}: cannot sign a GitHub App JWT with it ({type(e).__name__}): give the App's PEM private key"
+            ) from e
         if installation_id is None:
             owner, _, name = project.partition("/")
             with _errors(f"find the GitHub App installation of {project}"):

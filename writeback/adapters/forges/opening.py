@@ -79,6 +79,7 @@ def open_forge(
             private_key=private_key,
             installation_id=forge.installation_id,
             policy=policy,
+            key=f"{key}.private_key",
         )
     from writeback.adapters.forges.gitlab import gitlab_forge
 
