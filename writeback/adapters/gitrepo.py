@@ -17,9 +17,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+# Without git on PATH, GitPython raises an ImportError at import (so every command, even --help, would fail);
+# "quiet" defers that to the first git call, which raises ToolMissing below.
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
 import git
 
-from writeback.errors import GitError
+from writeback.errors import GitError, ToolMissing
 from writeback.model import FilePatch
 
 _ASKPASS = """#!/bin/sh
@@ -98,6 +101,8 @@ class GitRepo:
                 return out
         except git.GitCommandError as e:
             raise GitError(self._clean(f"git {args[0]} failed in {self.workdir}: {e.stderr.strip() or e}")) from e
+        except git.GitCommandNotFound as e:
+            raise ToolMissing("git is not on PATH: install git") from e
 
     def _require(self) -> git.Repo:
         if self._repo is None:
@@ -129,6 +134,8 @@ class GitRepo:
                 self._repo = git.Repo(self.workdir)
         except git.GitCommandError as e:
             raise GitError(self._clean(f"cannot clone {self.url}: {e.stderr.strip() or e}")) from e
+        except git.GitCommandNotFound as e:
+            raise ToolMissing("git is not on PATH: install git") from e
         except (git.InvalidGitRepositoryError, OSError) as e:
             raise GitError(f"{self.workdir}: not a usable git clone: {e}") from e
         self._git("fetch", "--prune", "--no-tags", "origin", "+refs/heads/*:refs/remotes/origin/*")
