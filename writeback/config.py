@@ -242,6 +242,8 @@ class Target(_Model):
     def _slug(cls, v: str) -> str:
         if not _NAME.match(v):
             raise ValueError("must be a slug: lowercase letters, digits, '.', '_' and '-'")
+        if ".." in v or v.endswith(".lock"):  # it names the bot branch: git refuses these in ref names
+            raise ValueError("must not contain '..' or end in '.lock' (it is part of a git branch name)")
         return v
 
 

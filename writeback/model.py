@@ -195,6 +195,7 @@ class Drift:
     decision: Decision = Decision.WRITEBACK
     reason: str = ""
     sensitive: bool = False  # value redacted: never leaves the process
+    digest: str | None = None  # sensitive only: an HMAC of the live value (with the configured key), for fingerprints
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

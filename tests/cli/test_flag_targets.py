@@ -40,3 +40,12 @@ def test_flag_target_is_a_valid_config_target() -> None:
     (target,) = targets
     assert (target.name, target.base, target.path) == ("prod", "release", "overlays/prod")
     assert target.forge is not None and target.forge.token is not None and target.forge.token.env == "GITHUB_TOKEN"
+
+
+@pytest.mark.parametrize("name", ["a..b", "web.lock"])
+def test_target_names_that_git_refuses_in_branch_names_are_config_errors(name: str) -> None:
+    from writeback.config import parse_config
+    from writeback.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"targets\[0\]\.name: .*git branch name"):
+        parse_config({"targets": [{"name": name, "repo_url": "/srv/git/x.git"}]}, source="t.yaml")

@@ -8,6 +8,8 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +60,9 @@ class EngineOptions:
     # (group, kind) pairs whose live objects Git does not declare are reported as ``new``;
     # None: the kinds Git declares. An empty set turns ``new`` off.
     new_kinds: frozenset[tuple[str, str]] | None = None
+    # HMAC key for sensitive values: their drift carries only a keyed digest of the live value, so a change of a
+    # secret value still changes the change set's fingerprint without the value (or an unkeyed hash) leaving.
+    fingerprint_key: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -346,6 +351,7 @@ def _object_drifts(
                 decision=v.decision,
                 reason=reason,
                 sensitive=sensitive,
+                digest=_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
             )
         )
     return out, dropped
@@ -386,3 +392,11 @@ def _appliers(own: Ownership, git: Mapping[str, Any], keys: KeyResolver) -> froz
 _ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
     'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
 )
+
+
+def _digest(key: bytes | None, value: Any) -> str | None:
+    """A keyed digest of a sensitive value; None without a key (an unkeyed hash would let anyone test guesses)."""
+    if not key or value is ABSENT:
+        return None
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return "hmac-sha256:" + hmac.new(key, text.encode(), hashlib.sha256).hexdigest()

@@ -54,6 +54,7 @@ class DriftRequest:
     policy: Policy = field(default_factory=Policy)
     ignore: tuple[IgnoreRule, ...] = ()
     page_size: int = DEFAULT_PAGE_SIZE
+    fingerprint_key: bytes | None = None  # HMAC key for sensitive values (see EngineOptions)
     source: SourceKind | None = None  # None: kustomize if ``path`` holds a kustomization, else plain
     kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
 
@@ -119,6 +120,7 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         ignore=request.ignore,
         offline=cluster is None,
         argocd_ignore=state.ignore_differences,
+        fingerprint_key=request.fingerprint_key,
     )
     notes = list(git.notes)
     dry_run: dict[tuple[str, str, str, str], Mapping[str, Any]] | None = None

@@ -130,6 +130,8 @@ def plan_target(
     request = replace(
         request, source=options.source or request.source, kustomize=options.kustomize or request.kustomize
     )
+    if options.fingerprint_key is not None and request.fingerprint_key is None:
+        request = replace(request, fingerprint_key=options.fingerprint_key)
     detection = detect(request=request, cluster=cluster, live_path=live_path)
     files = read_texts(request.repo)
     outcome = plan_files(
