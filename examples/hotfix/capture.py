@@ -42,10 +42,14 @@ open(path, "w").write(text)
 """
 
 
-def main() -> int:
-    out = HERE / "live.yaml"
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", type=Path, default=HERE / "live.yaml", help="where to write the dump")
+    out = parser.parse_args(argv).output.resolve()
     with tempfile.TemporaryDirectory(prefix="writeback-capture-") as tmp:
-        plane = cp.start(workdir=Path(tmp) / "cp")
+        plane = cp.start(workdir=Path(tmp) / "cp")  # a control plane of its own: the namespace is fixed
         hook = webhook.serve()
         try:
             plane.kubectl("apply", "-f", "-", input=json.dumps(hook.configuration()))
@@ -97,7 +101,7 @@ def main() -> int:
         "# kubectl get deployment,configmap,service,horizontalpodautoscaler -n shop -o yaml --show-managed-fields\n"
     )
     out.write_text(header + dump)
-    print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {out}")
     return 0
 
 
