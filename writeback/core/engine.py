@@ -42,9 +42,11 @@ __all__ = [
     "REDACTED",
     "DriftReport",
     "EngineOptions",
+    "PreparedObject",
     "compute_drift",
     "drift_to_json",
     "needs_dry_run",
+    "prepare_object",
     "report_to_json",
 ]
 
@@ -73,6 +75,84 @@ class _Run:
     sensitive_patterns: tuple[tuple[Any, ...], ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedObject:
+    """One object's work that needs neither a dry-run nor the Git head: normalize both sides, diff, and
+    (unless every difference is a well-known default) parse managedFields.
+
+    Made by :func:`prepare_object`; ``needs_dry_run`` and ``compute_drift`` reuse it instead of redoing it.
+    It is only used for the very ``live``/``desired`` objects (and offline mode) it was made from.
+    The bodies are shared: nothing downstream mutates them.
+    """
+
+    live: LiveObject
+    desired: DesiredObject
+    offline: bool
+    live_body: dict[str, Any]  # normalized
+    git_body: dict[str, Any]  # normalized
+    dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
+    leaves: tuple[Leaf, ...]
+    settled: bool  # every difference is a well-known default: no drift, managedFields not parsed
+    ownership: Ownership | None = None  # None when settled
+    keys: KeyResolver | None = None  # None when settled
+
+
+def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
+    """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept."""
+    return _prepare_object(live, desired, offline=options.offline)
+
+
+def _prepare_object(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
+    ref = d.ref
+    nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
+    ng = normalize(d.body, ref=ref, side="git")
+    dropped = [*nl.dropped, *ng.dropped]
+    # Fast path: most objects differ only by well-known defaults; their managedFields need no parsing.
+    leaves = diff(live=nl.body, git=ng.body, keys=resolver(kind=ref.kind, learned={}))
+    rules: list[str] = []
+    for x in leaves:
+        rule = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline)
+        if rule is None:
+            break
+        rules.append(rule)
+    else:
+        for x, r in zip(leaves, rules, strict=True):
+            dropped.append(Dropped(resource=ref, path=x.path, rule=r, side="live"))
+        return PreparedObject(
+            live=obj,
+            desired=d,
+            offline=offline,
+            live_body=nl.body,
+            git_body=ng.body,
+            dropped=tuple(dropped),
+            leaves=tuple(leaves),
+            settled=True,
+        )
+    own = parse_managed_fields(obj.body)
+    keys = resolver(kind=ref.kind, learned=own.list_keys)
+    if own.list_keys:  # the API server's own list keys may match items the static table does not know
+        leaves = diff(live=nl.body, git=ng.body, keys=keys)
+    return PreparedObject(
+        live=obj,
+        desired=d,
+        offline=offline,
+        live_body=nl.body,
+        git_body=ng.body,
+        dropped=tuple(dropped),
+        leaves=tuple(leaves),
+        settled=False,
+        ownership=own,
+        keys=keys,
+    )
+
+
+def _reuse(prepared: PreparedObject | None, obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
+    """``prepared`` when it was made from these very objects, else a fresh preparation."""
+    if prepared is not None and prepared.live is obj and prepared.desired is d and prepared.offline == offline:
+        return prepared
+    return _prepare_object(obj, d, offline=offline)
+
+
 def _prepare(options: EngineOptions) -> _Run:
     return _Run(
         options=options,
@@ -90,12 +170,14 @@ def compute_drift(
     dry_run: Mapping[Identity, Mapping[str, Any]] | None = None,
     head: Sequence[DesiredObject] | None = None,
     revision: str | None = None,
+    prepared: Mapping[Identity, PreparedObject] | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
     ``dry_run``: per identity, the server-side-apply dry-run result of the Git manifest.
     ``head``: the desired objects at the branch head when it differs from ``revision``;
     fields the head changed since are ``pending``, not drift.
+    ``prepared``: per identity, :func:`prepare_object` results already made (e.g. for ``needs_dry_run``).
     """
     run = _prepare(options)
     notes: list[str] = list(run.ignores.notes)
@@ -117,8 +199,7 @@ def compute_drift(
             continue
         found, lost = _object_drifts(
             run,
-            current,
-            d,
+            _reuse((prepared or {}).get(ident), current, d, offline=options.offline),
             dry=(dry_run or {}).get(ident),
             head=at_head,
             head_given=ahead is not None,
@@ -146,10 +227,16 @@ def compute_drift(
     )
 
 
-def needs_dry_run(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> bool:
+def needs_dry_run(
+    *, live: LiveObject, desired: DesiredObject, options: EngineOptions, prepared: PreparedObject | None = None
+) -> bool:
     """Does this object need a server-side dry-run? Only when, without one, some difference
-    would be written back or flagged (an ignored or empty diff needs no dry-run)."""
-    found, _ = _object_drifts(_prepare(options), live, desired, dry=None, head=None, notes=[])
+    would be written back or flagged (an ignored or empty diff needs no dry-run).
+    ``prepared``: the :func:`prepare_object` result for these objects, to reuse."""
+    prep = _reuse(prepared, live, desired, offline=options.offline)
+    if prep.settled:
+        return False
+    found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
     return any(d.decision in (Decision.WRITEBACK, Decision.FLAG) for d in found)
 
 
@@ -265,8 +352,7 @@ def _redacted_body(obj: LiveObject) -> dict[str, Any]:
 
 def _object_drifts(
     run: _Run,
-    obj: LiveObject,
-    d: DesiredObject,
+    prep: PreparedObject,
     *,
     dry: Mapping[str, Any] | None,
     head: DesiredObject | None,
@@ -274,22 +360,14 @@ def _object_drifts(
     revision: str | None = None,
     notes: list[str],
 ) -> tuple[list[Drift], list[Dropped]]:
-    ref = d.ref
-    nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
-    ng = normalize(d.body, ref=ref, side="git")
-    dropped = [*nl.dropped, *ng.dropped]
-    # Fast path: most objects differ only by well-known defaults; their managedFields need no parsing.
-    leaves = diff(live=nl.body, git=ng.body, keys=resolver(kind=ref.kind, learned={}))
-    if all(table_default(kind=ref.kind, leaf=x, live=nl.body, offline=False) for x in leaves):
-        offline = run.options.offline
-        for x in leaves:
-            rule = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline) or ""
-            dropped.append(Dropped(resource=ref, path=x.path, rule=rule, side="live"))
+    obj, d, ref = prep.live, prep.desired, prep.desired.ref
+    dropped = list(prep.dropped)
+    if prep.settled:
         return [], dropped
-    own = parse_managed_fields(obj.body)
-    keys = resolver(kind=ref.kind, learned=own.list_keys)
-    if own.list_keys:  # the API server's own list keys may match items the static table does not know
-        leaves = diff(live=nl.body, git=ng.body, keys=keys)
+    assert prep.ownership is not None and prep.keys is not None
+    own: Ownership = prep.ownership
+    keys: KeyResolver = prep.keys
+    leaves = list(prep.leaves)
     nd = normalize(dry, ref=ref, side="live", declared=d.body).body if dry is not None else None
     if nd is not None:
         kept = []
@@ -304,7 +382,7 @@ def _object_drifts(
     pending: tuple[FieldPath, ...] = ()
     if head is not None:
         nh = normalize(head.body, ref=ref, side="git")
-        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=ng.body, keys=keys))
+        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=prep.git_body, keys=keys))
     elif head_given:
         pending = ((),)  # removed from Git at the head: the whole object is pending
     if not own.present:
@@ -318,11 +396,11 @@ def _object_drifts(
         ignores=run.ignores,
         ownership=own,
         keys=keys,
-        live=nl.body,
-        git=ng.body,
+        live=prep.live_body,
+        git=prep.git_body,
         dry=nd,
         last_applied=_last_applied(obj.body),
-        appliers=functools.cache(lambda: _appliers(own, ng.body, keys)),
+        appliers=functools.cache(lambda: _appliers(own, prep.git_body, keys)),
         pending=pending,
         revision=revision,
         flux=flux_skip(d.body, obj.body),

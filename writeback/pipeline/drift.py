@@ -31,7 +31,14 @@ from writeback.adapters.files import (
 )
 from writeback.adapters.files import read_manifests as _read_manifests
 from writeback.config import IgnoreRule, Policy, Selector
-from writeback.core.engine import DriftReport, EngineOptions, compute_drift, needs_dry_run
+from writeback.core.engine import (
+    DriftReport,
+    EngineOptions,
+    PreparedObject,
+    compute_drift,
+    needs_dry_run,
+    prepare_object,
+)
 from writeback.core.locating import SourceKind
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.model import DesiredObject, LiveObject, ObjectRef
@@ -124,6 +131,7 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
     )
     notes = list(git.notes)
     dry_run: dict[tuple[str, str, str, str], Mapping[str, Any]] | None = None
+    prepared: dict[tuple[str, str, str, str], PreparedObject] | None = None
     if cluster is None:
         live = snapshots.filter_dump(objects=dump, scopes=scopes)
     else:
@@ -132,10 +140,16 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         desired = tuple(d for d in desired if d.ref.identity not in unusable)
-        dry_run, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
+        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
         notes.extend(dry_notes)
     report = compute_drift(
-        live=live, desired=desired, options=options, dry_run=dry_run, head=git.head, revision=git.revision
+        live=live,
+        desired=desired,
+        options=options,
+        dry_run=dry_run,
+        head=git.head,
+        revision=git.revision,
+        prepared=prepared,
     )
     if notes:
         report = replace(report, notes=(*notes, *report.notes))
@@ -236,18 +250,26 @@ def _git_side(*, request: DriftRequest, state: gitops.ControllerState, namespace
 
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
-) -> tuple[dict[tuple[str, str, str, str], Mapping[str, Any]], list[str]]:
+) -> tuple[
+    dict[tuple[str, str, str, str], Mapping[str, Any]], dict[tuple[str, str, str, str], PreparedObject], list[str]
+]:
     """Server-side-apply dry-runs, only for objects that exist and whose raw diff is not empty.
+
+    Also returns each compared object's engine preparation, so that ``compute_drift`` does not redo it.
 
     A failed dry-run (an invalid manifest, a webhook that refuses) is a note: that object falls back to
     the built-in defaults table, as offline.
     """
     by_id = {o.ref.identity: o for o in live}
     results: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
+    prepared: dict[tuple[str, str, str, str], PreparedObject] = {}
     notes: list[str] = []
     for d in desired:
         lv = by_id.get(d.ref.identity)
-        if lv is None or not needs_dry_run(live=lv, desired=d, options=options):
+        if lv is None:
+            continue
+        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options)
+        if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
             continue
         try:
             results[d.ref.identity] = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
@@ -255,7 +277,7 @@ def _dry_runs(
             raise
         except ClusterError as e:
             notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
-    return results, notes
+    return results, prepared, notes
 
 
 def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:
