@@ -1,8 +1,9 @@
 """Durable state for captured hotfixes: a directory outside the cluster, or a ConfigMap inside it.
 
-A capture is the object exactly as the person left it (managedFields included) with who wrote it and when,
-so a backport PR can still be opened after the GitOps controller reverted the live object. Never a Secret:
-captures of Secrets are refused, and the state is never stored in one.
+A capture is the object as the person left it (managedFields included) with who wrote it and when, so a
+backport PR can still be opened after the GitOps controller reverted the live object. Never a Secret:
+captures of Secrets are refused, and the state is never stored in one. Never a sensitive value either: the
+capturer removes the fields at ``policy.sensitive_paths`` first and ``redacted`` names them (paths only).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ class Capture:
     operation: str
     time: str | None  # the managedFields time of the person's write
     captured_at: str  # when writeback saw it (UTC, RFC 3339)
-    body: Mapping[str, Any]  # the object as the person left it
+    body: Mapping[str, Any]  # the object as the person left it, without its sensitive fields
+    redacted: tuple[str, ...] = ()  # the sensitive paths removed from ``body`` (no values)
+    redacted_last_applied: tuple[str, ...] = ()  # ... and from its last-applied-configuration annotation
 
     @property
     def key(self) -> str:
@@ -53,6 +56,8 @@ class Capture:
             "time": self.time,
             "captured_at": self.captured_at,
             "object": self.body,
+            "redacted": list(self.redacted),
+            "redacted_last_applied": list(self.redacted_last_applied),
         }
         return json.dumps(doc, indent=1, sort_keys=True)
 
@@ -69,6 +74,8 @@ class Capture:
             time=doc.get("time"),
             captured_at=doc["captured_at"],
             body=doc["object"],
+            redacted=tuple(str(p) for p in doc.get("redacted") or ()),
+            redacted_last_applied=tuple(str(p) for p in doc.get("redacted_last_applied") or ()),
         )
 
 

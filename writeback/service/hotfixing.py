@@ -2,9 +2,11 @@
 
 The watch sees every write. When the newest managedFields entry of a watched object belongs to a person (not
 a controller, not the GitOps tool), the object is captured as the person left it into durable state and an
-evaluation of its target is triggered (debounced). During a cycle, ``CapturingCluster`` serves the captured
-object instead of the live one when the GitOps controller has reverted it since, and records that, so the
-PR can say plainly that the change was reverted in the cluster at time T.
+evaluation of its target is triggered (debounced). Fields at ``policy.sensitive_paths`` are removed before
+the capture is stored (``writeback.core.scrubbing``) and taken from the live object when it is used. During
+a cycle, ``CapturingCluster`` serves the captured object instead of the live one when the GitOps controller
+has reverted it since, and records that, so the PR can say plainly that the change was reverted in the cluster
+at time T.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +24,9 @@ from writeback.adapters.hotfixes import Capture, HotfixStore
 from writeback.adapters.watching import WatchEvent
 from writeback.config import Policy, Selector
 from writeback.core.deciding import Role, manager_role
+from writeback.core.scrubbing import restore, scrub
 from writeback.model import CapturedHotfix, FieldOwner, LiveObject, ObjectRef
+from writeback.paths import format_path, parse_path, parse_pattern
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +104,33 @@ def essence(body: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _patterns(policy: Policy) -> tuple[tuple[Any, ...], ...]:
+    return tuple(parse_pattern(p) for p in policy.sensitive_paths)
+
+
+def redacted_capture(capture: Capture, *, policy: Policy) -> Capture:
+    """``capture`` without the values at ``policy.sensitive_paths`` (the removed paths are added to it)."""
+    done = scrub(capture.body, patterns=_patterns(policy), kind=capture.ref.kind)
+    if not done.removed and not done.removed_last_applied:
+        return capture
+    return replace(
+        capture,
+        body=done.body,
+        redacted=(*capture.redacted, *(format_path(p) for p in done.removed)),
+        redacted_last_applied=(*capture.redacted_last_applied, *(format_path(p) for p in done.removed_last_applied)),
+    )
+
+
+def backport_body(capture: Capture, *, live: Mapping[str, Any]) -> dict[str, Any]:
+    """The captured object with its removed sensitive fields taken from ``live`` (never false drift)."""
+    return restore(
+        capture.body,
+        live=live,
+        removed=[parse_path(p) for p in capture.redacted],
+        removed_last_applied=[parse_path(p) for p in capture.redacted_last_applied],
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -155,6 +187,7 @@ class HotfixCapturer:
             captured_at=_now(),
             body=event.object,
         )
+        capture = redacted_capture(capture, policy=self._policy)  # no sensitive value is ever stored
         self._store.save(capture)
         log.info(
             "captured a live change by %s to %s",
@@ -200,7 +233,12 @@ class CapturingCluster:
         return out
 
     def _resolve(self, obj: LiveObject, capture: Capture) -> LiveObject:
-        if _age(capture.captured_at) > self._ttl or essence(obj.body) == essence(capture.body):
+        clean = redacted_capture(capture, policy=self._policy)
+        if clean is not capture:  # stored by an older version or before a pattern was added: purge the values
+            self._store.save(clean)
+            capture = clean
+        body = backport_body(capture, live=obj.body)
+        if _age(capture.captured_at) > self._ttl or essence(obj.body) == essence(body):
             self._store.discard(capture)  # expired, or the person's change is live (kept, or merged and synced)
             return obj
         writer = reverting_writer(live=obj.body, capture=capture, policy=self._policy)
@@ -223,7 +261,7 @@ class CapturingCluster:
             capture.manager,
             extra={"target": self._target},
         )
-        return LiveObject(ref=obj.ref, body=capture.body, source=obj.source)
+        return LiveObject(ref=obj.ref, body=body, source=obj.source)
 
     def resource_for(self, *, api_version: str, kind: str) -> Resource:
         return self._cluster.resource_for(api_version=api_version, kind=kind)

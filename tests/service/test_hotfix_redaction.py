@@ -1,0 +1,206 @@
+"""A hotfix capture never stores a sensitive value: the fields at ``policy.sensitive_paths`` are removed before
+the capture is written (state file or ConfigMap) and are taken from the live object when the capture is used,
+so the person's other changes still reach the PR and the removed fields are no drift."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.watching import WatchingCluster
+from writeback.config import Policy, Selector
+from writeback.core.engine import EngineOptions, compute_drift
+from writeback.core.scrubbing import LAST_APPLIED, PLACEHOLDER, restore, scrub
+from writeback.model import Decision, DesiredObject, ObjectRef
+from writeback.paths import format_path, parse_pattern
+from writeback.service.hotfixing import CapturingCluster, HotfixCapturer, backport_body, redacted_capture
+
+SENSITIVE = "spec.template.spec.containers[*].env[name=API_KEY].value"
+POLICY = Policy(sensitive_paths=(SENSITIVE,))
+API_KEY_PATH = "spec.template.spec.containers[name=web].env[name=API_KEY].value"
+REF = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
+
+
+def deployment(*, log_level: str, api_key: str, namespace: str = "shop") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "registry.example.com/shop/web:1.4.2",
+                            "args": ["--token", "not-sensitive"],
+                            "env": [
+                                {"name": "LOG_LEVEL", "value": log_level},
+                                {"name": "API_KEY", "value": api_key},
+                            ],
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def _env(body: Any) -> dict[str, Any]:
+    return {e["name"]: e.get("value") for e in body["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+# ---------------------------------------------------------------- pure
+
+
+def test_scrub_removes_the_value_everywhere_and_restore_takes_it_from_live() -> None:
+    body = deployment(log_level="debug", api_key="person-s3cret")
+    applied = deployment(log_level="debug", api_key="person-s3cret")
+    body["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(applied) + "\n"}
+
+    done = scrub(body, patterns=[parse_pattern(SENSITIVE)], kind="Deployment")
+
+    assert "person-s3cret" not in json.dumps(done.body)
+    assert [format_path(p) for p in done.removed] == [API_KEY_PATH]
+    assert [format_path(p) for p in done.removed_last_applied] == [API_KEY_PATH]
+    assert _env(done.body) == {"LOG_LEVEL": "debug", "API_KEY": None}  # the item (and its key) stays
+    assert done.body["spec"]["template"]["spec"]["containers"][0]["args"] == ["--token", "not-sensitive"]
+    assert "person-s3cret" in json.dumps(body)  # the input is not changed
+
+    live = deployment(log_level="info", api_key="live-key")
+    live["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(deployment(log_level="info", api_key="live-key"))}
+    back = restore(done.body, live=live, removed=done.removed, removed_last_applied=done.removed_last_applied)
+    assert _env(back) == {"LOG_LEVEL": "debug", "API_KEY": "live-key"}
+    assert _env(json.loads(back["metadata"]["annotations"][LAST_APPLIED])) == _env(back)
+
+    # The person added the sensitive item: live has none, a placeholder keeps it sensitive (report-only).
+    without = deployment(log_level="info", api_key="x")
+    without["spec"]["template"]["spec"]["containers"][0]["env"].pop()
+    assert _env(restore(done.body, live=without, removed=done.removed))["API_KEY"] == PLACEHOLDER
+
+
+def test_scrub_keeps_a_body_without_sensitive_fields_and_never_shows_a_value_in_a_path() -> None:
+    body = deployment(log_level="debug", api_key="k")
+    assert scrub(body, patterns=[], kind="Deployment").body == body
+    assert scrub(body, patterns=[parse_pattern("spec.template.spec.volumes")], kind="Deployment").removed == ()
+
+    # A whole item of an atomic list (addressed by position) takes the whole list out, by its key.
+    done = scrub(body, patterns=[parse_pattern("spec.template.spec.containers[*].args[1]")], kind="Deployment")
+    assert [format_path(p) for p in done.removed] == ["spec.template.spec.containers[name=web].args"]
+    assert "not-sensitive" not in json.dumps(done.body)
+
+    # When the list key itself is sensitive the item is named by position, so the path holds no value.
+    done = scrub(body, patterns=[parse_pattern("spec.template.spec.containers[*].env[*].name")], kind="Deployment")
+    assert [format_path(p) for p in done.removed] == [
+        "spec.template.spec.containers[name=web].env[0].name",
+        "spec.template.spec.containers[name=web].env[1].name",
+    ]
+
+
+def test_a_stored_capture_holds_no_sensitive_value_and_builds_the_backport(tmp_path: Path) -> None:
+    person = deployment(log_level="debug", api_key="person-s3cret")
+    capture = Capture(target="prod", ref=REF, manager="kubectl-patch", operation="Update",
+                      time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body=person)  # fmt: skip
+    clean = redacted_capture(capture, policy=POLICY)
+    assert clean.redacted == (API_KEY_PATH,) and redacted_capture(clean, policy=POLICY) is clean
+    store = DirectoryStore(state_dir=tmp_path)
+    store.save(clean)
+    [file] = (tmp_path / "hotfixes").glob("*.json")
+    assert "person-s3cret" not in file.read_text() and API_KEY_PATH in file.read_text()
+    [loaded] = store.load(target="prod")
+    assert loaded == clean
+    live = deployment(log_level="info", api_key="git-key")
+    assert _env(backport_body(loaded, live=live)) == {"LOG_LEVEL": "debug", "API_KEY": "git-key"}
+
+
+# ---------------------------------------------------------------- the real control plane
+
+
+def _apply_as_gitops(controlplane: Any, body: dict[str, Any]) -> None:
+    controlplane.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-",
+        input=yaml.safe_dump(body),
+    )  # fmt: skip
+
+
+def _wait_for(predicate: Any, *, timeout: float = 10.0) -> None:
+    started = time.monotonic()
+    while not predicate():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not within {timeout}s")
+        time.sleep(0.05)
+
+
+def _stored_text(kind: str, *, tmp_path: Path, k8s: Any, namespace: str) -> str:
+    """Everything the store wrote, as stored (the state files, or the ConfigMap's data)."""
+    if kind == "directory":
+        return "".join(p.read_text() for p in sorted((tmp_path / "state" / "hotfixes").glob("*.json")))
+    from kubernetes import client
+
+    cm = client.CoreV1Api(k8s).read_namespaced_config_map(name="writeback-state", namespace=namespace)
+    return "".join(f"{k}\n{v}" for k, v in sorted((cm.data or {}).items()))
+
+
+@pytest.mark.controlplane
+@pytest.mark.parametrize("store_kind", ["directory", "configmap"])
+def test_a_captured_hotfix_never_stores_the_sensitive_value(
+    store_kind: str, controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
+) -> None:
+    git = deployment(log_level="info", api_key="git-key-0001", namespace=namespace)
+    _apply_as_gitops(controlplane, git)
+    store: HotfixStore = (
+        DirectoryStore(state_dir=tmp_path / "state")
+        if store_kind == "directory"
+        else ConfigMapStore(api_client=k8s, configmap=f"{namespace}/writeback-state")
+    )
+    fired = threading.Event()
+
+    def on_capture(capture: Capture) -> None:
+        fired.set()
+
+    capturer = HotfixCapturer(target="prod", policy=POLICY, store=store, on_capture=on_capture)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "apps/v1", "kind": "Deployment", "namespaces": [namespace]})
+    try:
+        cache.list_objects(selector=selector)
+        env = [{"name": "LOG_LEVEL", "value": "debug"}, {"name": "API_KEY", "value": "person-s3cret-9f2"}]
+        patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "env": env}]}}}}
+        controlplane.kubectl("patch", "deployment", "web", "-n", namespace, "-p", json.dumps(patch))
+        assert fired.wait(10)
+        _wait_for(lambda: bool(store.load(target="prod")))
+
+        stored = _stored_text(store_kind, tmp_path=tmp_path, k8s=k8s, namespace=namespace)
+        assert "person-s3cret-9f2" not in stored and "git-key-0001" not in stored
+        assert '"debug"' in stored  # the person's other change is kept
+        [capture] = store.load(target="prod")
+        assert capture.redacted == (API_KEY_PATH,) and capture.manager == "kubectl-patch"
+
+        _apply_as_gitops(controlplane, git)  # the controller reverts both changes
+        _wait_for(lambda: all(_env(o.body)["LOG_LEVEL"] == "info" for o in cache.list_objects(selector=selector)))
+        time.sleep(0.5)
+        capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=POLICY, ttl_seconds=3600)
+        capturing.begin_cycle()
+        [obj] = capturing.list_objects(selector=selector)
+        assert [h.reverted_by for h in capturing.reverted()] == ["argocd-controller"]
+        assert _env(obj.body) == {"LOG_LEVEL": "debug", "API_KEY": "git-key-0001"}  # the value is live's
+
+        desired = DesiredObject(ref=obj.ref, body=git, file="apps/web.yaml")
+        report = compute_drift(live=[obj], desired=[desired], options=EngineOptions(policy=POLICY, offline=True))
+        by_path = {format_path(d.path): d for d in report.drifts}
+        log_level = by_path["spec.template.spec.containers[name=web].env[name=LOG_LEVEL].value"]
+        assert log_level.decision is Decision.WRITEBACK and log_level.live == "debug" and not log_level.sensitive
+        assert not [p for p in by_path if "API_KEY" in p]  # the removed field is no drift
+        assert "person-s3cret-9f2" not in _stored_text(store_kind, tmp_path=tmp_path, k8s=k8s, namespace=namespace)
+    finally:
+        cache.stop()
