@@ -204,3 +204,45 @@ def test_a_captured_hotfix_never_stores_the_sensitive_value(
         assert "person-s3cret-9f2" not in _stored_text(store_kind, tmp_path=tmp_path, k8s=k8s, namespace=namespace)
     finally:
         cache.stop()
+
+
+def test_a_whole_sensitive_item_comes_back_from_live_in_place() -> None:
+    body = deployment(log_level="debug", api_key="person-s3cret")
+    item = [parse_pattern("spec.template.spec.containers[*].env[name=API_KEY]")]
+    done = scrub(body, patterns=item, kind="Deployment")
+    assert [format_path(p) for p in done.removed] == ["spec.template.spec.containers[name=web].env[name=API_KEY]"]
+    assert _env(done.body) == {"LOG_LEVEL": "debug"}
+    live = deployment(log_level="info", api_key="live-key")
+    live["spec"]["template"]["spec"]["containers"][0]["env"].reverse()  # API_KEY first in the live object
+    back = restore(done.body, live=live, removed=done.removed)
+    assert back["spec"]["template"]["spec"]["containers"][0]["env"] == [
+        {"name": "API_KEY", "value": "live-key"},
+        {"name": "LOG_LEVEL", "value": "debug"},
+    ]
+
+
+@pytest.mark.controlplane
+def test_a_capture_stored_with_a_value_is_cleaned_when_used(k8s: Any, namespace: str, tmp_path: Path) -> None:
+    from kubernetes import client
+
+    client.AppsV1Api(k8s).create_namespaced_deployment(
+        namespace=namespace, body=deployment(log_level="info", api_key="git-key", namespace=namespace)
+    )
+    cluster = KubeCluster(api_client=k8s)
+    selector = Selector.model_validate({"apiVersion": "apps/v1", "kind": "Deployment", "namespaces": [namespace]})
+    [live] = cluster.list_objects(selector=selector)
+    old = deployment(log_level="debug", api_key="old-s3cret", namespace=namespace)  # as an older version stored it
+    store = DirectoryStore(state_dir=tmp_path)
+    store.save(Capture(target="prod", ref=live.ref, manager="kubectl-edit", operation="Update",
+                       time="2026-11-30T03:00:05Z", captured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       body=old))  # fmt: skip
+    [file] = (tmp_path / "hotfixes").glob("*.json")
+    assert "old-s3cret" in file.read_text()
+
+    CapturingCluster(cluster=cluster, store=store, target="prod", policy=POLICY, ttl_seconds=3600).list_objects(
+        selector=selector
+    )
+
+    assert "old-s3cret" not in file.read_text()
+    [capture] = store.load(target="prod")
+    assert capture.redacted == (API_KEY_PATH,) and _env(capture.body)["LOG_LEVEL"] == "debug"
