@@ -222,15 +222,20 @@ def _seg_match(pat: PatternSegment, seg: Key | Select | Index) -> bool:
 
 def match(pattern: Sequence[PatternSegment], path: Sequence[Key | Select | Index], *, prefix: bool = True) -> bool:
     """Does ``pattern`` match ``path``? With ``prefix`` it also matches everything below it."""
+    return _match_from(pattern, path, 0, 0, prefix)
 
-    def rec(i: int, j: int) -> bool:
-        if i == len(pattern):
-            return prefix or j == len(path)
+
+def _match_from(
+    pattern: Sequence[PatternSegment], path: Sequence[Key | Select | Index], i: int, j: int, prefix: bool
+) -> bool:
+    # Segment by segment; only a ``**`` needs to try every split point.
+    n, m = len(pattern), len(path)
+    while i < n:
         pat = pattern[i]
         if isinstance(pat, Wildcard) and pat.many:
-            return any(rec(i + 1, k) for k in range(j, len(path) + 1))
-        if j == len(path):
+            return any(_match_from(pattern, path, i + 1, k, prefix) for k in range(j, m + 1))
+        if j == m or not _seg_match(pat, path[j]):
             return False
-        return _seg_match(pat, path[j]) and rec(i + 1, j + 1)
-
-    return rec(0, 0)
+        i += 1
+        j += 1
+    return prefix or j == m

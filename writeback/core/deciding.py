@@ -261,9 +261,12 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
     return None
 
 
+_META_MAPS = (Key("annotations"), Key("labels"))
+
+
 def _origin(leaf: Leaf) -> str:
     """Whole list items, annotations and labels come from webhooks; other fields from defaulting."""
-    meta = len(leaf.path) >= 2 and leaf.path[-2] in (Key("annotations"), Key("labels"))
+    meta = len(leaf.path) >= 2 and leaf.path[-2] in _META_MAPS
     return "injected" if leaf.item or meta or isinstance(leaf.live, Mapping) else "defaulted"
 
 

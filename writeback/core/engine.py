@@ -82,19 +82,21 @@ class PreparedObject:
 
     Made by :func:`prepare_object`; ``needs_dry_run`` and ``compute_drift`` reuse it instead of redoing it.
     It is only used for the very ``live``/``desired`` objects (and offline mode) it was made from.
-    The bodies are shared: nothing downstream mutates them.
+    The bodies are shared: nothing downstream mutates them. A settled object keeps only its ``dropped``
+    (the pipeline holds one preparation per object for the whole cycle).
     """
 
     live: LiveObject
     desired: DesiredObject
     offline: bool
-    live_body: dict[str, Any]  # normalized
-    git_body: dict[str, Any]  # normalized
-    dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
-    leaves: tuple[Leaf, ...]
     settled: bool  # every difference is a well-known default: no drift, managedFields not parsed
-    ownership: Ownership | None = None  # None when settled
-    keys: KeyResolver | None = None  # None when settled
+    dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
+    # The rest is None (leaves empty) when settled:
+    live_body: dict[str, Any] | None = None  # normalized
+    git_body: dict[str, Any] | None = None  # normalized
+    leaves: tuple[Leaf, ...] = ()  # the differences left to decide
+    ownership: Ownership | None = None
+    keys: KeyResolver | None = None
 
 
 def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
@@ -118,16 +120,7 @@ def _prepare_object(obj: LiveObject, d: DesiredObject, *, offline: bool) -> Prep
     else:
         for x, r in zip(leaves, rules, strict=True):
             dropped.append(Dropped(resource=ref, path=x.path, rule=r, side="live"))
-        return PreparedObject(
-            live=obj,
-            desired=d,
-            offline=offline,
-            live_body=nl.body,
-            git_body=ng.body,
-            dropped=tuple(dropped),
-            leaves=tuple(leaves),
-            settled=True,
-        )
+        return PreparedObject(live=obj, desired=d, offline=offline, settled=True, dropped=tuple(dropped))
     own = parse_managed_fields(obj.body)
     keys = resolver(kind=ref.kind, learned=own.list_keys)
     if own.list_keys:  # the API server's own list keys may match items the static table does not know
@@ -365,8 +358,10 @@ def _object_drifts(
     if prep.settled:
         return [], dropped
     assert prep.ownership is not None and prep.keys is not None
+    assert prep.live_body is not None and prep.git_body is not None
     own: Ownership = prep.ownership
     keys: KeyResolver = prep.keys
+    live_body, git_body = prep.live_body, prep.git_body
     leaves = list(prep.leaves)
     nd = normalize(dry, ref=ref, side="live", declared=d.body).body if dry is not None else None
     if nd is not None:
@@ -382,7 +377,7 @@ def _object_drifts(
     pending: tuple[FieldPath, ...] = ()
     if head is not None:
         nh = normalize(head.body, ref=ref, side="git")
-        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=prep.git_body, keys=keys))
+        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=git_body, keys=keys))
     elif head_given:
         pending = ((),)  # removed from Git at the head: the whole object is pending
     if not own.present:
@@ -396,11 +391,11 @@ def _object_drifts(
         ignores=run.ignores,
         ownership=own,
         keys=keys,
-        live=prep.live_body,
-        git=prep.git_body,
+        live=live_body,
+        git=git_body,
         dry=nd,
         last_applied=_last_applied(obj.body),
-        appliers=functools.cache(lambda: _appliers(own, prep.git_body, keys)),
+        appliers=functools.cache(lambda: _appliers(own, git_body, keys)),
         pending=pending,
         revision=revision,
         flux=flux_skip(d.body, obj.body),

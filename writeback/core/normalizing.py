@@ -136,7 +136,7 @@ def normalize(
     body: Mapping[str, Any], *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None = None
 ) -> Normalized:
     """Drop server-populated fields. ``declared`` is the Git body, for live-only rules."""
-    out: dict[str, Any] = plain(body)
+    out = _plain_body(body)
     d = _Dropper(ref=ref, side=side, declared=declared)
     for k in ("apiVersion", "kind"):
         out.pop(k, None)
@@ -162,6 +162,20 @@ def normalize(
         _string_data(out, d)
     _nested_metadata(out, (), d)
     return Normalized(body=out, dropped=tuple(d.dropped))
+
+
+def _plain_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``plain(body)``, except that ``status`` and ``metadata.managedFields`` (always dropped) are not copied."""
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        k = str(key)
+        if k == "status":
+            out[k] = None  # a placeholder: only its presence matters (the drop is recorded)
+        elif k == "metadata" and isinstance(value, Mapping):
+            out[k] = {str(mk): None if str(mk) == "managedFields" else plain(mv) for mk, mv in value.items()}
+        else:
+            out[k] = plain(value)
+    return out
 
 
 def _string_data(out: dict[str, Any], d: _Dropper) -> None:
