@@ -8,7 +8,7 @@ Absent, ``null``, ``{}`` and ``[]`` are all "not set".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,30 +77,35 @@ def _selectors(items: list[Any], keys: tuple[str, ...]) -> list[Select] | None:
 
 def diff(*, live: Any, git: Any, keys: KeyResolver, equal: Equal = values_equal, at: FieldPath = ()) -> list[Leaf]:
     """Every leaf where ``live`` and ``git`` differ (``at``: where these values sit in the object)."""
-    return list(_walk(at, live, git, keys, equal))
+    out: list[Leaf] = []
+    _walk(out, at, live, git, keys, equal)
+    return out
 
 
-def _walk(path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) -> Iterator[Leaf]:
+# The walkers append to ``out`` (in document order) rather than yield: nested generators cost a frame per level.
+
+
+def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) -> None:
     if is_empty(lv) and is_empty(gv):
         return
     if is_empty(gv):
-        yield from _one_side(path, lv, keys, live_side=True, other=gv)
+        _one_side(out, path, lv, keys, live_side=True, other=gv)
         return
     if is_empty(lv):
-        yield from _one_side(path, gv, keys, live_side=False, other=lv)
+        _one_side(out, path, gv, keys, live_side=False, other=lv)
         return
     if isinstance(lv, dict) and isinstance(gv, dict):  # normalized bodies are plain dicts and lists
         for k in [*lv, *(k for k in gv if k not in lv)]:
-            yield from _walk((*path, Key(k)), lv.get(k, ABSENT), gv.get(k, ABSENT), keys, equal)
+            _walk(out, (*path, Key(k)), lv.get(k, ABSENT), gv.get(k, ABSENT), keys, equal)
         return
     if isinstance(lv, list) and isinstance(gv, list):
-        yield from _lists(path, lv, gv, keys, equal)
+        _lists(out, path, lv, gv, keys, equal)
         return
     if isinstance(lv, dict | list) or isinstance(gv, dict | list) or not equal(lv, gv, path=path):
-        yield Leaf(path=path, op=Op.CHANGE, live=lv, git=gv)
+        out.append(Leaf(path=path, op=Op.CHANGE, live=lv, git=gv))
 
 
-def _lists(path: FieldPath, lv: list[Any], gv: list[Any], keys: KeyResolver, equal: Equal) -> Iterator[Leaf]:
+def _lists(out: list[Leaf], path: FieldPath, lv: list[Any], gv: list[Any], keys: KeyResolver, equal: Equal) -> None:
     key_names = keys(path)
     if key_names:
         ls, gs = _selectors(lv, key_names), _selectors(gv, key_names)
@@ -108,42 +113,42 @@ def _lists(path: FieldPath, lv: list[Any], gv: list[Any], keys: KeyResolver, equ
             g_by = dict(zip(gs, gv, strict=True))
             for sel, item in zip(ls, lv, strict=True):
                 if sel in g_by:
-                    yield from _walk((*path, sel), item, g_by[sel], keys, equal)
+                    _walk(out, (*path, sel), item, g_by[sel], keys, equal)
                 else:
-                    yield Leaf(path=(*path, sel), op=Op.ADD, live=item, item=True)
+                    out.append(Leaf(path=(*path, sel), op=Op.ADD, live=item, item=True))
             l_set = set(ls)
             for sel, item in zip(gs, gv, strict=True):
                 if sel not in l_set:
-                    yield Leaf(path=(*path, sel), op=Op.REMOVE, git=item, item=True)
+                    out.append(Leaf(path=(*path, sel), op=Op.REMOVE, git=item, item=True))
             return
     for i in range(max(len(lv), len(gv))):
         li = lv[i] if i < len(lv) else ABSENT
         gi = gv[i] if i < len(gv) else ABSENT
         p = (*path, Index(i))
         if li is ABSENT:
-            yield Leaf(path=p, op=Op.REMOVE, git=gi)
+            out.append(Leaf(path=p, op=Op.REMOVE, git=gi))
         elif gi is ABSENT:
-            yield Leaf(path=p, op=Op.ADD, live=li)
+            out.append(Leaf(path=p, op=Op.ADD, live=li))
         else:
-            yield from _walk(p, li, gi, keys, equal)
+            _walk(out, p, li, gi, keys, equal)
 
 
-def _one_side(path: FieldPath, value: Any, keys: KeyResolver, *, live_side: bool, other: Any) -> Iterator[Leaf]:
+def _one_side(out: list[Leaf], path: FieldPath, value: Any, keys: KeyResolver, *, live_side: bool, other: Any) -> None:
     """Leaves of a subtree present on one side only."""
     if is_empty(value):
         return
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _one_side((*path, Key(k)), v, keys, live_side=live_side, other=ABSENT)
+            _one_side(out, (*path, Key(k)), v, keys, live_side=live_side, other=ABSENT)
         return
     if isinstance(value, list):
         key_names = keys(path)
         sels = _selectors(value, key_names) if key_names else None
         if sels is not None:
             for sel, item in zip(sels, value, strict=True):
-                yield _leaf((*path, sel), item, live_side=live_side, other=ABSENT, item=True)
+                out.append(_leaf((*path, sel), item, live_side=live_side, other=ABSENT, item=True))
             return
-    yield _leaf(path, value, live_side=live_side, other=other, item=False)
+    out.append(_leaf(path, value, live_side=live_side, other=other, item=False))
 
 
 def _leaf(path: FieldPath, value: Any, *, live_side: bool, other: Any, item: bool) -> Leaf:

@@ -146,7 +146,8 @@ def normalize(
         for k in _IDENTITY_METADATA:
             meta.pop(k, None)
         for k in _SERVER_METADATA:
-            d.drop(meta, k, _keys("metadata", k), f"server-populated: metadata.{k}")
+            if k in meta:  # the path and rule text only for what is there
+                d.drop(meta, k, _keys("metadata", k), f"server-populated: metadata.{k}")
         _owner_references(meta, d)
         _metadata_maps(meta, (Key("metadata"),), d)
         if not meta:
