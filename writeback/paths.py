@@ -211,6 +211,8 @@ def parse_path(text: str) -> FieldPath:
 
 
 def _seg_match(pat: PatternSegment, seg: Key | Select | Index) -> bool:
+    if type(pat) is Key:  # the common case, first
+        return type(seg) is Key and pat.name == seg.name
     if isinstance(pat, Wildcard):
         return not isinstance(seg, Key) if pat.item else isinstance(seg, Key)
     if isinstance(pat, Select) and isinstance(seg, Select):
@@ -233,6 +235,12 @@ def _match_from(
     while i < n:
         pat = pattern[i]
         if isinstance(pat, Wildcard) and pat.many:
+            nxt = pattern[i + 1] if i + 1 < n else None
+            if nxt is not None and not (isinstance(nxt, Wildcard) and nxt.many):
+                # Only where the next segment matches can the rest match (never past the end).
+                return any(
+                    _seg_match(nxt, path[k]) and _match_from(pattern, path, i + 1, k, prefix) for k in range(j, m)
+                )
             return any(_match_from(pattern, path, i + 1, k, prefix) for k in range(j, m + 1))
         if j == m or not _seg_match(pat, path[j]):
             return False
