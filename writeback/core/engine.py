@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from writeback.config import IgnoreRule, Policy
-from writeback.core.deciding import ObjectContext, Role, decide, manager_role, table_default
+from writeback.core.deciding import ObjectContext, Role, decide, manager_role
 from writeback.core.diffing import Leaf, diff, get_at
 from writeback.core.ignoring import Ignores, build_ignores, flux_skip
-from writeback.core.listkeys import KeyResolver, resolver
+from writeback.core.listkeys import KeyResolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
+from writeback.core.preparing import PreparedObject, prepare, reuse
 from writeback.core.redacting import matches_within
 from writeback.core.reports import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.errors import InputError
@@ -75,75 +76,9 @@ class _Run:
     sensitive_patterns: tuple[tuple[Any, ...], ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PreparedObject:
-    """One object's work that needs neither a dry-run nor the Git head: normalize both sides, diff, and
-    (unless every difference is a well-known default) parse managedFields.
-
-    Made by :func:`prepare_object`; ``needs_dry_run`` and ``compute_drift`` reuse it instead of redoing it.
-    It is only used for the very ``live``/``desired`` objects (and offline mode) it was made from.
-    The bodies are shared: nothing downstream mutates them. A settled object keeps only its ``dropped``
-    (the pipeline holds one preparation per object for the whole cycle).
-    """
-
-    live: LiveObject
-    desired: DesiredObject
-    offline: bool
-    settled: bool  # every difference is a well-known default: no drift, managedFields not parsed
-    dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
-    # The rest is None (leaves empty) when settled:
-    live_body: dict[str, Any] | None = None  # normalized
-    git_body: dict[str, Any] | None = None  # normalized
-    leaves: tuple[Leaf, ...] = ()  # the differences left to decide
-    ownership: Ownership | None = None
-    keys: KeyResolver | None = None
-
-
 def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
     """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept."""
-    return _prepare_object(live, desired, offline=options.offline)
-
-
-def _prepare_object(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
-    ref = d.ref
-    nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
-    ng = normalize(d.body, ref=ref, side="git")
-    dropped = [*nl.dropped, *ng.dropped]
-    # Fast path: most objects differ only by well-known defaults; their managedFields need no parsing.
-    leaves = diff(live=nl.body, git=ng.body, keys=resolver(kind=ref.kind, learned={}))
-    rules: list[str] = []
-    for x in leaves:
-        rule = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline)
-        if rule is None:
-            break
-        rules.append(rule)
-    else:
-        for x, r in zip(leaves, rules, strict=True):
-            dropped.append(Dropped(resource=ref, path=x.path, rule=r, side="live"))
-        return PreparedObject(live=obj, desired=d, offline=offline, settled=True, dropped=tuple(dropped))
-    own = parse_managed_fields(obj.body)
-    keys = resolver(kind=ref.kind, learned=own.list_keys)
-    if own.list_keys:  # the API server's own list keys may match items the static table does not know
-        leaves = diff(live=nl.body, git=ng.body, keys=keys)
-    return PreparedObject(
-        live=obj,
-        desired=d,
-        offline=offline,
-        live_body=nl.body,
-        git_body=ng.body,
-        dropped=tuple(dropped),
-        leaves=tuple(leaves),
-        settled=False,
-        ownership=own,
-        keys=keys,
-    )
-
-
-def _reuse(prepared: PreparedObject | None, obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
-    """``prepared`` when it was made from these very objects, else a fresh preparation."""
-    if prepared is not None and prepared.live is obj and prepared.desired is d and prepared.offline == offline:
-        return prepared
-    return _prepare_object(obj, d, offline=offline)
+    return prepare(live, desired, offline=options.offline)
 
 
 def _prepare(options: EngineOptions) -> _Run:
@@ -192,7 +127,7 @@ def compute_drift(
             continue
         found, lost = _object_drifts(
             run,
-            _reuse((prepared or {}).get(ident), current, d, offline=options.offline),
+            reuse((prepared or {}).get(ident), current, d, offline=options.offline),
             dry=(dry_run or {}).get(ident),
             head=at_head,
             head_given=ahead is not None,
@@ -226,7 +161,7 @@ def needs_dry_run(
     """Does this object need a server-side dry-run? Only when, without one, some difference
     would be written back or flagged (an ignored or empty diff needs no dry-run).
     ``prepared``: the :func:`prepare_object` result for these objects, to reuse."""
-    prep = _reuse(prepared, live, desired, offline=options.offline)
+    prep = reuse(prepared, live, desired, offline=options.offline)
     if prep.settled:
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
