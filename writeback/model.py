@@ -151,6 +151,28 @@ class DesiredObject:
     item: int | None = None  # index inside a List kind's items, if any
 
 
+# ---------------------------------------------------------------- dry-run evidence
+
+
+class DryRunKind(enum.StrEnum):
+    """How the API server was asked what it makes of a Git manifest."""
+
+    # A dry-run create of the Git manifest alone, under a twin name: defaulting and admission run with no live
+    # object and no live ownership, so a field it holds was filled in by the server, whoever owns it live.
+    CREATE = "create"
+    # A server-side-apply dry-run onto the live object (the fallback when a twin cannot be created): it keeps every
+    # field another manager owns, so it proves the server's spelling of Git's values, never a default.
+    APPLY = "apply"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DryRun:
+    """What the API server returned for one dry-run of a Git manifest."""
+
+    kind: DryRunKind
+    body: Mapping[str, Any]
+
+
 # ---------------------------------------------------------------- ownership
 
 

@@ -20,7 +20,7 @@ from writeback.core.engine import (
     report_to_json,
 )
 from writeback.errors import InputError
-from writeback.model import Decision, Drift, Op
+from writeback.model import Decision, Drift, DryRun, DryRunKind, Op
 from writeback.paths import format_path
 
 CONTAINER = "spec.template.spec.containers[name=web]"
@@ -135,7 +135,10 @@ def test_dry_run_result_settles_what_the_api_server_would_store() -> None:
     assert set(without) == {f"{CONTAINER}.env[name=EMPTY].value"}  # quantities compare by value already
     dry = copy.deepcopy(live)
     with_dry = compute_drift(
-        live=[live_obj(live)], desired=[desired_obj(git)], options=EngineOptions(), dry_run={ref_of(git).identity: dry}
+        live=[live_obj(live)],
+        desired=[desired_obj(git)],
+        options=EngineOptions(),
+        dry_run={ref_of(git).identity: DryRun(kind=DryRunKind.APPLY, body=dry)},
     )
     assert with_dry.drifts == ()
     assert any(d.rule == "the API server stores it as live has it" for d in with_dry.dropped)
@@ -160,7 +163,10 @@ def test_client_side_apply_defaults_are_told_from_fields_a_person_applied() -> N
     live["metadata"]["managedFields"] = [
         entry(
             "kubectl-client-side-apply",
-            {"f:spec": {"f:size": {}, "f:color": {}, "f:mode": {}}},
+            {
+                "f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
+                "f:spec": {"f:size": {}, "f:color": {}, "f:mode": {}},
+            },  # as the API server records a client-side apply: the annotation is the applier's too
             api_version="example.com/v1",
         )
     ]

@@ -8,7 +8,7 @@ import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj, ref_of
 from writeback.core.engine import EngineOptions, compute_drift, needs_dry_run, prepare_object
-from writeback.model import Decision
+from writeback.model import Decision, DryRun, DryRunKind
 
 
 def edited(live: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def test_a_prepared_object_gives_the_same_report_and_dry_run_answer(offline: boo
     assert needs_dry_run(live=live, desired=desired, options=options, prepared=prep) == needs_dry_run(
         live=live, desired=desired, options=options
     )
-    dry = {ref_of(deployment_git()).identity: defaulted_live(deployment_git())}  # Git's manifest as stored
+    dry = {ref_of(deployment_git()).identity: DryRun(kind=DryRunKind.CREATE, body=defaulted_live(deployment_git()))}
     fresh = compute_drift(live=[live], desired=[desired], options=options, dry_run=dry)
     reused = compute_drift(
         live=[live], desired=[desired], options=options, dry_run=dry, prepared={desired.ref.identity: prep}

@@ -13,6 +13,7 @@ from kubernetes import client, config
 
 from writeback.adapters.cluster import KubeCluster
 from writeback.config import Selector
+from writeback.core.twins import twin_manifest
 from writeback.errors import ClusterError
 
 from .support import documents, find, render
@@ -61,6 +62,8 @@ def test_service_account_is_allowed_exactly_what_it_needs(
         dict(verb="watch", group="apps", resource="deployments"),
         dict(verb="get", group="apps", resource="deployments", namespace=APPS, name="web"),
         dict(verb="patch", group="apps", resource="deployments", namespace=APPS, name="web"),  # SSA dry-run
+        dict(verb="create", group="apps", resource="deployments", namespace=APPS),  # dry-run create of a twin
+        dict(verb="create", resource="services", namespace=APPS),
         dict(verb="list", group="apps", resource="statefulsets"),
         dict(verb="patch", group="apps", resource="daemonsets", namespace=APPS),
         dict(verb="list", resource="configmaps"),
@@ -93,7 +96,6 @@ def test_service_account_is_allowed_exactly_what_it_needs(
         dict(verb="list", resource="secrets", namespace=ns),
         dict(verb="get", resource="secrets", namespace=ns, name="writeback-tokens"),
         dict(verb="delete", group="apps", resource="deployments", namespace=APPS, name="web"),
-        dict(verb="create", group="apps", resource="deployments", namespace=APPS),
         dict(verb="update", group="apps", resource="deployments", namespace=APPS, name="web"),
         dict(verb="deletecollection", resource="configmaps", namespace=APPS),
         dict(verb="create", group="coordination.k8s.io", resource="leases", namespace="default"),
@@ -169,6 +171,11 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
         after = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
         assert after.metadata.resource_version == before.metadata.resource_version  # ... and persisted nothing
         assert after.spec.replicas == 2
+        twin = cluster.dry_run_create(body=twin_manifest(changed, listed[0].ref), twin_of=listed[0].ref)
+        assert twin["metadata"]["name"].startswith("web-") and twin["spec"]["replicas"] == 5
+        assert twin["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"  # defaulted
+        names = [d.metadata.name for d in apps.list_namespaced_deployment(namespace=workload_ns).items]
+        assert names == ["web"]  # the twin was never stored
         with pytest.raises(ClusterError, match=r"403|[Ff]orbidden"):
             cluster.get_object(ref=_secret_ref(workload_ns))
     finally:

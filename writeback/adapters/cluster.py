@@ -54,6 +54,8 @@ class Cluster(Protocol):
 
     def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]: ...
 
+    def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]: ...
+
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None: ...
 
 
@@ -100,7 +102,7 @@ class KubeCluster:
         path: str,
         what: str,
         query: list[tuple[str, str]] | None = None,
-        body: str | list[Any] | None = None,  # a list: a JSON patch (the client serializes it)
+        body: str | list[Any] | Mapping[str, Any] | None = None,  # a list or mapping: the client serializes it
         content_type: str | None = None,
         allow_404: bool = False,
     ) -> dict[str, Any] | None:
@@ -245,6 +247,25 @@ class KubeCluster:
             query=query,
             body=json.dumps(body),  # JSON is YAML 1.2
             content_type="application/apply-patch+yaml",
+        )
+        assert doc is not None
+        return doc
+
+    def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]:
+        """The object as the API server would store it if ``body`` were created (``dryRun=All``): defaulting and
+        admission run, nothing is persisted. ``body`` is the twin of the object ``twin_of`` (``core.twins``: the
+        same manifest under ``metadata.generateName``), so the answer depends on the manifest alone."""
+        namespace = twin_of.namespace
+        res = self.resource_for(api_version=twin_of.api_version, kind=twin_of.kind)
+        what = f"dry-run create of a twin of {twin_of}"
+        if res.namespaced and not namespace:
+            raise ClusterError(f"{what}: a namespaced object needs metadata.namespace")
+        path = res.collection_path(namespace=namespace if res.namespaced else None)
+        query = [("dryRun", "All"), ("fieldManager", DRY_RUN_MANAGER)]
+        self.dry_run_calls += 1
+        self.dry_run_refs.append(twin_of)
+        doc = self._request(
+            method="POST", path=path, what=what, query=query, body=dict(body), content_type="application/json"
         )
         assert doc is not None
         return doc

@@ -384,6 +384,10 @@ class WatchingCluster:
         self._count("patch")
         return self._cluster.dry_run_apply(body=body)
 
+    def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]:
+        self._count("create")
+        return self._cluster.dry_run_create(body=body, twin_of=twin_of)
+
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
         self._count("get")
         return self._cluster.get_object(ref=ref)

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from writeback.config import Policy
 from writeback.core.defaults import is_default
-from writeback.core.diffing import Leaf, get_at, is_prefix
+from writeback.core.diffing import Leaf, diff, get_at, is_prefix
 from writeback.core.ignoring import Ignores
 from writeback.core.listkeys import KeyResolver
 from writeback.core.ownership import Ownership
 from writeback.core.redacting import matches_within
-from writeback.model import ABSENT, Decision, FieldOwner, FieldPath, Key, ObjectRef, Op, PatternSegment
+from writeback.model import ABSENT, Decision, DryRunKind, FieldOwner, FieldPath, Key, ObjectRef, Op, PatternSegment
 
 __all__ = [
     "ObjectContext",
@@ -152,9 +152,8 @@ class ObjectContext:
     live: Mapping[str, Any]  # normalized
     git: Mapping[str, Any]  # normalized
     dry: Mapping[str, Any] | None = None  # normalized dry-run result
+    dry_kind: DryRunKind | None = None  # how ``dry`` was made (only a dry-run create proves defaults)
     last_applied: Mapping[str, Any] | None = None
-    # Update managers that own most Git-declared fields (computed on first use: it is not cheap)
-    appliers: Callable[[], frozenset[str]] = frozenset
     pending: tuple[FieldPath, ...] = ()
     revision: str | None = None
     flux: str | None = None
@@ -238,29 +237,42 @@ def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bo
 
 
 def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str | None:
-    """A field live has and Git does not, filled in by the API server's defaulting: the rule, or None."""
+    """A field live has and Git does not, filled in by the API server's defaulting: the rule, or None.
+
+    The evidence, strongest first:
+    - a dry-run create of the Git manifest alone (a twin, no live object): it holds the field with live's value,
+      or it proves the server does not fill it in for Git, whoever owns it live;
+    - nobody owns the field while managedFields are recorded: no request set it;
+    - its owner wrote the last-applied configuration too (a client-side apply) and that configuration lacks it.
+    A person's Update owns exactly the fields it changed, so ownership alone never proves a default.
+    """
     if leaf.item or _origin(leaf) != "defaulted":
         return None
-    in_dry = ctx.dry is not None and get_at(ctx.dry, leaf.path) == leaf.live
+    if ctx.dry_kind is DryRunKind.CREATE and ctx.dry is not None:
+        if not diff(live=leaf.live, git=get_at(ctx.dry, leaf.path), keys=ctx.keys, at=leaf.path):
+            return "defaulted by the API server (a dry-run create of the Git manifest alone fills it in)"
+        return None
     if owner is None:
-        # Nobody owns it: set by the API server, not by a request (a dry-run agreeing confirms it).
-        if in_dry:
-            return "defaulted by the API server (the dry-run of the Git manifest has it)"
         if ctx.ownership.present:
             return "defaulted by the API server: no manager is recorded for it in managedFields"
         return None
-    if owner.operation == "Update" and owner.manager in ctx.appliers():
-        # An Update owns every field of the object it wrote, the server's defaults included.
-        if ctx.last_applied is not None and get_at(ctx.last_applied, leaf.path) is ABSENT:
-            return (
-                f"defaulted by the API server when {owner.manager} wrote the object "
-                "(not in its last-applied configuration)"
-            )
-        if ctx.last_applied is None and in_dry:
-            return f"defaulted by the API server when {owner.manager} wrote the object (the dry-run keeps it)"
+    if (
+        ctx.last_applied is not None
+        and get_at(ctx.last_applied, leaf.path) is ABSENT
+        and any(o.manager == owner.manager for o in ctx.ownership.owners_of(_ANNOTATION_LAST_APPLIED))
+    ):
+        return (
+            f"defaulted by the API server when {owner.manager} applied the object "
+            "(not in the last-applied configuration it wrote)"
+        )
     return None
 
 
+_ANNOTATION_LAST_APPLIED: FieldPath = (
+    Key("metadata"),
+    Key("annotations"),
+    Key("kubectl.kubernetes.io/last-applied-configuration"),
+)
 _META_MAPS = (Key("annotations"), Key("labels"))
 
 

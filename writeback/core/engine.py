@@ -7,7 +7,6 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
@@ -32,6 +31,7 @@ from writeback.model import (
     DesiredObject,
     Drift,
     Dropped,
+    DryRun,
     FieldPath,
     LiveObject,
     ObjectRef,
@@ -95,14 +95,15 @@ def compute_drift(
     live: Sequence[LiveObject],
     desired: Sequence[DesiredObject],
     options: EngineOptions,
-    dry_run: Mapping[Identity, Mapping[str, Any]] | None = None,
+    dry_run: Mapping[Identity, DryRun] | None = None,
     head: Sequence[DesiredObject] | None = None,
     revision: str | None = None,
     prepared: Mapping[Identity, PreparedObject] | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
-    ``dry_run``: per identity, the server-side-apply dry-run result of the Git manifest.
+    ``dry_run``: per identity, what the API server made of the Git manifest (a dry-run create of a twin, or a
+    server-side-apply dry-run onto the live object).
     ``head``: the desired objects at the branch head when it differs from ``revision``;
     fields the head changed since are ``pending``, not drift.
     ``prepared``: per identity, :func:`prepare_object` results already made (e.g. for ``needs_dry_run``).
@@ -282,7 +283,7 @@ def _object_drifts(
     run: _Run,
     prep: PreparedObject,
     *,
-    dry: Mapping[str, Any] | None,
+    dry: DryRun | None,
     head: DesiredObject | None,
     head_given: bool = False,
     revision: str | None = None,
@@ -298,7 +299,7 @@ def _object_drifts(
     keys: KeyResolver = prep.keys
     live_body, git_body = prep.live_body, prep.git_body
     leaves = list(prep.leaves)
-    nd = normalize(dry, ref=ref, side="live", declared=d.body).body if dry is not None else None
+    nd = normalize(dry.body, ref=ref, side="live", declared=d.body).body if dry is not None else None
     if nd is not None:
         kept = []
         for leaf in leaves:
@@ -329,8 +330,8 @@ def _object_drifts(
         live=live_body,
         git=git_body,
         dry=nd,
+        dry_kind=dry.kind if dry is not None else None,
         last_applied=_last_applied(obj.body),
-        appliers=functools.cache(lambda: _appliers(own, git_body, keys)),
         pending=pending,
         revision=revision,
         flux=flux_skip(d.body, obj.body),
@@ -382,19 +383,6 @@ def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
     except ValueError:
         return None
     return plain(data) if isinstance(data, Mapping) else None
-
-
-def _appliers(own: Ownership, git: Mapping[str, Any], keys: KeyResolver) -> frozenset[str]:
-    """Update managers that own at least half of the fields Git declares (the tool that applied Git)."""
-    if not own.present:
-        return frozenset()
-    paths = [leaf.path for leaf in diff(live=None, git=git, keys=keys)]
-    counts: dict[str, int] = {}
-    for p in paths:
-        for o in own.owners_of(p, subtree=True):
-            if o.operation == "Update":
-                counts[o.manager] = counts.get(o.manager, 0) + 1
-    return frozenset(m for m, n in counts.items() if paths and n * 2 >= len(paths))
 
 
 _ANNOTATION_LAST_APPLIED: FieldPath = parse_path(

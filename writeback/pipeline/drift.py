@@ -40,8 +40,9 @@ from writeback.core.engine import (
     prepare_object,
 )
 from writeback.core.locating import SourceKind
+from writeback.core.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
-from writeback.model import DesiredObject, LiveObject, ObjectRef
+from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject, ObjectRef
 from writeback.pipeline import gitops, snapshots
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         fingerprint_key=request.fingerprint_key,
     )
     notes = list(git.notes)
-    dry_run: dict[tuple[str, str, str, str], Mapping[str, Any]] | None = None
+    dry_run: dict[tuple[str, str, str, str], DryRun] | None = None
     prepared: dict[tuple[str, str, str, str], PreparedObject] | None = None
     if cluster is None:
         live = snapshots.filter_dump(objects=dump, scopes=scopes)
@@ -250,20 +251,21 @@ def _git_side(*, request: DriftRequest, state: gitops.ControllerState, namespace
 
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
-) -> tuple[
-    dict[tuple[str, str, str, str], Mapping[str, Any]], dict[tuple[str, str, str, str], PreparedObject], list[str]
-]:
-    """Server-side-apply dry-runs, only for objects that exist and whose raw diff is not empty.
+) -> tuple[dict[tuple[str, str, str, str], DryRun], dict[tuple[str, str, str, str], PreparedObject], list[str]]:
+    """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
-    Also returns each compared object's engine preparation, so that ``compute_drift`` does not redo it.
-
-    A failed dry-run (an invalid manifest, a webhook that refuses) is a note: that object falls back to
-    the built-in defaults table, as offline.
+    A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
+    defaults and spellings for Git's manifest alone. Where no twin can be made (its kind's name is fixed by its
+    content, a webhook or quota refuses it), the server-side-apply dry-run onto the live object stands in: it proves
+    spellings only. Also returns each compared object's engine preparation, so that ``compute_drift`` does not redo
+    it. Where both fail (an invalid manifest, a webhook that refuses), that object falls back to the built-in
+    defaults table, as offline, with a note.
     """
     by_id = {o.ref.identity: o for o in live}
-    results: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
+    results: dict[tuple[str, str, str, str], DryRun] = {}
     prepared: dict[tuple[str, str, str, str], PreparedObject] = {}
     notes: list[str] = []
+    refused: list[str] = []
     for d in desired:
         lv = by_id.get(d.ref.identity)
         if lv is None:
@@ -271,12 +273,28 @@ def _dry_runs(
         prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options)
         if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
             continue
+        if has_twin(d.ref):
+            try:
+                body = cluster.dry_run_create(body=twin_manifest(d.body, d.ref), twin_of=d.ref)
+                results[d.ref.identity] = DryRun(kind=DryRunKind.CREATE, body=body)
+                continue
+            except ClusterUnreachable:
+                raise
+            except ClusterError as e:
+                refused.append(f"{d.ref} ({e})")
         try:
-            results[d.ref.identity] = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
+            body = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
+            results[d.ref.identity] = DryRun(kind=DryRunKind.APPLY, body=body)
         except ClusterUnreachable:
             raise
         except ClusterError as e:
             notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
+    if refused:
+        notes.append(
+            f"{len(refused)} object(s) could not be dry-run created under a twin name, first {refused[0]}: "
+            "their defaults were judged by the server-side-apply dry-run and the defaults table "
+            "(writeback needs the `create` verb on the kinds it compares; see docs/deploy.md)"
+        )
     return results, prepared, notes
 
 

@@ -269,6 +269,9 @@ class CapturingCluster:
     def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
         return self._cluster.dry_run_apply(body=body)
 
+    def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]:
+        return self._cluster.dry_run_create(body=body, twin_of=twin_of)
+
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
         return self._cluster.get_object(ref=ref)
 
