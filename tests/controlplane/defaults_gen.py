@@ -116,20 +116,22 @@ def _discover(api: _Api) -> dict[tuple[str, str], _Resource]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Seen:
+class Seen:
+    """A field (or whole list item) the server filled in, as observed in one answer."""
+
     kind: str
     path: tuple[Segment, ...]  # concrete, list items by Index
     value: Any
-    ancestors: tuple[Any, ...]  # nearest first, up to the object's root
+    ancestors: tuple[Any, ...] = ()  # nearest first, up to the object's root
     item: bool = False
 
 
-def _filled(given: Any, got: Any, path: tuple[Segment, ...], ancestors: tuple[Any, ...], kind: str) -> Iterator[_Seen]:
+def _filled(given: Any, got: Any, path: tuple[Segment, ...], ancestors: tuple[Any, ...], kind: str) -> Iterator[Seen]:
     """What ``got`` (the server's answer) has that ``given`` (the skeleton) does not."""
     if isinstance(got, Mapping):
         if not isinstance(given, Mapping):
             if not got:
-                yield _Seen(kind=kind, path=path, value={}, ancestors=ancestors)
+                yield Seen(kind=kind, path=path, value={}, ancestors=ancestors)
                 return
             given = {}
         for k, v in got.items():
@@ -138,16 +140,16 @@ def _filled(given: Any, got: Any, path: tuple[Segment, ...], ancestors: tuple[An
             yield from _filled(given.get(k, _ABSENT), v, (*path, Key(k)), (got, *ancestors), kind)
     elif isinstance(got, list):
         if not isinstance(given, list) and not any(isinstance(i, Mapping) for i in got):
-            yield _Seen(kind=kind, path=path, value=got, ancestors=ancestors)
+            yield Seen(kind=kind, path=path, value=got, ancestors=ancestors)
             return
         old = given if isinstance(given, list) else []
         for i, item in enumerate(got):
             if i < len(old):
                 yield from _filled(old[i], item, (*path, Index(i)), (got, *ancestors), kind)
             else:
-                yield _Seen(kind=kind, path=(*path, Index(i)), value=item, ancestors=(got, *ancestors), item=True)
+                yield Seen(kind=kind, path=(*path, Index(i)), value=item, ancestors=(got, *ancestors), item=True)
     elif given is _ABSENT:
-        yield _Seen(kind=kind, path=path, value=got, ancestors=ancestors)
+        yield Seen(kind=kind, path=path, value=got, ancestors=ancestors)
 
 
 _ABSENT = object()
@@ -160,8 +162,8 @@ def pattern_text(path: tuple[Segment, ...]) -> str:
     return format_path([Wildcard(item=True) if isinstance(s, Index) else s for s in path])
 
 
-def _observe(api: _Api, resources: Mapping[tuple[str, str], _Resource], namespace: str) -> list[_Seen]:
-    seen: list[_Seen] = []
+def _observe(api: _Api, resources: Mapping[tuple[str, str], _Resource], namespace: str) -> list[Seen]:
+    seen: list[Seen] = []
     for skeleton in skeletons.all_skeletons():
         group = skeleton["apiVersion"].rpartition("/")[0]
         res = resources.get((group, skeleton["kind"]))
@@ -175,9 +177,9 @@ def _observe(api: _Api, resources: Mapping[tuple[str, str], _Resource], namespac
     return seen
 
 
-def _observe_ephemeral(api: _Api, resources: Mapping[tuple[str, str], _Resource], namespace: str) -> list[_Seen]:
+def _observe_ephemeral(api: _Api, resources: Mapping[tuple[str, str], _Resource], namespace: str) -> list[Seen]:
     pods = resources[("", "Pod")].collection(namespace)
-    seen: list[_Seen] = []
+    seen: list[Seen] = []
     for v in (0, 1):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"ephemeral-{v}"}, "spec": skeletons.pod_spec(v)}
         api.ok("POST", pods, body=pod)
@@ -203,10 +205,10 @@ def _observe_ephemeral(api: _Api, resources: Mapping[tuple[str, str], _Resource]
 @dataclass(kw_only=True)
 class _Field:
     values: dict[str, Any] = field(default_factory=dict)  # by JSON text
-    seen: list[_Seen] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
 
 
-def consolidate(seen: list[_Seen]) -> dict[str, Any]:
+def consolidate(seen: list[Seen]) -> dict[str, Any]:
     """Observations -> ``{kind: {"fields": [...], "items": [...]}}``, checked against the derived rules."""
     fields: dict[tuple[str, str], _Field] = {}
     items: dict[tuple[str, str], dict[str, Any]] = {}

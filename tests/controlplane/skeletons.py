@@ -137,10 +137,11 @@ def pod_spec(v: int, *, restart: str | None = None) -> dict[str, Any]:
     """A pod spec with 4 containers, the same 4 as restartable init containers (sidecars), one plain init."""
     sidecars = [dict(_container(v, i, prefix="i"), restartPolicy="Always") for i in range(4)]
     plain_init = _container(v, 4, prefix="init", probes=False)
+    minimal = {"name": "minimal", "image": IMAGES[v][v]}  # what the server fills in a bare container
     spec: dict[str, Any] = {
         "serviceAccountName": f"sa{v}",
-        "containers": [_container(v, i) for i in range(4)],
-        "initContainers": [plain_init, *sidecars],
+        "containers": [*(_container(v, i) for i in range(4)), minimal],
+        "initContainers": [plain_init, *sidecars, dict(minimal, name="init-minimal")],
         "volumes": _volumes(v),
     }
     if restart:
