@@ -13,8 +13,9 @@
    a field whose value varies (between skeletons, or between the two runs) must be covered by a derived rule
    of writeback/core/defaults.py (``DERIVED``), whose check is run on every value the server returned.
 
-Not recorded: ``metadata`` (normalization's business), ``status``, and what the ServiceAccount admission plugin
-would add (the test control plane runs without it; see ``ADMISSION_RULES`` in writeback/core/defaults.py).
+Not recorded: ``metadata`` (normalization's business) except the finalizers admission adds, ``status``, and
+what the ServiceAccount admission plugin would add (the test control plane runs without it; see
+``ADMISSION_RULES`` in writeback/core/defaults.py).
 """
 
 from __future__ import annotations
@@ -49,8 +50,15 @@ class GenerationError(Exception):
 class _Api:
     client: Any
 
-    def call(self, method: str, path: str, *, body: Any = None, query: list[tuple[str, str]] | None = None,
-             content_type: str = "application/json") -> tuple[int, Any]:  # fmt: skip
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        query: list[tuple[str, str]] | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
         from kubernetes.client.exceptions import ApiException
 
         request = self.client.param_serialize(
@@ -135,6 +143,9 @@ def _filled(given: Any, got: Any, path: tuple[Segment, ...], ancestors: tuple[An
                 return
             given = {}
         for k, v in got.items():
+            if k == "metadata" and not path and isinstance(v, Mapping) and "finalizers" in v:
+                mine, theirs = (given.get("metadata") or {}).get("finalizers", _ABSENT), v["finalizers"]
+                yield from _filled(mine, theirs, (Key("metadata"), Key("finalizers")), (v, got), kind)
             if k in _SKIPPED_KEYS:
                 continue
             yield from _filled(given.get(k, _ABSENT), v, (*path, Key(k)), (got, *ancestors), kind)
