@@ -28,10 +28,12 @@ __all__ = [
     "NamespacedFn",
     "Problem",
     "builtin_namespaced",
+    "crd_scopes",
     "parse_documents",
     "read_live",
     "read_manifests",
     "read_stream",
+    "with_crds",
     "with_default_namespace",
 ]
 

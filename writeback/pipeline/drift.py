@@ -27,7 +27,9 @@ from writeback.adapters.files import (
     NamespacedFn,
     Problem,
     builtin_namespaced,
+    crd_scopes,
     read_live,
+    with_crds,
     with_default_namespace,
 )
 from writeback.adapters.files import read_manifests as _read_manifests
@@ -42,7 +44,6 @@ from writeback.core.engine import (
 )
 from writeback.core.locating import SourceKind
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
-from writeback.kinds import crd_scopes, with_crds
 from writeback.model import DesiredObject, LiveObject, ObjectRef
 from writeback.pipeline import gitops, snapshots
 
