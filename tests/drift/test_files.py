@@ -6,8 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from writeback.adapters.files import NamespaceDefaults, read_live, read_manifests
+from writeback.adapters.files import (
+    NamespaceDefaults,
+    builtin_namespaced,
+    read_live,
+    read_manifests,
+    read_stream,
+    with_default_namespace,
+)
 from writeback.errors import InputError
+from writeback.kinds import with_crds
 from writeback.model import Source
 
 DEPLOY = """\
@@ -165,4 +173,57 @@ def test_live_dump_document_that_is_not_an_object_is_a_problem(tmp_path: Path) -
     assert [o.ref.name for o in res.objects] == ["ca"]
     assert [str(p) for p in res.problems] == [
         f"{tmp_path / 'dump.yaml'}: document 1: not a Kubernetes object (no apiVersion and kind)"
+    ]
+
+
+GADGET_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: Cluster
+  names: {kind: Gadget, plural: gadgets}
+  versions: [{name: v1, served: true, storage: true}]
+"""
+
+
+def test_a_crd_in_the_tree_scopes_its_kind(tmp_path: Path) -> None:
+    write(tmp_path, "crds/gadget.yaml", GADGET_CRD)
+    write(tmp_path, "apps/gadget.yaml", "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
+    write(tmp_path, "apps/widget.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n")
+    res = read_manifests(root=tmp_path, namespaces=NamespaceDefaults(flag="team"))
+    assert {(o.ref.kind, o.ref.namespace) for o in res.objects} == {
+        ("CustomResourceDefinition", None),
+        ("Gadget", None),  # cluster-scoped by its CRD: matched without a namespace
+        ("Widget", "team"),  # no CRD known: treated as namespaced
+    }
+    stream = read_stream(
+        text=GADGET_CRD + "---\napiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n", file="out"
+    )
+    assert [(o.ref.kind, o.ref.namespace) for o in stream.objects] == [
+        ("CustomResourceDefinition", None),
+        ("Gadget", None),
+    ]
+
+
+def test_dumped_objects_without_a_namespace_get_the_git_default(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "dump.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: other}\n---\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\n"
+        "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n---\n"
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+    )
+    live = read_live(path=tmp_path / "dump.yaml").objects
+    namespaced = with_crds(builtin_namespaced, {("example.com", "Gadget"): False})
+    resolved = with_default_namespace(live, namespaced=namespaced, fallback="team")
+    assert [(o.ref.name, o.ref.namespace) for o in resolved] == [
+        ("a", "team"),
+        ("b", "other"),
+        ("team", None),
+        ("g", None),
+        ("w", "team"),
     ]

@@ -8,57 +8,38 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from writeback.errors import InputError
+from writeback.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
 from writeback.yamledit import load_documents
 from writeback.yamledit.errors import YamlSyntaxError
 
 T = TypeVar("T")
 
-# apiVersion, kind -> namespaced? (None: unknown, treated as namespaced)
-NamespacedFn = Callable[[str, str], bool | None]
+__all__ = [
+    "KUSTOMIZATION_FILES",
+    "LoadResult",
+    "NamespaceDefaults",
+    "NamespacedFn",
+    "Problem",
+    "builtin_namespaced",
+    "crd_scopes",
+    "parse_documents",
+    "read_live",
+    "read_manifests",
+    "read_stream",
+    "with_crds",
+    "with_default_namespace",
+]
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 _YAML_SUFFIXES = (".yaml", ".yml")
-
-# Well-known cluster-scoped kinds, by (group, kind): the offline answer when no cluster is asked.
-CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("", "Namespace"),
-        ("", "Node"),
-        ("", "PersistentVolume"),
-        ("", "ComponentStatus"),
-        ("rbac.authorization.k8s.io", "ClusterRole"),
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"),
-        ("apiregistration.k8s.io", "APIService"),
-        ("storage.k8s.io", "StorageClass"),
-        ("storage.k8s.io", "CSIDriver"),
-        ("storage.k8s.io", "CSINode"),
-        ("storage.k8s.io", "VolumeAttachment"),
-        ("scheduling.k8s.io", "PriorityClass"),
-        ("node.k8s.io", "RuntimeClass"),
-        ("networking.k8s.io", "IngressClass"),
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-        ("certificates.k8s.io", "CertificateSigningRequest"),
-        ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    }
-)
-
-
-def builtin_namespaced(api_version: str, kind: str) -> bool | None:
-    group = api_version.rpartition("/")[0] if "/" in api_version else ""
-    return False if (group, kind) in CLUSTER_SCOPED else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,6 +195,20 @@ def read_live(*, path: Path) -> LoadResult[LiveObject]:
     return LoadResult(objects=tuple(objects), problems=tuple(problems))
 
 
+def with_default_namespace(
+    objects: Iterable[LiveObject], *, namespaced: NamespacedFn, fallback: str
+) -> tuple[LiveObject, ...]:
+    """Dumped objects of a namespaced kind (or an unknown one) without ``metadata.namespace`` get ``fallback``:
+    the namespace the Git side gives a manifest without one, so both sides name the same object alike."""
+    out: list[LiveObject] = []
+    for obj in objects:
+        if obj.ref.namespace is None and namespaced(obj.ref.api_version, obj.ref.kind) is not False:
+            ref = ObjectRef(api_version=obj.ref.api_version, kind=obj.ref.kind, namespace=fallback, name=obj.ref.name)
+            obj = LiveObject(ref=ref, body=obj.body, source=obj.source)
+        out.append(obj)
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- Git manifests
 
 
@@ -278,7 +273,7 @@ def read_manifests(
     if top != root and root not in top.parents:
         raise InputError(f"--path {path}: outside the repository {root}")
     kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent)
-    found: list[DesiredObject] = []
+    read: list[tuple[Path, str, int, int | None, Mapping[str, Any]]] = []
     problems: list[Problem] = []
     for p in _yaml_files(top):
         file = p.relative_to(root).as_posix()
@@ -287,9 +282,14 @@ def read_manifests(
         for d, doc in enumerate(docs):
             if not _is_k8s(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
-            for i, body in _named_items(doc, file=file, document=d, problems=problems):
-                ns = _namespace_of(body, directory=p.parent, kns=kns, namespaces=namespaces, namespaced=namespaced)
-                found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
+            read.extend(
+                (p, file, d, i, body) for i, body in _named_items(doc, file=file, document=d, problems=problems)
+            )
+    namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))  # a CRD in the tree scopes its kind
+    found: list[DesiredObject] = []
+    for p, file, d, i, body in read:
+        ns = _namespace_of(body, directory=p.parent, kns=kns, namespaces=namespaces, namespaced=namespaced)
+        found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
     problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
     objects, dupes = _unique(found)
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
@@ -307,17 +307,21 @@ def read_stream(
     A namespaced object without ``metadata.namespace`` gets the Application's namespace, else ``--namespace``.
     """
     docs, problem = parse_documents(text=text, file=file)
-    found: list[DesiredObject] = []
     problems: list[Problem] = [problem] if problem is not None else []
-    for d, doc in enumerate(docs):
-        if not _is_k8s(doc):
-            continue
-        for i, body in _named_items(doc, file=file, document=d, problems=problems):
-            ns: str | None = None
-            if namespaced(str(body["apiVersion"]), str(body["kind"])) is not False:
-                own = (body.get("metadata") or {}).get("namespace")
-                ns = own if isinstance(own, str) and own else namespaces.fallback
-            found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
+    read = [
+        (d, i, body)
+        for d, doc in enumerate(docs)
+        if _is_k8s(doc)
+        for i, body in _named_items(doc, file=file, document=d, problems=problems)
+    ]
+    namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))
+    found: list[DesiredObject] = []
+    for d, i, body in read:
+        ns: str | None = None
+        if namespaced(str(body["apiVersion"]), str(body["kind"])) is not False:
+            own = (body.get("metadata") or {}).get("namespace")
+            ns = own if isinstance(own, str) and own else namespaces.fallback
+        found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
     objects, dupes = _unique(found)
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
 

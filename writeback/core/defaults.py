@@ -1,188 +1,215 @@
-"""Well-known Kubernetes defaults: the offline fallback when no dry-run is available. Pure.
+"""The fields the API server fills in, for offline mode and as a first check. Pure.
 
-Each entry says: in an object of these kinds, a field at this path that Git leaves out and
-live holds with this value was filled in by the API server (defaulting or a built-in
-admission plugin). The table is deliberately conservative: a value other than the default
-is never explained away.
+The constants are generated from the real API server (``writeback.kinds.data()``: every field that a dry-run
+create of a skeleton object came back with, by kind and path, ``[*]`` for list items). A field whose value is a
+relation, not a constant, names one of the few ``DERIVED`` rules of ``core.derivations``. A value other than the
+default is never explained away.
+
+Allocated fields (cluster IPs, node ports, a Job's selector) are marked as such: they are no default
+(``is_default`` is false) but ``is_allocated``; ``defaults_within`` and ``strip_defaults`` report and strip them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import enum
+import functools
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.model import Key, PatternSegment, Segment
+from writeback.core.derivations import ADMISSION_RULES, DERIVED, Check, Context, Derived, derived_rule
+from writeback.kinds import data
+from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Segment
 from writeback.paths import match, parse_pattern
 
-__all__ = ["DEFAULTS", "Default", "is_default"]
+__all__ = [
+    "ADMISSION_RULES",
+    "DERIVED",
+    "Context",
+    "Derived",
+    "Filled",
+    "FilledField",
+    "Stripped",
+    "defaults_within",
+    "derived_rule",
+    "is_allocated",
+    "is_default",
+    "is_default_item",
+    "strip_defaults",
+]
 
-Check = Callable[[Any, Any], bool]  # (value, parent mapping) -> is it the default?
+
+class Filled(enum.StrEnum):
+    DEFAULT = "default"
+    ALLOCATED = "allocated"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Default:
-    kinds: frozenset[str]
-    pattern: str
+class FilledField:
+    """A field (or a whole list item) inside a value that the API server filled in."""
+
+    path: FieldPath  # list items by position
+    value: Any
+    how: Filled
+    rule: str  # for a person: "default 10", or the derived rule's doc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Entry:
+    pattern: tuple[PatternSegment, ...]
     check: Check
-    note: str = ""
+    how: Filled
+    rule: str
 
 
 def _is(expected: Any) -> Check:
-    def check(value: Any, _parent: Any) -> bool:
+    def check(value: Any, _ctx: Context) -> bool:
         return type(value) is type(expected) and bool(value == expected)
 
     return check
 
 
-def _any(_value: Any, _parent: Any) -> bool:
-    return True
+def _entry(kind: str, text: str, raw: Mapping[str, Any]) -> _Entry:
+    pattern = parse_pattern(text)
+    if "derived" in raw:
+        rule = next((d for d in DERIVED if d.name == raw["derived"]), None)
+        if rule is None:
+            raise ValueError(f"defaults data: {kind} {text}: unknown derived rule {raw['derived']!r}")
+        how = Filled.ALLOCATED if rule.allocated else Filled.DEFAULT
+        return _Entry(pattern=pattern, check=rule.check, how=how, rule=rule.doc)
+    value = raw["value"]
+    return _Entry(pattern=pattern, check=_is(value), how=Filled.DEFAULT, rule=f"default {json.dumps(value)}")
 
 
-def _pull_policy(value: Any, parent: Any) -> bool:
-    image = str(parent.get("image", "")) if isinstance(parent, Mapping) else ""
-    name = image.rsplit("/", 1)[-1]
-    if "@" in name:
-        return bool(value == "IfNotPresent")
-    tag = name.split(":", 1)[1] if ":" in name else "latest"
-    return bool(value == ("Always" if tag == "latest" else "IfNotPresent"))
+def _last_key(pattern: Sequence[PatternSegment]) -> str:
+    last = pattern[-1]
+    assert isinstance(last, Key), pattern
+    return last.name
 
 
-def _target_port(value: Any, parent: Any) -> bool:
-    return isinstance(parent, Mapping) and value == parent.get("port")
-
-
-def _single_family(value: Any, _parent: Any) -> bool:
-    return value in (["IPv4"], ["IPv6"])
-
-
-_WORKLOADS = {
-    "Deployment": "spec.template.spec",
-    "ReplicaSet": "spec.template.spec",
-    "StatefulSet": "spec.template.spec",
-    "DaemonSet": "spec.template.spec",
-    "ReplicationController": "spec.template.spec",
-    "Job": "spec.template.spec",
-    "CronJob": "spec.jobTemplate.spec.template.spec",
-    "PodTemplate": "template.spec",
-    "Pod": "spec",
-}
-_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
-_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
-_PROBE_FIELDS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3))
-
-_POD_SPEC: tuple[tuple[str, Check], ...] = (
-    ("dnsPolicy", _is("ClusterFirst")),
-    ("schedulerName", _is("default-scheduler")),
-    ("terminationGracePeriodSeconds", _is(30)),
-    ("volumes[*].configMap.defaultMode", _is(420)),
-    ("volumes[*].secret.defaultMode", _is(420)),
-    ("volumes[*].projected.defaultMode", _is(420)),
-    ("volumes[*].downwardAPI.defaultMode", _is(420)),
-    ("volumes[*].downwardAPI.items[*].fieldRef.apiVersion", _is("v1")),
-    ("volumes[*].hostPath.type", _is("")),
-)
-_POD_ONLY: tuple[tuple[str, Check], ...] = (
-    ("enableServiceLinks", _is(True)),
-    ("priority", _is(0)),
-    ("preemptionPolicy", _is("PreemptLowerPriority")),
-    ("serviceAccountName", _is("default")),
-    ("serviceAccount", _is("default")),
-)
-_CONTAINER: tuple[tuple[str, Check], ...] = (
-    ("terminationMessagePath", _is("/dev/termination-log")),
-    ("terminationMessagePolicy", _is("File")),
-    ("imagePullPolicy", _pull_policy),
-    ("ports[*].protocol", _is("TCP")),
-    ("env[*].valueFrom.fieldRef.apiVersion", _is("v1")),
-    *((f"{p}.{f}", _is(v)) for p in _PROBES for f, v in _PROBE_FIELDS),
-    *((f"{p}.httpGet.scheme", _is("HTTP")) for p in _PROBES),
-)
-
-_OTHER: tuple[tuple[tuple[str, ...], str, Check], ...] = (
-    (("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"), "spec.replicas", _is(1)),
-    (("Deployment", "StatefulSet", "DaemonSet"), "spec.revisionHistoryLimit", _is(10)),
-    (("Deployment",), "spec.progressDeadlineSeconds", _is(600)),
-    (("Deployment",), "spec.strategy.type", _is("RollingUpdate")),
-    (("Deployment",), "spec.strategy.rollingUpdate.maxSurge", _is("25%")),
-    (("Deployment",), "spec.strategy.rollingUpdate.maxUnavailable", _is("25%")),
-    (("StatefulSet",), "spec.podManagementPolicy", _is("OrderedReady")),
-    (("StatefulSet", "DaemonSet"), "spec.updateStrategy.type", _is("RollingUpdate")),
-    (("StatefulSet",), "spec.updateStrategy.rollingUpdate.partition", _is(0)),
-    (("StatefulSet",), "spec.persistentVolumeClaimRetentionPolicy.whenDeleted", _is("Retain")),
-    (("StatefulSet",), "spec.persistentVolumeClaimRetentionPolicy.whenScaled", _is("Retain")),
-    (("StatefulSet",), "spec.volumeClaimTemplates[*].apiVersion", _is("v1")),
-    (("StatefulSet",), "spec.volumeClaimTemplates[*].kind", _is("PersistentVolumeClaim")),
-    (("StatefulSet",), "spec.volumeClaimTemplates[*].spec.volumeMode", _is("Filesystem")),
-    (("DaemonSet",), "spec.updateStrategy.rollingUpdate.maxUnavailable", _is(1)),
-    (("DaemonSet",), "spec.updateStrategy.rollingUpdate.maxSurge", _is(0)),
-    (("Job",), "spec.backoffLimit", _is(6)),
-    (("Job",), "spec.completions", _is(1)),
-    (("Job",), "spec.parallelism", _is(1)),
-    (("Job",), "spec.completionMode", _is("NonIndexed")),
-    (("Job", "CronJob"), "spec.suspend", _is(False)),
-    (("Job",), "spec.podReplacementPolicy", _is("TerminatingOrFailed")),
-    (("CronJob",), "spec.concurrencyPolicy", _is("Allow")),
-    (("CronJob",), "spec.successfulJobsHistoryLimit", _is(3)),
-    (("CronJob",), "spec.failedJobsHistoryLimit", _is(1)),
-    (("CronJob",), "spec.jobTemplate.spec.backoffLimit", _is(6)),
-    (("CronJob",), "spec.jobTemplate.spec.completionMode", _is("NonIndexed")),
-    (("CronJob",), "spec.jobTemplate.spec.podReplacementPolicy", _is("TerminatingOrFailed")),
-    (("Service",), "spec.type", _is("ClusterIP")),
-    (("Service",), "spec.sessionAffinity", _is("None")),
-    (("Service",), "spec.ipFamilies", _single_family),
-    (("Service",), "spec.ipFamilyPolicy", _is("SingleStack")),
-    (("Service",), "spec.internalTrafficPolicy", _is("Cluster")),
-    (("Service",), "spec.externalTrafficPolicy", _is("Cluster")),
-    (("Service",), "spec.allocateLoadBalancerNodePorts", _is(True)),
-    (("Service",), "spec.ports[*].protocol", _is("TCP")),
-    (("Service",), "spec.ports[*].targetPort", _target_port),
-    (("PersistentVolumeClaim",), "spec.volumeMode", _is("Filesystem")),
-    (("PersistentVolumeClaim",), "spec.storageClassName", _any),
-    (("NetworkPolicy",), "spec.policyTypes", _is(["Ingress"])),
-    (("NetworkPolicy",), "spec.ingress[*].ports[*].protocol", _is("TCP")),
-    (("NetworkPolicy",), "spec.egress[*].ports[*].protocol", _is("TCP")),
-    (("Secret",), "type", _is("Opaque")),
-)
-
-
-def _build() -> tuple[Default, ...]:
-    out: list[Default] = []
-    for kind, prefix in _WORKLOADS.items():
-        k = frozenset({kind})
-        for field, check in _POD_SPEC + (_POD_ONLY if kind == "Pod" else ()):
-            out.append(Default(kinds=k, pattern=f"{prefix}.{field}", check=check))
-        if kind not in ("Job", "CronJob"):
-            out.append(Default(kinds=k, pattern=f"{prefix}.restartPolicy", check=_is("Always")))
-        for lst in _CONTAINER_LISTS:
-            for field, check in _CONTAINER:
-                out.append(Default(kinds=k, pattern=f"{prefix}.{lst}[*].{field}", check=check))
-    for kinds, pattern, check in _OTHER:
-        out.append(Default(kinds=frozenset(kinds), pattern=pattern, check=check))
-    return tuple(out)
-
-
-DEFAULTS: tuple[Default, ...] = _build()
-
-
-def _index() -> dict[tuple[str, str], list[tuple[Default, tuple[PatternSegment, ...]]]]:
+@functools.cache
+def _fields() -> Mapping[tuple[str, str], tuple[_Entry, ...]]:
     """By (kind, last field name): a lookup touches a handful of entries, not the whole table."""
-    out: dict[tuple[str, str], list[tuple[Default, tuple[PatternSegment, ...]]]] = {}
-    for d in DEFAULTS:
-        pat = parse_pattern(d.pattern)
-        last = pat[-1]
-        assert isinstance(last, Key), d.pattern
-        for kind in d.kinds:
-            out.setdefault((kind, last.name), []).append((d, pat))
-    return out
+    out: dict[tuple[str, str], list[_Entry]] = {}
+    for kind, body in data()["kinds"].items():
+        for raw in body["fields"]:
+            e = _entry(kind, raw["path"], raw)
+            out.setdefault((kind, _last_key(e.pattern)), []).append(e)
+    for kind, text, value in ADMISSION_RULES:
+        e = _Entry(pattern=parse_pattern(text), check=_is(value), how=Filled.DEFAULT, rule="ServiceAccount admission")
+        out.setdefault((kind, _last_key(e.pattern)), []).append(e)
+    return {k: tuple(v) for k, v in out.items()}
 
 
-_BY_KIND_AND_NAME = _index()
+@functools.cache
+def _items() -> Mapping[tuple[str, str], tuple[tuple[tuple[PatternSegment, ...], Any], ...]]:
+    """Whole list items the server adds (DefaultTolerationSeconds, HPA policies): by (kind, the list's name)."""
+    out: dict[tuple[str, str], list[tuple[tuple[PatternSegment, ...], Any]]] = {}
+    for kind, body in data()["kinds"].items():
+        for raw in body["items"]:
+            pattern = parse_pattern(raw["path"])[:-1]  # the list itself
+            out.setdefault((kind, _last_key(pattern)), []).append((pattern, raw["item"]))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _lookup(kind: str, path: Sequence[Segment], value: Any, ctx: Context) -> _Entry | None:
+    if not path or not isinstance(path[-1], Key):
+        return None
+    for e in _fields().get((kind, path[-1].name), ()):
+        if match(e.pattern, path, prefix=False) and e.check(value, ctx):
+            return e
+    return None
 
 
 def is_default(*, kind: str, path: Sequence[Segment], value: Any, parent: Any) -> bool:
-    """Is ``value`` at ``path`` the well-known default the API server fills in?"""
+    """Is ``value`` at ``path`` what the API server fills in when the field is left out (allocated: no)?"""
+    e = _lookup(kind, path, value, Context(key=_key(path), ancestors=(parent,)))
+    return e is not None and e.how is Filled.DEFAULT
+
+
+def is_allocated(*, kind: str, path: Sequence[Segment]) -> bool:
+    """Is the field at ``path`` one the API server allocates (a cluster IP, a node port)?"""
     if not path or not isinstance(path[-1], Key):
         return False
-    candidates = _BY_KIND_AND_NAME.get((kind, path[-1].name), ())
-    return any(match(pat, path, prefix=False) and d.check(value, parent) for d, pat in candidates)
+    rule = derived_rule(kind=kind, path=path)
+    return rule is not None and rule.allocated
+
+
+def is_default_item(*, kind: str, path: Sequence[Segment], item: Any) -> bool:
+    """Is ``item`` (a whole list item at ``path``) one the API server adds (e.g. a default toleration)?"""
+    if len(path) < 2 or not isinstance(path[-2], Key):
+        return False
+    lst = path[:-1]
+    return any(
+        match(pattern, lst, prefix=False) and _same(item, known)
+        for pattern, known in _items().get((kind, _key(lst)), ())
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and bool(a == b)
+
+
+def _key(path: Sequence[Segment]) -> str:
+    return path[-1].name if path and isinstance(path[-1], Key) else ""
+
+
+def defaults_within(*, kind: str, path: Sequence[Segment], value: Any, parent: Any = ABSENT) -> tuple[FilledField, ...]:
+    """The fields and list items inside ``value`` (at ``path``, e.g. a probe or a container a person added) that
+    the API server filled in: defaults and allocated values. ``value`` itself when it is one as a whole."""
+    out: list[FilledField] = []
+    _walk(kind, tuple(path), value, (parent,), out)
+    return tuple(out)
+
+
+def _walk(kind: str, path: FieldPath, value: Any, ancestors: tuple[Any, ...], out: list[FilledField]) -> None:
+    e = _lookup(kind, path, value, Context(key=_key(path), ancestors=ancestors))
+    if e is not None:
+        out.append(FilledField(path=path, value=value, how=e.how, rule=e.rule))
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _walk(kind, (*path, Key(str(k))), v, (value, *ancestors), out)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            at = (*path, Index(i))
+            if is_default_item(kind=kind, path=at, item=item):
+                out.append(FilledField(path=at, value=item, how=Filled.DEFAULT, rule="a list item the server adds"))
+            else:
+                _walk(kind, at, item, (value, *ancestors), out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stripped:
+    """``value`` without what the server filled in (``ABSENT`` when that was all of it), and what was removed."""
+
+    value: Any
+    removed: tuple[FilledField, ...]
+
+
+def strip_defaults(*, kind: str, path: Sequence[Segment], value: Any, parent: Any = ABSENT) -> Stripped:
+    """``value`` (at ``path``) as the person wrote it: the defaults and allocated values inside it removed.
+
+    A mapping or list left empty by the removal goes too; one that was empty to begin with (``emptyDir: {}``)
+    stays, since a person wrote it.
+    """
+    removed = defaults_within(kind=kind, path=path, value=value, parent=parent)
+    if not removed:
+        return Stripped(value=value, removed=())
+    gone = {f.path for f in removed}
+    return Stripped(value=_without(tuple(path), value, gone), removed=removed)
+
+
+def _without(path: FieldPath, value: Any, gone: set[FieldPath]) -> Any:
+    if path in gone:
+        return ABSENT
+    if isinstance(value, Mapping) and value:
+        kept = {
+            k: v for k, v in ((k, _without((*path, Key(str(k))), v, gone)) for k, v in value.items()) if v is not ABSENT
+        }
+        return kept or ABSENT
+    if isinstance(value, list) and value:
+        items = [v for v in (_without((*path, Index(i)), v, gone) for i, v in enumerate(value)) if v is not ABSENT]
+        return items or ABSENT
+    return value

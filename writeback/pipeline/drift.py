@@ -27,7 +27,10 @@ from writeback.adapters.files import (
     NamespacedFn,
     Problem,
     builtin_namespaced,
+    crd_scopes,
     read_live,
+    with_crds,
+    with_default_namespace,
 )
 from writeback.adapters.files import read_manifests as _read_manifests
 from writeback.config import IgnoreRule, Policy, Selector
@@ -105,10 +108,16 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
     state = _controller_state(request=request, get=get)
     namespaced = _namespaced_fn(cluster)
+    if cluster is None:  # offline: a CRD in the dump scopes its kind
+        namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
     request = replace(request, source=resolve_source(repo=request.repo, path=request.path, source=request.source))
     git = _git_side(request=request, state=state, namespaced=namespaced)
     problems.extend(git.problems)
     desired = git.desired
+    if cluster is None:  # dumped objects without a namespace get the one Git's get (CRDs in Git scope theirs)
+        fallback = NamespaceDefaults(application=state.namespace, flag=next(iter(request.namespaces), None)).fallback
+        scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
+        dump = with_default_namespace(dump, namespaced=scoped, fallback=fallback)
     if not request.policy.include_secrets:
         desired = tuple(d for d in desired if not (d.ref.api_version == "v1" and d.ref.kind == "Secret"))
     scopes = snapshots.scopes_for(
