@@ -146,6 +146,11 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
                  timeout=30, what="the gauge of shop back to 0", proc=proc, log=log)  # fmt: skip
         text = scrape(port)
         assert metric(text, "writeback_break_glass_active", target="down") == 1
+        assert metric(text, "writeback_break_glass_expired", target="down") == 1  # past its TTL, still suspended
+        expires_api = metric(text, "writeback_break_glass_expires_timestamp_seconds", target="down")
+        assert expires_api == pytest.approx(expires.timestamp(), abs=1)
+        assert metric(text, "writeback_break_glass_expired", target="shop") == 0
+        assert 'writeback_break_glass_expires_timestamp_seconds{target="shop"}' not in text  # ended: none left
         assert metric(text, "writeback_pull_requests_total", target="shop", outcome="created") == 1
         assert metric(text, "writeback_api_requests_total", target="shop", verb="list") == 1  # the watch's only
         assert metric(text, "writeback_api_requests_total", target="down", verb="list") == 1
@@ -158,7 +163,10 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         wait_for(lambda: bool(fake_cart.prs), timeout=30, what="the PR of held", proc=proc, log=log)
         [pr] = fake_cart.prs.values()
         assert "Break-glass on Application" in pr["body"] and INCIDENT in pr["body"]
-        assert metric(scrape(port), "writeback_break_glass_active", target="held") == 1
+        text = scrape(port)
+        assert metric(text, "writeback_break_glass_active", target="held") == 1
+        assert metric(text, "writeback_break_glass_expired", target="held") == 0  # 2 hours to go
+        assert metric(text, "writeback_break_glass_expires_timestamp_seconds", target="held") > time.time() + 3600
         app = get(controlplane, APPS, namespace, "cart")
         assert "automated" not in app["spec"]["syncPolicy"] and record(app) == held_cart
         assert fake_cart.violations == []

@@ -11,14 +11,20 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from support.services import metric
 
 from writeback.config import Config, parse_config
+from writeback.errors import RateLimited
 from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome
 from writeback.service.logging import REDACTED, secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
+from writeback.service.scheduler import RunEverything
+from writeback.service.serving import Service
 
 WEB = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
 
@@ -119,6 +125,96 @@ def test_metrics_by_target_and_persistent_drift() -> None:
     assert sample("writeback_api_requests_total", {"target": "a", "verb": "list"}) == 1
 
 
+def test_configured_targets_break_glass_and_rate_limits() -> None:
+    m = Metrics()
+    sample = m.registry.get_sample_value
+    m.targets(periods={"a": 300.0, "b": 60.0})
+    assert sample("writeback_schedule_interval_seconds", {"target": "a"}) == 300
+    assert sample("writeback_cycles_total", {"target": "b", "result": "failed"}) == 0  # there before any cycle
+    assert sample("writeback_forge_rate_limited_total", {"target": "b"}) == 0
+    now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    overdue, running = now - timedelta(minutes=1), now + timedelta(hours=1)
+    m.break_glass(target="a", expires=[running, overdue], now=now)
+    assert sample("writeback_break_glass_active", {"target": "a"}) == 1
+    assert sample("writeback_break_glass_expired", {"target": "a"}) == 1  # the overdue one only
+    assert sample("writeback_break_glass_expires_timestamp_seconds", {"target": "a"}) == overdue.timestamp()
+    m.break_glass(target="a", expires=[], now=now)  # ended: auto-sync restored
+    assert sample("writeback_break_glass_active", {"target": "a"}) == 0
+    assert sample("writeback_break_glass_expired", {"target": "a"}) == 0
+    assert sample("writeback_break_glass_expires_timestamp_seconds", {"target": "a"}) is None
+    limited = EnsureResult(outcome=Outcome.SKIPPED, target="a", detail="wait 3600s", extra={"rate_limited": True})
+    skipped = EnsureResult(outcome=Outcome.SKIPPED, target="a", detail="no change set")
+    m.results(target="a", results=[limited, skipped])
+    assert sample("writeback_forge_rate_limited_total", {"target": "a"}) == 1
+    m.cycle_failed(target="a", seconds=1.0, error=RateLimited("GitHub rate limit while trying to get a token"))
+    m.cycle_failed(target="a", seconds=1.0, error=TimeoutError("x"))
+    assert sample("writeback_forge_rate_limited_total", {"target": "a"}) == 2
+    assert sample("writeback_errors_total", {"target": "a", "kind": "RateLimited"}) == 1
+
+
+def test_forget_drops_the_state_gauges_and_keeps_counters_and_the_last_success() -> None:
+    m = Metrics(persistent_cycles=2)
+    sample = m.registry.get_sample_value
+    drift = Drift(resource=WEB, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=5, git=2)
+    m.targets(periods={"a": 60.0})
+    m.drifts(target="a", drifts=[drift])
+    m.drifts(target="a", drifts=[])  # gone: merged
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    m.break_glass(target="a", expires=[now], now=now)
+    m.cycle_done(target="a", seconds=1.0, now=1000.0)
+    m.forget(target="a")
+    for name, labels in (
+        ("writeback_drift_fields", {"target": "a", "decision": "writeback"}),
+        ("writeback_persistent_drift_fields", {"target": "a"}),
+        ("writeback_break_glass_active", {"target": "a"}),
+        ("writeback_break_glass_expired", {"target": "a"}),
+        ("writeback_break_glass_expires_timestamp_seconds", {"target": "a"}),
+    ):
+        assert sample(name, labels) is None, name
+    assert sample("writeback_cycles_total", {"target": "a", "result": "ok"}) == 1
+    assert sample("writeback_last_success_timestamp_seconds", {"target": "a"}) == 1000.0
+    assert sample("writeback_schedule_interval_seconds", {"target": "a"}) == 60
+    m.forget(target="a")  # twice: nothing left to drop, no error
+    m.drifts(target="a", drifts=[drift])  # owned again: its history went with the old owner
+    assert sample("writeback_persistent_drift_fields", {"target": "a"}) == 0
+
+
+class OwnsOnly:
+    """Ownership holding some targets only (what the Lease coordinator answers on one replica)."""
+
+    def __init__(self, owned: set[str]) -> None:
+        self.owned = frozenset(owned)
+
+    def begin(self, target: str) -> Any:
+        return RunEverything().begin(target) if target in self.owned else None
+
+    def owned_targets(self) -> frozenset[str]:
+        return self.owned
+
+
+def test_a_replica_scrape_has_no_state_gauges_of_targets_another_replica_runs(tmp_path: Path) -> None:
+    service = Service(config=config(tmp_path), workdir=tmp_path, ownership=OwnsOnly({"a"}))
+    now = datetime.now(UTC)
+    drift = Drift(resource=WEB, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=5, git=2)
+    for name in ("a", "b"):  # b ran here before its Lease moved
+        service.metrics.drifts(target=name, drifts=[drift])
+        service.metrics.break_glass(target=name, expires=[now - timedelta(hours=1)], now=now)
+        service.metrics.cycle_done(target=name, seconds=1.0, now=1000.0)
+    service.server.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{service.server.port}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+    finally:
+        service.server.stop()
+    assert metric(text, "writeback_break_glass_expired", target="a") == 1
+    assert metric(text, "writeback_drift_fields", target="a", decision="writeback") == 1
+    assert 'target="b"' in text  # its counters, interval and last success stay
+    assert metric(text, "writeback_last_success_timestamp_seconds", target="b") == 1000.0
+    state = ("drift_fields", "persistent_drift_fields", "break_glass_active", "break_glass_expired")
+    for name in (*state, "break_glass_expires_timestamp_seconds"):
+        assert not re.search(rf'^writeback_{name}{{[^}}]*target="b"', text, re.M), name
+
+
 def test_readiness_counts_intervals_per_target() -> None:
     r = Readiness(periods={"a": 10, "b": 60}, intervals=3, started=1000)
     last = {"a": 1000.0}
@@ -132,7 +228,11 @@ def test_one_server_for_metrics_healthz_and_readyz() -> None:
     m = Metrics()
     m.cycle_done(target="a", seconds=1.5, now=1234.0)
     problems: list[str] = []
-    server = HealthServer(address="127.0.0.1:0", metrics=m, ready=lambda: problems, alive=lambda: True)
+    scrapes: list[float] = []
+    server = HealthServer(
+        address="127.0.0.1:0", metrics=m, ready=lambda: problems, alive=lambda: True,
+        before_scrape=lambda: scrapes.append(time.monotonic()),
+    )  # fmt: skip
     server.start()
     base = f"http://127.0.0.1:{server.port}"
 
@@ -151,6 +251,7 @@ def test_one_server_for_metrics_healthz_and_readyz() -> None:
         problems.append("a: last successful cycle 99s ago")
         assert get("/readyz") == (503, "a: last successful cycle 99s ago\n")
         assert get("/nope")[0] == 404
+        assert len(scrapes) == 1  # before /metrics only
     finally:
         server.stop()
 

@@ -1,9 +1,10 @@
 """A real `writeback run --config FILE` process on the real control plane.
 
-Three targets: `good` (GitHub fake, a short interval), `down` (its forge refuses connections) and `hot` (a long
-interval: only a captured hotfix makes it run). The process runs cycles on schedule, serves /metrics, /healthz
-and /readyz, keeps going while `down` fails, captures a hotfix that the GitOps controller reverts and opens its
-PR saying so, and exits 0 on SIGTERM with nothing left behind.
+Four targets: `good` (GitHub fake, a short interval), `down` (its forge refuses connections), `hot` (a long
+interval: only a captured hotfix makes it run) and `limited` (its forge asks for an hour's wait: rate limited).
+The process runs cycles on schedule, serves /metrics, /healthz and /readyz, keeps going while `down` fails,
+counts the rate limits of `limited`, captures a hotfix that the GitOps controller reverts and opens its PR
+saying so, and exits 0 on SIGTERM with nothing left behind.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 from fakes.github_fake import GitHubFake
+from prometheus_client.parser import text_string_to_metric_families
 from support.gitrepos import seed_bare
 from support.services import free_port, metric, start_writeback, stop_writeback, wait_for
 
@@ -74,14 +76,16 @@ def target(name: str, *, namespace: str, bare: Path, forge_url: str, interval: f
 def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_stops_cleanly(
     controlplane: Any, namespace: str, tmp_path: Path
 ) -> None:
-    for name, value in (("good", "v1"), ("down", "v1"), ("hot", "v1")):
-        gitops_apply(controlplane, cm_manifest(namespace, name, value))
-    # the person's 3 AM change on `good` and `down`, before the service starts
-    for name in ("good", "down"):
+    names = ("good", "down", "hot", "limited")
+    for name in names:
+        gitops_apply(controlplane, cm_manifest(namespace, name, "v1"))
+    # the person's 3 AM change on `good`, `down` and `limited`, before the service starts
+    for name in ("good", "down", "limited"):
         controlplane.kubectl("patch", "configmap", name, "-n", namespace, "-p", '{"data":{"setting":"v2"}}')
 
-    repos = {n: make_repo(tmp_path, n, cm_manifest(namespace, n, "v1")) for n in ("good", "down", "hot")}
-    fakes = {n: GitHubFake(bare=repos[n]).start() for n in ("good", "hot")}
+    repos = {n: make_repo(tmp_path, n, cm_manifest(namespace, n, "v1")) for n in names}
+    fakes = {n: GitHubFake(bare=repos[n]).start() for n in ("good", "hot", "limited")}
+    fakes["limited"].inject(429, headers={"Retry-After": "3600"}, times=10_000)  # an hour: past max_wait_seconds
     port = free_port()
     config = {
         "clusters": [{"name": "test", "kubeconfig": controlplane.kubeconfig, "context": "writeback-test"}],
@@ -90,6 +94,8 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
             target("down", namespace=namespace, bare=repos["down"], forge_url=f"http://127.0.0.1:{free_port()}",
                    interval=2),
             target("hot", namespace=namespace, bare=repos["hot"], forge_url=fakes["hot"].url, interval=3600),
+            target("limited", namespace=namespace, bare=repos["limited"], forge_url=fakes["limited"].url,
+                   interval=2),
         ],
         "metrics": {"address": f"127.0.0.1:{port}", "ready_intervals": 3},
         "watch": {"debounce_seconds": 1},
@@ -122,6 +128,15 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         assert metric(text, "writeback_api_requests_total", target="good", verb="list") == 1
         assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
         assert TOKEN not in text
+        # `limited`: its forge's rate limit skips the PR work each cycle, counted for the alert
+        wait_for(lambda: metric(scraped(), "writeback_forge_rate_limited_total", target="limited") >= 2,
+                 timeout=60, what="two rate limits of limited", proc=proc, log=log)  # fmt: skip
+        text = scraped()
+        assert metric(text, "writeback_pull_requests_total", target="limited", outcome="skipped") >= 2
+        assert exported(text, "writeback_forge_rate_limited_total", target="good")  # there from the start, at 0
+        assert exported(text, "writeback_cycles_total", target="hot", result="failed")
+        assert metric(text, "writeback_schedule_interval_seconds", target="hot") == 3600
+        assert metric(text, "process_start_time_seconds") > time.time() - 600
 
         # /readyz: `down` never succeeded within 3 intervals (6 s) -> 503 naming it, not `good`
         wait_for(lambda: get(f"{base}/readyz")[0] == 503, timeout=30, what="/readyz 503", proc=proc, log=log)
@@ -155,6 +170,15 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
     assert any(r["msg"] == "stopped" for r in records)
     assert any(r.get("target") == "down" and r["level"] == "error" for r in records)
     assert TOKEN not in output
+
+
+def exported(text: str, name: str, **labels: str) -> bool:
+    """A sample called ``name`` with these labels is in the exposition (whatever its value)."""
+    return any(
+        sample.name == name and sample.labels == labels
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    )
 
 
 def get_quiet(url: str) -> int | None:

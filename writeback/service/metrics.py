@@ -1,21 +1,32 @@
 """Prometheus metrics, and one HTTP server for /metrics, /healthz and /readyz.
 
 Labels carry only target names, decisions, outcomes, verbs and error kinds (class names): never a value
-from a resource, a URL with credentials or a token.
+from a resource, a URL with credentials or a token. The alerts and the dashboard in deploy/monitoring/ are
+built on these names (tests/monitoring checks them against this registry).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 
-from writeback.errors import ConfigError
+from writeback.errors import ConfigError, RateLimited
 from writeback.model import Decision, Drift, EnsureResult
 
 _BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
@@ -64,10 +75,67 @@ class Metrics:
             ["target"],
             registry=r,
         )
+        self.break_glass_expired = Gauge(
+            "writeback_break_glass_expired",
+            "Break-glass records past their TTL still in place (auto-sync suspended until the backport PR is ensured)",
+            ["target"],
+            registry=r,
+        )
+        self.break_glass_expires = Gauge(
+            "writeback_break_glass_expires_timestamp_seconds",
+            "Unix time the earliest break-glass record on the target expires (absent: none)",
+            ["target"],
+            registry=r,
+        )
+        self.forge_rate_limited = Counter(
+            "writeback_forge_rate_limited",
+            "Forge rate limits that asked for a wait past forge.max_wait_seconds: PR work skipped until the next cycle",
+            ["target"],
+            registry=r,
+        )
+        self.schedule_interval = Gauge(
+            "writeback_schedule_interval_seconds",
+            "Seconds between two scheduled cycles of the target (cron: the time between two runs)",
+            ["target"],
+            registry=r,
+        )
+        ProcessCollector(registry=r)  # process_start_time_seconds: how long a target has had for its first success
         self._persistent_cycles = persistent_cycles
         self._seen: dict[str, dict[tuple[str, str], int]] = {}  # target -> drift key -> consecutive cycles
         self._merged: dict[str, set[tuple[str, str]]] = {}  # target -> drift keys whose PR went away
         self._lock = threading.Lock()
+
+    def targets(self, *, periods: Mapping[str, float]) -> None:
+        """The configured targets (every replica): their intervals, and their counters at 0 so that the first
+        failure or rate limit is an increase too."""
+        for target, seconds in periods.items():
+            self.schedule_interval.labels(target=target).set(seconds)
+            for result in ("ok", "failed"):
+                self.cycles.labels(target=target, result=result)
+            self.forge_rate_limited.labels(target=target)
+
+    def break_glass(self, *, target: str, expires: Sequence[datetime], now: datetime) -> None:
+        """The break-glass gauges of one target from the expiry times of the records still in place."""
+        self.break_glass_active.labels(target=target).set(1 if expires else 0)
+        self.break_glass_expired.labels(target=target).set(sum(1 for e in expires if e <= now))
+        if expires:
+            self.break_glass_expires.labels(target=target).set(min(expires).timestamp())
+        else:
+            with contextlib.suppress(KeyError):
+                self.break_glass_expires.remove(target)
+
+    def forget(self, *, target: str) -> None:
+        """Drop the gauges of a target's current state once another replica runs it: a stale value here would
+        keep an alert firing. Counters, the interval and the last success stay (alerts aggregate those)."""
+        series: list[tuple[Gauge, tuple[str, ...]]] = [(self.drift_fields, (target, str(d))) for d in Decision]
+        state = (self.persistent_drift, self.break_glass_active, self.break_glass_expired, self.break_glass_expires)
+        series += [(gauge, (target,)) for gauge in state]
+        for gauge, labels in series:
+            with contextlib.suppress(KeyError):  # prometheus_client < 0.21 raises for a series never set
+                gauge.remove(*labels)
+        with self._lock:
+            self._seen.pop(target, None)
+            self._merged.pop(target, None)
 
     def api_request(self, *, target: str, verb: str) -> None:
         self.api_requests.labels(target=target, verb=verb).inc()
@@ -80,6 +148,8 @@ class Metrics:
         self.cycle_seconds.labels(target=target).observe(seconds)
         self.cycles.labels(target=target, result="failed").inc()
         self.error(target=target, error=error)
+        if isinstance(error, RateLimited):  # before any PR work (a GitHub App token, say): the whole cycle
+            self.forge_rate_limited.labels(target=target).inc()
 
     def cycle_done(self, *, target: str, seconds: float, now: float | None = None) -> None:
         self.cycle_seconds.labels(target=target).observe(seconds)
@@ -87,9 +157,12 @@ class Metrics:
         self.last_success.labels(target=target).set(time.time() if now is None else now)
 
     def results(self, *, target: str, results: Iterable[EnsureResult]) -> None:
-        """One count per pull request outcome (created, updated, unchanged, closed, skipped, failed)."""
+        """One count per pull request outcome (created, updated, unchanged, closed, skipped, failed), and one per
+        forge rate limit (a skipped result marked ``rate_limited``)."""
         for result in results:
             self.pull_requests.labels(target=target, outcome=str(result.outcome)).inc()
+            if result.extra.get("rate_limited") is True:
+                self.forge_rate_limited.labels(target=target).inc()
 
     def drifts(self, *, target: str, drifts: Iterable[Drift]) -> None:
         """The drift gauges of one cycle: fields by decision, and persistent drift."""
@@ -145,10 +218,16 @@ class HealthServer:
     """/metrics, /healthz and /readyz on one threaded HTTP server."""
 
     def __init__(
-        self, *, address: str, metrics: Metrics, ready: Callable[[], list[str]], alive: Callable[[], bool]
+        self,
+        *,
+        address: str,
+        metrics: Metrics,
+        ready: Callable[[], list[str]],
+        alive: Callable[[], bool],
+        before_scrape: Callable[[], None] | None = None,
     ) -> None:
         host, _, port = address.rpartition(":")
-        handler = _handler(metrics=metrics, ready=ready, alive=alive)
+        handler = _handler(metrics=metrics, ready=ready, alive=alive, before_scrape=before_scrape)
         try:
             self._server = ThreadingHTTPServer((host.strip("[]"), int(port)), handler)
         except OSError as e:
@@ -171,12 +250,18 @@ class HealthServer:
 
 
 def _handler(
-    *, metrics: Metrics, ready: Callable[[], list[str]], alive: Callable[[], bool]
+    *,
+    metrics: Metrics,
+    ready: Callable[[], list[str]],
+    alive: Callable[[], bool],
+    before_scrape: Callable[[], None] | None,
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
+                if before_scrape is not None:
+                    before_scrape()
                 self._send(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
             elif path == "/healthz":
                 ok = alive()

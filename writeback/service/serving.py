@@ -216,16 +216,15 @@ class Service:
             on_success=self._succeeded,
             on_failure=lambda name, seconds, e: self.metrics.cycle_failed(target=name, seconds=seconds, error=e),
         )
-        self.readiness = Readiness(
-            periods={t.name: period_seconds(t.schedule) for t in config.targets},
-            intervals=config.metrics.ready_intervals,
-            started=time.time(),
-        )
+        periods = {t.name: period_seconds(t.schedule) for t in config.targets}
+        self.metrics.targets(periods=periods)
+        self.readiness = Readiness(periods=periods, intervals=config.metrics.ready_intervals, started=time.time())
         self.server = HealthServer(
             address=config.metrics.address,
             metrics=self.metrics,
             ready=self._ready,
             alive=lambda: not self.stopping.is_set(),
+            before_scrape=self._forget_unowned,
         )
 
     # ------------------------------------------------------------ callbacks
@@ -247,6 +246,16 @@ class Service:
             return problems
         mine = owned()
         return [p for p in problems if p.split(":", 1)[0] in mine]
+
+    def _forget_unowned(self) -> None:
+        """Before a scrape: no state gauges for the targets another replica runs now (HA)."""
+        owned: Callable[[], frozenset[str]] | None = getattr(self.ownership, "owned_targets", None)
+        if owned is None:
+            return
+        mine = owned()
+        for name in self.runtimes:
+            if name not in mine:
+                self.metrics.forget(target=name)
 
     def _run(self, ctx: CycleContext) -> CycleReport:
         name = ctx.target.name
@@ -289,10 +298,11 @@ class Service:
         """End the target's expired break-glass (backport cycle first) and set its gauge; None: no object named."""
         objects = runtime.controller_objects()
         if objects is None:
-            self.metrics.break_glass_active.labels(target=ctx.target.name).set(0)
+            self.metrics.break_glass(target=ctx.target.name, expires=(), now=bgflow.now_utc())
             return None, ()
         expiry = breakglassing.check(objects=objects, target=ctx.target, options=options, keep_going=ctx.keep_going)
-        self.metrics.break_glass_active.labels(target=ctx.target.name).set(1 if expiry.active else 0)
+        expires = [h.record.expires for h in expiry.active]
+        self.metrics.break_glass(target=ctx.target.name, expires=expires, now=bgflow.now_utc())
         return expiry, tuple(r for e in expiry.ended for r in e.results)
 
     # ------------------------------------------------------------ lifecycle

@@ -1,0 +1,52 @@
+"""The `promtool` fixture: the real promtool, built from the Go module proxy before the first test that needs it
+(fails, never skips, naming the step when it cannot be built). No control plane."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import pytest
+
+from .promtool import Promtool, PromtoolBuildError, build
+
+_BUILT: dict[str, Promtool | PromtoolBuildError] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build promtool before the first test when a selected test needs it: a cold build takes minutes and must
+    not count against one test's timeout. Progress goes to the terminal."""
+    if session.config.option.collectonly:
+        return
+    if not any("promtool" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    capture = session.config.pluginmanager.get_plugin("capturemanager")
+
+    def progress(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(line)
+
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        _built(progress=progress)
+
+
+def _built(*, progress: Callable[[str], None] | None = None) -> Promtool | PromtoolBuildError:
+    """Built once per session; a failure is kept, so that every test that needs promtool fails with it."""
+    if "promtool" not in _BUILT:
+        try:
+            _BUILT["promtool"] = build(progress=progress)
+        except PromtoolBuildError as exc:
+            _BUILT["promtool"] = exc
+            if progress is not None:
+                progress(f"promtool: {exc}")
+    return _BUILT["promtool"]
+
+
+@pytest.fixture(scope="session")
+def promtool() -> Promtool:
+    """promtool of the version tests/monitoring/go/go.mod pins (built on first use; fails, never skips)."""
+    built = _built()
+    if isinstance(built, PromtoolBuildError):
+        pytest.fail(str(built), pytrace=False)
+    return built
