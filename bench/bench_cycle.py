@@ -24,7 +24,8 @@ from controlplane import cp  # noqa: E402
 from measuring import interleaved, print_table  # noqa: E402
 
 from writeback.adapters.cluster import KubeCluster  # noqa: E402
-from writeback.pipeline.drift import DriftRequest, detect  # noqa: E402
+from writeback.pipeline.drift import detect  # noqa: E402
+from writeback.pipeline.targets import Edges, TargetSpec  # noqa: E402
 
 NS = "bench"
 
@@ -109,10 +110,11 @@ def main() -> int:
             for i in range(0, args.objects, max(1, args.objects // 10)):
                 plane.kubectl("set", "env", f"deployment/app-{i}", "-n", NS, "HOTFIX=1")
             cluster = KubeCluster(api_client=plane.api_client)
-            request = DriftRequest(repo=repo, path="apps", page_size=args.page_size)
+            spec = TargetSpec(name="bench", path="apps", page_size=args.page_size)
+            edges = Edges(cluster=cluster)
 
             def cycle() -> None:
-                detection = detect(request=request, cluster=cluster)
+                detection = detect(spec=spec, repo=repo, edges=edges)
                 assert detection.report.drifts, "the benchmark expects drift"
 
             def baseline() -> None:

@@ -1,21 +1,34 @@
-"""Our error hierarchy. Third-party errors are re-raised as these (``raise X(...) from e``).
+"""Our error hierarchy and the exit codes. Third-party errors are re-raised as these (``raise X(...) from e``).
 
-The CLI's one error boundary maps them to exit codes (see ``writeback.cli``).
+The CLI's one error boundary maps errors to messages and exit codes (``writeback.cli``); the one rule that maps
+what a command found to an exit code is ``writeback.cli.exits``.
 """
 
 from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Every command's exit codes."""
+
+    OK = 0
+    DRIFT = 1  # drift found (diff), files changed (plan), a PR opened or updated (run): only with --exit-code
+    INPUT = 2  # a usage, config or input error; the message names the file, key or resource
+    FAILED = 3  # at least one target failed at run time while the others ran
+    INTERRUPTED = 130
 
 
 class WritebackError(Exception):
     """Base class of every error writeback raises on purpose."""
 
-    exit_code = 3
+    exit_code = ExitCode.FAILED
 
 
 class InputError(WritebackError):
     """Bad user input: a file, key or resource that is wrong. Exit code 2."""
 
-    exit_code = 2
+    exit_code = ExitCode.INPUT
 
 
 class ConfigError(InputError):

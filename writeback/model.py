@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 
@@ -252,6 +252,25 @@ class Unresolved:
     reason: str
 
 
+class ProblemKind(enum.StrEnum):
+    """What a plan problem means for the command: its exit code and whether stale PRs may be retired."""
+
+    UNUSABLE_SOURCE = "unusable-source"  # a source file or marker that cannot be used: bad input (exit 2)
+    ABORTED = "aborted"  # a change set not safe to write (verification refused it): a run-time failure (exit 3)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanProblem:
+    """A problem of planning that is not tied to one drift; ``message`` names the file (and the change set)."""
+
+    kind: ProblemKind
+    message: str
+    changeset: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChangeSet:
     id: str
@@ -301,6 +320,15 @@ class PullRequestSpec:
     draft: bool = False
 
 
+class ResultReason(enum.StrEnum):
+    """Why a result is what it is, where callers act on it (exit codes, metrics, output)."""
+
+    BAD_INPUT = "bad-input"  # FAILED on a config, flag, file or resource that cannot be used (exit 2, not 3)
+    RATE_LIMITED = "rate-limited"  # SKIPPED: the forge asked to wait longer than allowed; the next cycle retries
+    PERSON_COMMITTED = "person-committed"  # SKIPPED: a person committed to the bot branch; it is left alone
+    PERSISTENT_DRIFT = "persistent-drift"  # SKIPPED: merged, yet the same drift is live again
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnsureResult:
     outcome: Outcome
@@ -308,4 +336,6 @@ class EnsureResult:
     changeset_id: str = ""
     url: str | None = None
     detail: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    pr: int | None = None  # the pull/merge request's number
+    head: str | None = None  # the commit the bot pushed
+    reason: ResultReason | None = None

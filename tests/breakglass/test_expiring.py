@@ -26,7 +26,8 @@ from breakglass.support import (
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.pipeline import breakglass as flow
-from writeback.pipeline.cycling import CycleOptions
+from writeback.pipeline.cycling import CycleOptions, TargetRun
+from writeback.pipeline.targets import Edges, spec_for
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
@@ -76,7 +77,10 @@ def test_expire_ends_only_the_records_past_their_ttl(
     # nothing else is due: a second run touches nothing
     before = {n: get(controlplane, APPS, namespace, n)["metadata"]["resourceVersion"] for n in ("later", "due")}
     ended = flow.expire_for_targets(
-        objects=objects, targets=(), options_for=lambda t: CycleOptions(workdir=tmp_path), namespace=namespace
+        objects=objects,
+        targets=(),
+        run_for=lambda t: TargetRun(spec=spec_for(t), edges=Edges(), options=CycleOptions(workdir=tmp_path)),
+        namespace=namespace,
     )
     assert [(e.held.ref.name, e.restored, e.failed) for e in ended] == [("orphan", False, True)]
     assert {n: get(controlplane, APPS, namespace, n)["metadata"]["resourceVersion"] for n in before} == before

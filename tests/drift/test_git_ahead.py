@@ -10,7 +10,8 @@ import pytest
 from support.gitrepos import commit
 
 from writeback.adapters.cluster import KubeCluster
-from writeback.pipeline.drift import DriftRequest, detect
+from writeback.pipeline.drift import detect
+from writeback.pipeline.targets import Edges, TargetSpec
 
 from .support import by_path, configmap, deployment, diff_json, drifts_of, sync, write
 
@@ -25,7 +26,9 @@ def test_pagination_page_size_two_seven_objects(controlplane: Any, namespace: st
     sync(controlplane, "argocd-server-side", namespace, *files)
     cluster = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)
 
-    found = detect(request=DriftRequest(repo=repo, namespaces=(namespace,), page_size=2), cluster=cluster)
+    found = detect(
+        spec=TargetSpec(name="shop", namespaces=(namespace,), page_size=2), repo=repo, edges=Edges(cluster=cluster)
+    )
 
     assert sorted(o.ref.name for o in found.live) == [f"cm-{i}" for i in range(7)]
     assert cluster.list_calls == 4  # one kind, one namespace: pages of 2, 2, 2, 1

@@ -16,7 +16,8 @@ import pytest
 from support.gitrepos import commit
 
 from writeback.adapters import kustomize as kustomize_cli
-from writeback.pipeline.drift import DriftRequest, detect, resolve_source
+from writeback.pipeline.drift import detect, resolve_source
+from writeback.pipeline.targets import Edges, TargetSpec
 
 from .kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo, overlay, rendered
 from .support import by_path, diff_json, drifts_of, run_cli, to_yaml
@@ -146,7 +147,7 @@ def test_person_change_is_writeback_on_the_rendered_resource(
     assert (d["decision"], d["manager"], d["time"]) == ("writeback", "kubectl-edit", EDITED)
     assert doc["problems"] == []
 
-    found = detect(request=DriftRequest(repo=repo, path=OVERLAY), live_path=live)
+    found = detect(spec=TargetSpec(name="shop", path=OVERLAY), repo=repo, edges=Edges(live_path=live))
     assert found.source == "kustomize"
     assert {(o.ref.kind, o.ref.namespace, o.ref.name) for o in found.desired} == {
         ("Deployment", "prod", "prod-web"),

@@ -277,10 +277,11 @@ def test_the_sync_mode_is_what_the_apiserver_recorded(incident: Incident, contro
 
 def test_dry_run_only_for_objects_with_a_raw_diff(incident: Incident) -> None:
     from writeback.adapters.cluster import KubeCluster
-    from writeback.pipeline.drift import DriftRequest, detect
+    from writeback.pipeline.drift import detect
+    from writeback.pipeline.targets import Edges, TargetSpec
 
     cluster = KubeCluster.connect(kubeconfig=incident.kubeconfig)
-    found = detect(request=DriftRequest(repo=incident.repo), cluster=cluster)
+    found = detect(spec=TargetSpec(name="incident"), repo=incident.repo, edges=Edges(cluster=cluster))
     names = {r.name for r in cluster.dry_run_refs}
     assert cluster.dry_run_calls == len(cluster.dry_run_refs) == len(names)
     assert names and names <= {"ca-bundle", "web-hotfix", "web-removal", "web-priv", "web-sidecar"}

@@ -20,9 +20,9 @@ from writeback.adapters.forges.github import github_forge
 from writeback.adapters.forges.gitlab import gitlab_forge
 from writeback.adapters.gitrepo import GitRepo, Identity
 from writeback.adapters.templating import load_templates
-from writeback.core.rendering import RenderInput, render
 from writeback.model import ChangeSet, Drift, EnsureResult, FilePatch, Key, ObjectRef, Op, Review
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
+from writeback.pipeline.pull_requests import PullRequestText
 
 BOT = Identity(name="writeback[bot]", email="writeback@users.noreply.localhost")
 TEST_POLICY = RetryPolicy(max_retries=3, max_wait_seconds=5.0, backoff_factor=0.0, throttle=False)
@@ -104,23 +104,10 @@ class Env:
         repo = GitRepo(url=str(self.remote.bare), workdir=self.workdir, bot=BOT)
         base_sha = repo.sync(base="main")
         s = dataclasses.replace(self.settings, dry_run=dry_run, **settings)
-        pubs = [
-            Publication(
-                change_set=cs,
-                rendered=render(
-                    templates=self.templates,
-                    data=RenderInput(
-                        change_set=cs,
-                        cluster="prod-eu",
-                        base="main",
-                        platform=self.kind,
-                        body_limit=self.forge.body_limit,
-                        security_labels=s.security_labels,
-                    ),
-                ),
-            )
-            for cs in change_sets
-        ]
+        text = PullRequestText(
+            templates=self.templates, cluster="prod-eu", platform=self.kind, security_labels=s.security_labels
+        )
+        pubs = [Publication(change_set=cs, rendered=text.render(cs)) for cs in change_sets]
         return publish(
             publisher=Publisher(forge=self.forge, repo=repo, base_sha=base_sha, settings=s), publications=pubs
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import BOT, WEB_V1, Env, change_set, gone
 from support.gitrepos import git
 
-from writeback.model import Outcome, PullRequestSpec, Review
+from writeback.model import Outcome, PullRequestSpec, ResultReason, Review
 from writeback.prmarkers import parse_marker
 
 BRANCH = "writeback/prod/web-1"
@@ -31,7 +31,7 @@ def test_no_open_pr_creates_one_with_labels_reviewers_and_assignees(env: Env) ->
     [result] = env.cycle(change_set(replicas=3))
 
     assert result.outcome is Outcome.CREATED
-    number = result.extra["pr"]
+    number = result.pr
     pr = _pr(env, number)
     assert result.url and str(number) in result.url
     assert pr["labels"] == ["writeback"]
@@ -51,7 +51,7 @@ def test_no_open_pr_creates_one_with_labels_reviewers_and_assignees(env: Env) ->
 
 def test_draft_flag(env: Env) -> None:
     [result] = env.cycle(change_set(replicas=3), draft=True)
-    pr = _pr(env, result.extra["pr"])
+    pr = _pr(env, result.pr)
     if env.kind == "github":
         assert pr["draft"] is True
     else:  # GitLab has no draft field on create: the title prefix makes it one
@@ -80,14 +80,14 @@ def test_changed_drift_regenerates_on_the_current_base_and_comments(env: Env) ->
     [second] = env.cycle(change_set(replicas=4))
 
     assert second.outcome is Outcome.UPDATED
-    assert second.extra["pr"] == first.extra["pr"]
+    assert second.pr == first.pr
     assert env.remote.sha(BRANCH) != old_head
     assert git("--git-dir", str(env.remote.bare), "rev-parse", f"{BRANCH}^") == env.remote.sha("main")
     assert env.remote.show(BRANCH, "apps/web.yaml") == WEB_V1.replace("replicas: 2", "replicas: 4")
-    pr = _pr(env, first.extra["pr"])
+    pr = _pr(env, first.pr)
     body = pr["body"] if env.kind == "github" else pr["description"]
     assert parse_marker(body).fingerprint == change_set(replicas=4).fingerprint  # type: ignore[union-attr]
-    [comment] = _comments(env, first.extra["pr"])
+    [comment] = _comments(env, first.pr)
     assert "drift changed" in comment and change_set(replicas=4).fingerprint in comment
     assert len(env.forge.find_prs(branch=BRANCH)) == 1
 
@@ -96,10 +96,10 @@ def test_drift_gone_closes_with_a_comment_and_deletes_the_branch(env: Env) -> No
     [first] = env.cycle(change_set(replicas=3))
     [closed] = env.cycle()  # nothing planned for this target any more
 
-    assert closed.outcome is Outcome.CLOSED and closed.extra["pr"] == first.extra["pr"]
-    pr = _pr(env, first.extra["pr"])
+    assert closed.outcome is Outcome.CLOSED and closed.pr == first.pr
+    pr = _pr(env, first.pr)
     assert pr["state"] == "closed"
-    assert "drift is gone" in _comments(env, first.extra["pr"])[0]
+    assert "drift is gone" in _comments(env, first.pr)[0]
     assert f"refs/heads/{BRANCH}" not in env.remote.refs()
     # and the next cycle has nothing left to do
     mark = env.fake.mark()
@@ -115,7 +115,7 @@ def test_drift_gone_keeps_a_bot_branch_a_person_committed_to(env: Env) -> None:
 
     assert closed.outcome is Outcome.CLOSED
     assert env.remote.sha(BRANCH) == human  # the person's commit is not deleted with the branch
-    assert "is kept" in _comments(env, first.extra["pr"])[0]
+    assert "is kept" in _comments(env, first.pr)[0]
 
 
 def test_empty_change_set_closes_its_open_pr(env: Env) -> None:
@@ -127,7 +127,7 @@ def test_empty_change_set_closes_its_open_pr(env: Env) -> None:
 
 def test_pr_closed_unmerged_by_a_person_is_not_reopened(env: Env) -> None:
     [first] = env.cycle(change_set(replicas=3))
-    env.fake.close_by_person(first.extra["pr"])
+    env.fake.close_by_person(first.pr)
     refs, mark = env.remote.refs(), env.fake.mark()
 
     [skipped] = env.cycle(change_set(replicas=3))
@@ -137,26 +137,26 @@ def test_pr_closed_unmerged_by_a_person_is_not_reopened(env: Env) -> None:
     assert env.remote.refs() == refs
     # a changed drift is a new proposal
     [created] = env.cycle(change_set(replicas=5))
-    assert created.outcome is Outcome.CREATED and created.extra["pr"] != first.extra["pr"]
+    assert created.outcome is Outcome.CREATED and created.pr != first.pr
 
 
 def test_reopen_closed_opens_a_fresh_pr_when_configured(env: Env) -> None:
     [first] = env.cycle(change_set(replicas=3))
-    env.fake.close_by_person(first.extra["pr"])
+    env.fake.close_by_person(first.pr)
     [again] = env.cycle(change_set(replicas=3), reopen_closed=True)
-    assert again.outcome is Outcome.CREATED and again.extra["pr"] != first.extra["pr"]
+    assert again.outcome is Outcome.CREATED and again.pr != first.pr
 
 
 def test_merged_but_drift_persists_comments_once(env: Env) -> None:
     [first] = env.cycle(change_set(replicas=3))
-    env.fake.merge(first.extra["pr"])
+    env.fake.merge(first.pr)
 
     [persistent] = env.cycle(change_set(replicas=3))
     [still] = env.cycle(change_set(replicas=3))
 
-    assert persistent.outcome is Outcome.SKIPPED and persistent.extra["persistent_drift"] is True
-    assert still.extra["persistent_drift"] is True
-    comments = _comments(env, first.extra["pr"])
+    assert persistent.outcome is Outcome.SKIPPED and persistent.reason is ResultReason.PERSISTENT_DRIFT
+    assert still.reason is ResultReason.PERSISTENT_DRIFT
+    comments = _comments(env, first.pr)
     assert len(comments) == 1 and "still there" in comments[0]
 
 
@@ -167,10 +167,10 @@ def test_a_persons_commit_on_the_bot_branch_stops_updates(env: Env) -> None:
     [skipped] = env.cycle(change_set(replicas=4))
     [again] = env.cycle(change_set(replicas=4))
 
-    assert skipped.outcome is Outcome.SKIPPED and skipped.extra["human"] is True
+    assert skipped.outcome is Outcome.SKIPPED and skipped.reason is ResultReason.PERSON_COMMITTED
     assert again.outcome is Outcome.SKIPPED
     assert env.remote.sha(BRANCH) == human  # never force-pushed over the person
-    comments = _comments(env, first.extra["pr"])
+    comments = _comments(env, first.pr)
     assert len(comments) == 1 and "alice@example.com" in comments[0]
 
 
@@ -193,7 +193,7 @@ def test_base_moved_fails_that_change_set_only(env: Env) -> None:
 
 def test_security_change_set_gets_the_security_label_and_wording(env: Env) -> None:
     [result] = env.cycle(change_set(replicas=3, cs_id="sec", review=Review.SECURITY))
-    pr = _pr(env, result.extra["pr"])
+    pr = _pr(env, result.pr)
     assert pr["labels"] == ["writeback", "security-review"]
     body = pr["body"] if env.kind == "github" else pr["description"]
     assert "may be unwanted" in body and "Reverting it in the cluster" in body
@@ -206,7 +206,7 @@ def test_one_open_pr_per_branch_is_enforced_and_handled(env: Env) -> None:
 
     again = env.forge.create_pr(spec=spec)
 
-    assert again.number == first.extra["pr"]
+    assert again.number == first.pr
     [create] = [r for r in env.fake.since(mark) if r.method == "POST"]
     assert create.status == (422 if env.kind == "github" else 409)
     assert len(env.forge.find_prs(branch=BRANCH)) == 1
@@ -215,6 +215,6 @@ def test_one_open_pr_per_branch_is_enforced_and_handled(env: Env) -> None:
 def test_pr_commits_report_git_authors(env: Env) -> None:
     [first] = env.cycle(change_set(replicas=3))
     human = env.remote.person_commit(BRANCH, "apps/web.yaml", WEB_V1.replace("replicas: 2", "replicas: 9"))
-    commits = env.forge.pr_commits(number=first.extra["pr"])
+    commits = env.forge.pr_commits(number=first.pr)
     assert [email for _, email in commits] == [BOT.email, "alice@example.com"]
     assert commits[-1][0] == human

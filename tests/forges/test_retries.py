@@ -9,7 +9,7 @@ import pytest
 from conftest import Env, change_set
 
 from writeback.errors import ForgeError, RateLimited
-from writeback.model import Outcome
+from writeback.model import Outcome, ResultReason
 
 
 def _limited(env: Env) -> int:
@@ -36,7 +36,7 @@ def test_retry_after_past_the_maximum_skips_the_target_with_the_reason(env: Env)
     env.fake.inject(_limited(env), headers={"Retry-After": "3600"}, body={"message": "slow down"}, times=10)
     started = time.monotonic()
     [result] = env.cycle(change_set(replicas=3))
-    assert result.outcome is Outcome.SKIPPED and result.extra["rate_limited"] is True
+    assert result.outcome is Outcome.SKIPPED and result.reason is ResultReason.RATE_LIMITED
     assert "3600" in result.detail and "next cycle" in result.detail
     assert len(env.fake.requests) == 1  # gave up at once: no sleeping, no retry loop
     assert time.monotonic() - started < 30
@@ -52,7 +52,7 @@ def test_rate_limit_reset_an_hour_away_skips(env: Env) -> None:
         headers, body = {"RateLimit-Reset": reset, "RateLimit-Remaining": "0"}, {"message": "429 Too Many Requests"}
     env.fake.inject(_limited(env), headers=headers, body=body, times=10)
     [result] = env.cycle(change_set(replicas=3))
-    assert result.outcome is Outcome.SKIPPED and result.extra["rate_limited"] is True
+    assert result.outcome is Outcome.SKIPPED and result.reason is ResultReason.RATE_LIMITED
     assert len(env.fake.requests) == 1
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from writeback import config
 from writeback.errors import ConfigError, GitError
-from writeback.model import EnsureResult, Outcome
+from writeback.model import EnsureResult, Outcome, ResultReason
 from writeback.pipeline.cycling import run_targets
 
 
@@ -23,4 +23,4 @@ def test_every_kind_of_failure_stays_with_its_target() -> None:
 
     assert [r.outcome for r in results.values()] == [Outcome.FAILED] * 3 + [Outcome.UNCHANGED]
     assert results["bug"].detail == "unexpected error: KeyError: 'spec'"
-    assert results["config"].extra == {"input_error": True} and results["git"].extra == {}
+    assert results["config"].reason is ResultReason.BAD_INPUT and results["git"].reason is None

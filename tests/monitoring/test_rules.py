@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome
+from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason
 from writeback.service.metrics import Metrics
 
 from .promtool import Promtool
@@ -228,7 +228,7 @@ def no_successful_cycle() -> tuple[Scrapes, list[dict[str, Any]]]:
 def forge_rate_limited() -> tuple[Scrapes, list[dict[str, Any]]]:
     a = Replica(pod="writeback-a")
     a.metrics.targets(periods={"limited": 300.0, "once": 300.0, "fine": 300.0})
-    limited = EnsureResult(outcome=Outcome.SKIPPED, target="", detail="rate limit", extra={"rate_limited": True})
+    limited = EnsureResult(outcome=Outcome.SKIPPED, target="", detail="rate limit", reason=ResultReason.RATE_LIMITED)
     created = EnsureResult(outcome=Outcome.CREATED, target="")
     scrapes = Scrapes(minutes=50)
     for minute in scrapes.minutes():

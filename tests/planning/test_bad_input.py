@@ -90,7 +90,8 @@ def test_each_bad_input_is_an_error_for_its_resource_only() -> None:
     assert "does not exist live" in reasons[("ghost", "Deployment")]
     assert "anchor &labels" in reasons[("anchored", "Deployment")]
     (marker_error,) = located.errors
-    assert marker_error.startswith("apps/values.yaml:3: malformed path in $writeback marker: invalid field path")
+    expected = "apps/values.yaml:3: malformed path in $writeback marker: invalid field path"
+    assert marker_error.message.startswith(expected)
 
     patched = {f.path: f.after for f in cs.files}
     assert set(patched) == {"apps/good.yaml", "apps/anchored.yaml"}

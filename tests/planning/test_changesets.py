@@ -103,7 +103,7 @@ def test_verification_failure_aborts_only_that_changeset() -> None:
     standard, security = plan.changesets
     assert standard.files == ()
     (error,) = plan.errors
-    assert error.startswith("change set prod aborted: apps/web.yaml:")
+    assert error.message.startswith("change set prod aborted: apps/web.yaml:")
     assert security.files and "privileged: true" in security.files[0].after
 
 

@@ -15,7 +15,8 @@ from writeback.adapters import kustomize as kustomize_cli
 from writeback.core.kustomizing import load_tree
 from writeback.core.locating import locate
 from writeback.model import Key, Op
-from writeback.pipeline.plan import PlanOptions, plan_files
+from writeback.pipeline.plan import plan_files
+from writeback.pipeline.targets import TargetSpec
 
 BASE = {
     "base/kustomization.yaml": "resources:\n  - app.yaml\n",
@@ -142,8 +143,8 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
         ("env/dev/settings.env", False),
         ("env/dev/motd.txt", False),
     ]
-    options = PlanOptions(target="dev", source="kustomize", kustomize=kustomize_bin, edit_base=True)
-    outcome = plan_files(files=FILES, path="env/dev", drifts=drifts, options=options, repo=repo)
+    spec = TargetSpec(name="dev", path="env/dev", source="kustomize", edit_base=True)
+    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
     assert outcome.plan.errors == ()  # the real kustomize build renders every live value
     (cs,) = outcome.plan.changesets
     after = {f.path: f.after for f in cs.files}
@@ -156,8 +157,8 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
 
 def test_component_outside_the_overlay_is_not_edited_without_edit_base(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(APP, f"{MAIN}.readinessProbe.periodSeconds", live=30, git=10)]
-    options = PlanOptions(target="dev", source="kustomize", kustomize=kustomize_bin)
-    outcome = plan_files(files=FILES, path="env/dev", drifts=drifts, options=options, repo=repo)
+    spec = TargetSpec(name="dev", path="env/dev", source="kustomize")
+    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     new = next(f for f in cs.files if f.before is None)

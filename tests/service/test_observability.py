@@ -20,7 +20,7 @@ from support.services import metric
 
 from writeback.config import Config, parse_config
 from writeback.errors import RateLimited
-from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome
+from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason
 from writeback.service.logging import REDACTED, secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
 from writeback.service.scheduler import RunEverything
@@ -142,7 +142,7 @@ def test_configured_targets_break_glass_and_rate_limits() -> None:
     assert sample("writeback_break_glass_active", {"target": "a"}) == 0
     assert sample("writeback_break_glass_expired", {"target": "a"}) == 0
     assert sample("writeback_break_glass_expires_timestamp_seconds", {"target": "a"}) is None
-    limited = EnsureResult(outcome=Outcome.SKIPPED, target="a", detail="wait 3600s", extra={"rate_limited": True})
+    limited = EnsureResult(outcome=Outcome.SKIPPED, target="a", detail="wait 3600s", reason=ResultReason.RATE_LIMITED)
     skipped = EnsureResult(outcome=Outcome.SKIPPED, target="a", detail="no change set")
     m.results(target="a", results=[limited, skipped])
     assert sample("writeback_forge_rate_limited_total", {"target": "a"}) == 1

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from writeback.errors import InputError
 from writeback.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
+from writeback.manifests import list_items
 from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
 from writeback.yamledit import load_documents
 from writeback.yamledit.errors import YamlSyntaxError
@@ -108,19 +109,11 @@ def _is_k8s(doc: Any) -> bool:
     return isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
 
 
-def _items(doc: Mapping[str, Any]) -> Iterator[tuple[int | None, Any]]:
-    """A document, or the items of a ``List`` kind with their index."""
-    if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-        yield from enumerate(doc["items"])
-    else:
-        yield None, doc
-
-
 def _named_items(
     doc: Mapping[str, Any], *, file: str, document: int, problems: list[Problem]
 ) -> Iterator[tuple[int | None, Any]]:
     """``_items`` that have a name; for each that has none, a problem is appended to ``problems`` (in order)."""
-    for i, body in _items(doc):
+    for i, body in list_items(doc):
         msg = _name_problem(body, document=document, item=i)
         if msg:
             problems.append(Problem(file=file, message=msg))

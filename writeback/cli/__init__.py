@@ -1,6 +1,6 @@
 """The command line: one error boundary that maps our errors to exit codes.
 
-Exit codes (every command follows them):
+Exit codes (every command follows them; ``writeback.errors.ExitCode``, and ``writeback.cli.exits`` for the rule):
   0    success
   1    drift found, only with ``--exit-code`` (as ``git diff --exit-code``)
   2    a usage, config or input error; the message names the file, key or resource
@@ -19,13 +19,7 @@ import traceback
 from collections.abc import Sequence
 
 from writeback import __version__
-from writeback.errors import InputError, WritebackError
-
-EXIT_OK = 0
-EXIT_DRIFT = 1
-EXIT_INPUT = 2
-EXIT_FAILED = 3
-EXIT_INTERRUPTED = 130
+from writeback.errors import ExitCode, InputError, WritebackError
 
 # Each module exposes ``register(subparsers)``; the parser's ``func`` returns an exit code.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -73,24 +67,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         func = getattr(args, "func", None)
         if func is None:
             parser.print_help()
-            return EXIT_OK
+            return ExitCode.OK
         code = func(args)
         return int(code)
     except KeyboardInterrupt:
         print("writeback: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     except WritebackError as e:
         if debug:
             traceback.print_exc()
         print(f"writeback: error: {e}", file=sys.stderr)
-        return EXIT_INPUT if isinstance(e, InputError) else e.exit_code
+        return e.exit_code
     except BrokenPipeError:
-        return EXIT_OK
+        return ExitCode.OK
     except Exception as e:  # the one boundary: anything unexpected is a run-time failure
         if debug:
             traceback.print_exc()
         print(f"writeback: unexpected error: {type(e).__name__}: {e} (run with --debug for details)", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
 
 
 def entrypoint() -> None:

@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects, context_name, default_namespace, kubeconfig_user
+from writeback.adapters.controllers import ControllerObjects, default_namespace, kubeconfig_user
 from writeback.adapters.kubeconfigs import ClusterAccess
-from writeback.cli.common import add_repo_forge_flags, targets_from_args
+from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
 from writeback.config import Config, Target
 from writeback.core import breakglass as bg
-from writeback.errors import InputError
+from writeback.errors import ExitCode, InputError
 from writeback.model import ObjectRef
 from writeback.pipeline import breakglass as flow
-from writeback.pipeline.cycling import CycleOptions
-
-EXIT_OK, EXIT_FAILED = 0, 3
+from writeback.pipeline.cycling import CycleOptions, TargetRun
+from writeback.pipeline.targets import spec_for
 
 
 def _object_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -181,7 +180,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         _print_json({**_item_json(item, now=now), "extended": started.extended, "dryRun": started.dry_run,
                      "parent": started.parent,
                      "patch": list(started.ops) if started.dry_run else None})  # fmt: skip
-        return EXIT_OK
+        return ExitCode.OK
     verb = "would " + ("extend" if started.extended else "start") if started.dry_run else (
         "extended" if started.extended else "started")  # fmt: skip
     print(f"break-glass {verb}: {item.ref.kind} {item.name} until {bg.format_time(item.record.expires)} "
@@ -192,7 +191,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         print("JSON patch:\n" + json.dumps(list(started.ops), indent=2))
     else:
         print("end it with `writeback break-glass end` (it backports the live state by PR first)")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -206,12 +205,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         items = flow.held(objects=objects, namespace=_scope(args))
     if args.output == "json":
         _print_json([_item_json(i, now=now) for i in items])
-        return EXIT_OK
+        return ExitCode.OK
     for i in items:
         print(_item_line(i, now=now))
     if not items:
         print("no break-glass" + (f" on {ref.kind} {ref.namespace}/{ref.name}" if ref else ""))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 # ---------------------------------------------------------------- end and expire
@@ -220,17 +219,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 def _targets(args: argparse.Namespace) -> tuple[Config | None, tuple[Target, ...]]:
     if not args.backport:
         return None, ()
-    args.revision = None
     return targets_from_args(args)
 
 
 def _backport_for(
     args: argparse.Namespace, cfg: Config | None, targets: Sequence[Target], workdir: Path
 ) -> flow.BackportFor:
-    from writeback.cli.run import target_cluster
-
-    args.live = None
-
     def backport_for(item: flow.Held) -> flow.Backport | None:
         if cfg is None or args.target:
             target: Target | None = targets[0]
@@ -238,11 +232,12 @@ def _backport_for(
             target = flow.matching_target(item, targets)
         if target is None:
             return None
-        cluster, name = target_cluster(args, cfg, target)
-        name = name or target.cluster or context_name(_access(args)) or ""
-        options = CycleOptions(workdir=workdir, dry_run=args.dry_run, cluster=cluster, cluster_name=name,
-                               incident=args.incident)  # fmt: skip
-        return flow.cycle_backport(target=target, options=options)
+        run = TargetRun(
+            spec=spec_for(target, incident=args.incident),
+            edges=edges_for(args, cfg, target),
+            options=CycleOptions(workdir=workdir, dry_run=args.dry_run),
+        )
+        return flow.cycle_backport(run)
 
     return backport_for
 
@@ -261,7 +256,7 @@ def _report(ended: Sequence[flow.Ended], *, output: str) -> int:
                 print(f"  {r.target}  {r.outcome}  {r.url or '-'}" + (f"  ({r.detail})" if r.detail else ""))
             state = "FAILED: " if e.failed else ""
             print(f"{e.held.kind.name}  {e.held.name}  {state}{e.detail}")
-    return EXIT_FAILED if any(e.failed for e in ended) else EXIT_OK
+    return ExitCode.FAILED if any(e.failed for e in ended) else ExitCode.OK
 
 
 def _workdir(args: argparse.Namespace, cfg: Config | None, tmp: str) -> Path:
@@ -303,7 +298,7 @@ def cmd_expire(args: argparse.Namespace) -> int:
                 if args.output == "json":
                     return _report([], output="json")
                 print(f"{ref.kind} {ref.namespace}/{ref.name}: no expired break-glass")
-                return EXIT_OK
+                return ExitCode.OK
             backport = backport_for(one) if backport_for is not None else None
             ended = [flow.end(objects=objects, item=one, backport=backport, dry_run=args.dry_run)]
         else:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, KubeCluster
+from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.controllers import context_name
 from writeback.adapters.kubeconfigs import ClusterAccess
 from writeback.config import Config, Target, load_config
 from writeback.errors import ConfigError, InputError
-from writeback.pipeline.drift import DriftRequest
+from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 
 
 def add_source_flags(parser: argparse.ArgumentParser) -> None:
@@ -62,19 +63,11 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Inputs:
-    """Where to read from, resolved from flags and the config file."""
+    """What ``diff`` and ``plan`` work on: one target resolved once, a local checkout, and the adapters."""
 
-    request: DriftRequest
-    live_path: Path | None = None
-    access: ClusterAccess | None = None
-    target: str = ""
-
-    def open_cluster(self) -> KubeCluster | None:
-        if self.access is None:
-            return None
-        return KubeCluster.connect(
-            kubeconfig=self.access.kubeconfig, context=self.access.context, in_cluster=self.access.in_cluster
-        )
+    spec: TargetSpec
+    repo: Path
+    edges: Edges
 
 
 def _pick_target(cfg: Config, name: str | None, *, source: str) -> Target:
@@ -95,8 +88,18 @@ def _local_repo(url: str) -> Path | None:
     return p if p.is_dir() else None
 
 
+def _default_name(args: Any) -> str:
+    """Without a config target: the --path (or the repo directory's) name."""
+    path = Path(args.path or ".")
+    name = path.name if str(path) not in (".", "") else Path(args.repo or ".").resolve().name
+    return name or "default"
+
+
 def inputs_from_args(args: Any) -> Inputs:
-    """Flags (and the config target they name) -> Inputs."""
+    """Flags (and the config target they name) -> the target's spec, its local repo and its edges.
+
+    Precedence: a flag beats the config target's setting, which beats the built-in default.
+    """
     if args.live and (args.kubeconfig or args.context):
         raise InputError("--live (offline) cannot be combined with --kubeconfig/--context")
     target: Target | None = None
@@ -115,27 +118,39 @@ def inputs_from_args(args: Any) -> Inputs:
     repo = repo or Path(".")
     if not repo.is_dir():
         raise InputError(f"--repo {repo}: no such directory")
-    namespaces = tuple(args.namespaces or (() if target is None or not target.namespace else (target.namespace,)))
-    fields: dict[str, Any] = {
-        "repo": repo,
-        "path": args.path or (target.path if target else "."),
-        "namespaces": namespaces,
-        "revision": args.revision or (target.revision if target else None),
-        "argocd_application": args.argocd_app or (target.argocd_application if target else None),
-        "flux_kustomization": args.flux_kustomization or (target.flux_kustomization if target else None),
-        "page_size": args.page_size or DEFAULT_PAGE_SIZE,
-        "source": getattr(args, "source", None) or (target.source if target else None),
+    flags: dict[str, Any] = {
+        "path": args.path,
+        "namespaces": tuple(args.namespaces or ()),
+        "revision": args.revision,
+        "argocd_application": args.argocd_app,
+        "flux_kustomization": args.flux_kustomization,
+        "source": getattr(args, "source", None),
+        "edit_base": getattr(args, "edit_base", None) or None,
+        "page_size": args.page_size,
     }
     if target is not None:
-        fields.update(selectors=target.selectors, policy=target.policy, ignore=target.ignore)
-    request = DriftRequest(**fields)
-    if args.live:
-        return Inputs(request=request, live_path=Path(args.live), target=target.name if target else "")
-    access = ClusterAccess(kubeconfig=args.kubeconfig, context=args.context)
-    if not args.kubeconfig and cfg is not None and target is not None and target.cluster:
-        c = next(c for c in cfg.clusters if c.name == target.cluster)
-        access = ClusterAccess(kubeconfig=c.kubeconfig, context=args.context or c.context, in_cluster=c.in_cluster)
-    return Inputs(request=request, access=access, target=target.name if target else "")
+        spec = spec_for(target, **flags)
+    else:
+        spec = TargetSpec(name=_default_name(args), **{k: v for k, v in flags.items() if v is not None and v != ()})
+    return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
+
+
+def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
+    """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
+    live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
+    if live:
+        return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}")
+    entry = None
+    if not (kubeconfig or context) and cfg is not None and target is not None and target.cluster:
+        entry = next(c for c in cfg.clusters if c.name == target.cluster)
+    if entry is not None:
+        access = ClusterAccess(kubeconfig=entry.kubeconfig, context=entry.context, in_cluster=entry.in_cluster)
+        name = entry.name
+    else:
+        access = ClusterAccess(kubeconfig=kubeconfig, context=context)
+        name = context or context_name(access) or "in-cluster"
+    cluster = KubeCluster.connect(kubeconfig=access.kubeconfig, context=access.context, in_cluster=access.in_cluster)
+    return Edges(cluster=cluster, cluster_name=name)
 
 
 # ---------------------------------------------------------------- repo and forge flags (run, break-glass)

@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
+from writeback.cli.exits import Tally
 from writeback.core.engine import report_to_json
 from writeback.model import Dropped
 from writeback.paths import format_path
 from writeback.pipeline.drift import Detection, detect
 
-EXIT_OK, EXIT_DRIFT, EXIT_INPUT = 0, 1, 2
 ACTIONABLE = ("writeback", "flag")
 _ORDER = ("flag", "writeback", "new", "deleted", "pending", "ignore")
 
@@ -34,8 +34,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     inputs = inputs_from_args(args)
-    cluster = inputs.open_cluster()
-    detection = detect(request=inputs.request, cluster=cluster, live_path=inputs.live_path)
+    detection = detect(spec=inputs.spec, repo=inputs.repo, edges=inputs.edges)
     out = sys.stdout
     if args.output == "json":
         doc = detection_json(detection, explain=args.explain)
@@ -45,10 +44,8 @@ def run(args: argparse.Namespace) -> int:
         render_text(detection, explain=args.explain, out=out)
     for p in detection.problems:
         print(f"writeback: error: {p}", file=sys.stderr)
-    if detection.problems:
-        return EXIT_INPUT
     actionable = any(d.decision.value in ACTIONABLE for d in detection.report.drifts)
-    return EXIT_DRIFT if args.exit_code and actionable else EXIT_OK
+    return Tally(bad_input=bool(detection.problems), changes=actionable).exit_code(exit_on_changes=args.exit_code)
 
 
 def detection_json(detection: Detection, *, explain: bool = False) -> dict[str, Any]:

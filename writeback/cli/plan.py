@@ -6,22 +6,17 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TextIO
 
-from writeback.adapters.controllers import context_name
-from writeback.adapters.forges.opening import read_secret
-from writeback.cli.common import Inputs, add_source_flags, inputs_from_args
-from writeback.config import Target, load_config
+from writeback.cli.common import add_source_flags, inputs_from_args
+from writeback.cli.exits import Tally
 from writeback.core.engine import drift_to_json
 from writeback.core.unified_diffs import render_file_patch
 from writeback.model import ChangeSet, Unresolved
 from writeback.paths import format_path
-from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
-from writeback.pipeline.previewing import pr_preview
+from writeback.pipeline.plan import PlanOutcome, plan_target
+from writeback.pipeline.pull_requests import PullRequestText
 from writeback.service.progress import stage_progress
-
-EXIT_OK, EXIT_DRIFT, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
 # A hook for richer text output (e.g. the PR title/body preview): replace to render each change set differently.
 ChangeSetRenderer = Callable[[ChangeSet], str]
@@ -42,59 +37,35 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _options(args: argparse.Namespace, target: Target | None, target_name: str) -> PlanOptions:
-    source, edit_base, key = args.source, bool(args.edit_base), None
-    if target is not None:
-        source = source or target.source
-        edit_base = edit_base or target.edit_base
-        ref = target.pull_request.fingerprint_key
-        key = read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key").encode() if ref else None
-    return PlanOptions(
-        target=target_name or _default_name(args), source=source, edit_base=edit_base, fingerprint_key=key
-    )
-
-
-def _config_target(args: argparse.Namespace, name: str) -> Target | None:
-    """The config target ``plan`` runs for, if any (its templates and PR settings shape the preview)."""
-    if not args.config:
-        return None
-    return next((t for t in load_config(args.config).targets if t.name == name), None)
-
-
 def _with_preview(text: str, preview: str) -> str:
     """The change set's summary, then the PR title and body it would open, then its diff."""
     summary, sep, diff = text.partition("\n\n")
     return f"{summary}\n\n{preview}" + (diff if sep else "")
 
 
-def _cluster_name(inputs: Inputs) -> str:
-    """How the PR preview names the cluster: the live dump offline, else the kubeconfig context."""
-    if inputs.live_path is not None:
-        return f"offline dump {Path(inputs.live_path).name}"
-    return (inputs.access and context_name(inputs.access)) or ""
+def _preview(text: PullRequestText) -> Callable[[ChangeSet], str]:
+    """A change-set renderer: ``title:`` line, then the body, indented, as the forge would receive it."""
 
+    def preview(cs: ChangeSet) -> str:
+        rendered = text.render(cs)
+        body = "".join(f"    {line}".rstrip() + "\n" for line in rendered.body.splitlines())
+        return f"pull request title: {rendered.title}\npull request body:\n{body}\n"
 
-def _default_name(args: argparse.Namespace) -> str:
-    """Without a config target: the --path (or the repo directory's) name."""
-    path = Path(args.path or ".")
-    name = path.name if str(path) not in (".", "") else Path(args.repo or ".").resolve().name
-    return name or "default"
+    return preview
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = inputs_from_args(args)
-    target = _config_target(args, inputs.target)
-    options = _options(args, target, inputs.target)
-    cluster = inputs.open_cluster()
-    with stage_progress(targets=[inputs.target]) as progress:  # drawn only on a terminal
-        progress.stage(inputs.target, "snapshot and plan")
-        outcome = plan_target(request=inputs.request, options=options, cluster=cluster, live_path=inputs.live_path)
-        progress.finish(inputs.target, f"{len(outcome.plan.changesets)} change set(s)")
+    spec = inputs.spec
+    with stage_progress(targets=[spec.name]) as progress:  # drawn only on a terminal
+        progress.stage(spec.name, "snapshot and plan")
+        outcome = plan_target(spec=spec, repo=inputs.repo, edges=inputs.edges)
+        progress.finish(spec.name, f"{len(outcome.plan.changesets)} change set(s)")
     if args.output == "json":
         json.dump(plan_json(outcome), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        preview = pr_preview(target=target, cluster_name=_cluster_name(inputs))
+        preview = _preview(PullRequestText.for_spec(spec, cluster_name=inputs.edges.cluster_name))
 
         def renderer(cs: ChangeSet) -> str:  # a change set without file changes opens no pull request
             return _with_preview(changeset_text(cs), preview(cs)) if cs.files else changeset_text(cs)
@@ -105,13 +76,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"writeback: error: {p}", file=sys.stderr)
     for e in outcome.plan.errors:
         print(f"writeback: error: {e}", file=sys.stderr)
-    if any(e for e in outcome.plan.errors if "aborted" in e):
-        return EXIT_FAILED
-    if problems or outcome.plan.errors:
-        return EXIT_INPUT
-    if args.exit_code and any(cs.files for cs in outcome.plan.changesets):
-        return EXIT_DRIFT
-    return EXIT_OK
+    changes = any(cs.files for cs in outcome.plan.changesets)
+    tally = Tally.of_problems(outcome.plan.errors, bad_input=bool(problems), changes=changes)
+    return tally.exit_code(exit_on_changes=args.exit_code)
 
 
 def unresolved_json(u: Unresolved) -> dict[str, Any]:

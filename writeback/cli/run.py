@@ -9,17 +9,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import context_name
-from writeback.adapters.kubeconfigs import ClusterAccess
-from writeback.cli.common import add_repo_forge_flags, add_source_flags, targets_from_args
-from writeback.config import Config, Target
+from writeback.cli.common import add_repo_forge_flags, add_source_flags, edges_for, targets_from_args
+from writeback.cli.exits import Tally
+from writeback.config import Target
 from writeback.errors import InputError
-from writeback.model import EnsureResult, Outcome
+from writeback.model import EnsureResult, ResultReason
 from writeback.pipeline.cycling import CycleOptions, run_cycle, run_targets
+from writeback.pipeline.targets import spec_for
 from writeback.service.progress import stage_progress
-
-EXIT_OK, EXIT_INPUT, EXIT_FAILED = 0, 2, 3
 
 
 def register(subparsers: Any) -> None:
@@ -42,18 +39,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def target_cluster(args: argparse.Namespace, cfg: Config | None, target: Target) -> tuple[KubeCluster | None, str]:
-    """The live side of ``target`` (None offline) and the cluster's name for the PR body (also break-glass's)."""
-    if args.live:
-        return None, target.cluster or "offline"
-    if args.kubeconfig or args.context or cfg is None or target.cluster is None:
-        access = ClusterAccess(kubeconfig=args.kubeconfig, context=args.context)
-        name = args.context or context_name(access) or "in-cluster"
-        return KubeCluster.connect(kubeconfig=args.kubeconfig, context=args.context), name
-    c = next(c for c in cfg.clusters if c.name == target.cluster)
-    return KubeCluster.connect(kubeconfig=c.kubeconfig, context=c.context, in_cluster=c.in_cluster), c.name
-
-
 def result_line(r: EnsureResult) -> str:
     parts = [r.target, str(r.outcome), r.url or "-"]
     if r.changeset_id:
@@ -61,15 +46,31 @@ def result_line(r: EnsureResult) -> str:
     return "  ".join(parts) + (f"  ({r.detail})" if r.detail else "")
 
 
+# The JSON flags docs/forges.md documents, one per reason.
+_REASON_FLAGS = {
+    ResultReason.BAD_INPUT: "input_error",
+    ResultReason.RATE_LIMITED: "rate_limited",
+    ResultReason.PERSON_COMMITTED: "human",
+    ResultReason.PERSISTENT_DRIFT: "persistent_drift",
+}
+
+
 def result_json(r: EnsureResult) -> dict[str, Any]:
-    return {
+    doc: dict[str, Any] = {
         "target": r.target,
         "changeset": r.changeset_id or None,
         "outcome": str(r.outcome),
         "url": r.url,
         "detail": r.detail,
-        **{k: v for k, v in r.extra.items() if isinstance(v, str | int | float | bool)},
     }
+    if r.pr is not None:
+        doc["pr"] = r.pr
+    if r.head is not None:
+        doc["head"] = r.head
+    if r.reason is not None:
+        doc["reason"] = str(r.reason)
+        doc[_REASON_FLAGS[r.reason]] = True
+    return doc
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -95,20 +96,17 @@ def run(args: argparse.Namespace) -> int:
     if args.repo:
         raise InputError("--repo: run clones --repo-url (or the target's repo_url) itself")
     cfg, targets = targets_from_args(args)
-    live = Path(args.live) if args.live else None
     with tempfile.TemporaryDirectory(prefix="writeback-run-") as tmp:
         workdir = Path(args.workdir or (Path(cfg.state_dir) / "repos" if cfg and cfg.state_dir else tmp))
 
         with stage_progress(targets=[t.name for t in targets]) as progress:  # only on a terminal
 
             def cycle(target: Target) -> list[EnsureResult]:
-                cluster, cluster_name = target_cluster(args, cfg, target)
+                spec = spec_for(target, incident=args.incident)
                 options = CycleOptions(
-                    workdir=workdir, dry_run=args.dry_run, live_path=live, cluster=cluster,
-                    cluster_name=cluster_name, incident=args.incident,
-                    on_stage=lambda stage: progress.stage(target.name, stage),
-                )  # fmt: skip
-                done = run_cycle(target, options=options)
+                    workdir=workdir, dry_run=args.dry_run, on_stage=lambda stage: progress.stage(target.name, stage)
+                )
+                done = run_cycle(spec, edges=edges_for(args, cfg, target), options=options)
                 progress.finish(target.name, ", ".join(sorted({str(r.outcome) for r in done})) or "no change")
                 return done
 
@@ -121,12 +119,4 @@ def run(args: argparse.Namespace) -> int:
             print(result_line(r))
         if not results:
             print("nothing to do: no drift, no open pull requests")
-    return exit_code(results)
-
-
-def exit_code(results: list[EnsureResult]) -> int:
-    """3 if a target failed at run time; else 2 if one failed on bad input (config, flags, files); else 0."""
-    failed = [r for r in results if r.outcome is Outcome.FAILED]
-    if any(not r.extra.get("input_error") for r in failed):
-        return EXIT_FAILED
-    return EXIT_INPUT if failed else EXIT_OK
+    return Tally.of_results(results).exit_code()

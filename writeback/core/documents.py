@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from writeback.manifests import list_items
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
 from writeback.yamledit import load_documents
 
@@ -61,13 +62,10 @@ def manifests_in(text: str, *, file: str) -> Iterator[Manifest]:
     for index, data in enumerate(documents(text, source=file)):
         if not isinstance(data, Mapping) or "kind" not in data:
             continue
-        items = data.get("items")
-        if str(data.get("kind", "")).endswith("List") and isinstance(items, list):
-            for i, item in enumerate(items):
-                if isinstance(item, Mapping):
-                    yield Manifest(file=file, document=index, prefix=(Key("items"), Index(i)), data=item)
-            continue
-        yield Manifest(file=file, document=index, prefix=(), data=data)
+        for i, item in list_items(data):
+            if isinstance(item, Mapping):
+                prefix: FieldPath = () if i is None else (Key("items"), Index(i))
+                yield Manifest(file=file, document=index, prefix=prefix, data=item)
 
 
 def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Literal
 
 from writeback.errors import PatchError
-from writeback.model import Decision, Drift, FieldPath, ObjectRef, Op, Unresolved
+from writeback.model import Decision, Drift, FieldPath, ObjectRef, Op, PlanProblem, ProblemKind, Unresolved
 from writeback.paths import format_path
 
 from .documents import Manifest, is_yaml, manifests_in, under
@@ -106,7 +106,7 @@ def locate(
     scan = scan_markers(files)
     live = {_identity(r): r for r in live_refs or ()}
     unresolved: list[Unresolved] = []
-    errors: list[str] = []
+    errors: list[PlanProblem] = []
     by_field: dict[tuple[tuple[str, str, str, str], FieldPath], list[Marker]] = defaultdict(list)
     for marker in scan.markers:
         if live_refs is not None and marker.identity not in live:
@@ -119,7 +119,7 @@ def locate(
     for err in scan.errors:
         if err.identity is not None:
             bad_markers[err.identity].append(err)
-        errors.append(str(err))
+        errors.append(PlanProblem(kind=ProblemKind.UNUSABLE_SOURCE, message=str(err)))
 
     plain = _Plain(files, root) if source == "plain" else None
     tree: Tree | str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from writeback.model import Drift, FieldPath, Unresolved
+from writeback.model import Drift, FieldPath, PlanProblem, Unresolved
 
 
 class Transform(enum.StrEnum):
@@ -51,4 +51,4 @@ class Located:
 
     locations: tuple[Location, ...] = ()
     unresolved: tuple[Unresolved, ...] = ()
-    errors: tuple[str, ...] = ()  # source problems that are not tied to one drift (file and line named)
+    errors: tuple[PlanProblem, ...] = ()  # source problems that are not tied to one drift (file and line named)

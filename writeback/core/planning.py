@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.errors import PatchError
-from writeback.model import ABSENT, ChangeSet, Decision, Drift, FilePatch, Review, Unresolved
+from writeback.model import (
+    ABSENT,
+    ChangeSet,
+    Decision,
+    Drift,
+    FilePatch,
+    PlanProblem,
+    ProblemKind,
+    Review,
+    Unresolved,
+)
 from writeback.paths import format_path
 from writeback.yamledit import VerifyError, load_documents
 
@@ -25,7 +35,7 @@ from .applying import apply_location
 from .documents import is_yaml, lookup
 from .locations import Located, Location, Transform
 
-__all__ = ["Plan", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
+__all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
 
 # GitOps tracking metadata, first match wins: the app that deploys a live object.
 _TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
@@ -40,7 +50,7 @@ _TRACKING_LABELS = (
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
     changesets: tuple[ChangeSet, ...] = ()
-    errors: tuple[str, ...] = ()  # aborted change sets and source problems, each naming its file
+    errors: tuple[PlanProblem, ...] = ()  # aborted change sets and source problems, each naming its file
 
 
 def tracked_app(body: Mapping[str, Any]) -> str | None:
@@ -127,7 +137,7 @@ def _build(
     ignored: Sequence[Drift],
     files: Mapping[str, str],
     key: bytes | None,
-) -> tuple[ChangeSet, str | None]:
+) -> tuple[ChangeSet, PlanProblem | None]:
     texts = dict(files)
     failed: list[Unresolved] = []
     applied: list[Location] = []
@@ -136,7 +146,7 @@ def _build(
         try:
             apply_location(trial, loc)
         except VerifyError as e:
-            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), f"change set {cs_id} aborted: {e}"
+            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), _abort(cs_id, e)
         except PatchError as e:
             failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {e}"))
             continue
@@ -145,7 +155,7 @@ def _build(
     try:
         _verify(texts, files, applied)
     except PatchError as e:
-        return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), f"change set {cs_id} aborted: {e}"
+        return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), _abort(cs_id, e)
     patches = tuple(
         FilePatch(path=p, before=files.get(p), after=texts[p]) for p in sorted(texts) if files.get(p) != texts[p]
     )
@@ -160,6 +170,15 @@ def _build(
         ignored=tuple(ignored),
     )
     return cs, None
+
+
+def _abort(cs_id: str, error: Exception) -> PlanProblem:
+    return aborted(cs_id, str(error))
+
+
+def aborted(cs_id: str, why: str) -> PlanProblem:
+    """The problem of a change set that was not safe to write (it keeps its drifts, but no files)."""
+    return PlanProblem(kind=ProblemKind.ABORTED, message=f"change set {cs_id} aborted: {why}", changeset=cs_id)
 
 
 def _aborted(
@@ -206,7 +225,7 @@ def plan_changesets(
     if len(names) <= 1:
         return _plan_group(target=target, app=None, files=files, drifts=drifts, located=located, key=fingerprint_key)
     changesets: list[ChangeSet] = []
-    errors: list[str] = list(located.errors)
+    errors: list[PlanProblem] = list(located.errors)
     groups: list[str | None] = [*names, None]
     for app in groups:
         mine = [d for d in drifts if apps.get(d.resource.identity) == app]
@@ -230,7 +249,7 @@ def _plan_group(
     located: Located,
     key: bytes | None,
 ) -> Plan:
-    errors: list[str] = list(located.errors)
+    errors: list[PlanProblem] = list(located.errors)
     out: list[ChangeSet] = []
     ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING)]
     other = [_not_patched(d) for d in drifts if d.decision in (Decision.NEW, Decision.DELETED)]

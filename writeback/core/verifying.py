@@ -4,14 +4,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from writeback.model import ABSENT, Drift, ObjectRef, Op
+from writeback.model import ABSENT, Drift, FieldPath, ObjectRef, Op
 from writeback.paths import format_path
 
 from .documents import lookup
 
-__all__ = ["find_rendered", "mismatches"]
+__all__ = ["Mismatch", "find_rendered", "mismatches"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mismatch:
+    """A drift whose live value the rendered objects do not hold (``path`` None: its object is not rendered)."""
+
+    resource: ObjectRef
+    path: FieldPath | None
+    rendered: Any = ABSENT
+    live: Any = ABSENT
+
+    @property
+    def field(self) -> str:
+        """The resource and field, without values (safe for a PR body)."""
+        return f"{self.resource}: {format_path(self.path)}" if self.path is not None else str(self.resource)
+
+    def __str__(self) -> str:
+        if self.path is None:
+            return f"{self.resource}: not in the rendered output"
+        return f"{self.field} renders as {_show(self.rendered)}, live is {_show(self.live)}"
 
 
 def find_rendered(objects: Iterable[Mapping[str, Any]], ref: ObjectRef) -> Mapping[str, Any] | None:
@@ -38,18 +59,18 @@ def find_rendered(objects: Iterable[Mapping[str, Any]], ref: ObjectRef) -> Mappi
     return hashed
 
 
-def mismatches(objects: Sequence[Mapping[str, Any]], drifts: Iterable[Drift]) -> list[str]:
-    """One message per drift whose live value the rendered objects do not hold."""
-    out: list[str] = []
+def mismatches(objects: Sequence[Mapping[str, Any]], drifts: Iterable[Drift]) -> list[Mismatch]:
+    """One per drift whose live value the rendered objects do not hold."""
+    out: list[Mismatch] = []
     for d in drifts:
         obj = find_rendered(objects, d.resource)
         if obj is None:
-            out.append(f"{d.resource}: not in the rendered output")
+            out.append(Mismatch(resource=d.resource, path=None))
             continue
         got = lookup(obj, d.path)
         want = ABSENT if d.op is Op.REMOVE else d.live
         if not _same(got, want):
-            out.append(f"{d.resource}: {format_path(d.path)} renders as {_show(got)}, live is {_show(want)}")
+            out.append(Mismatch(resource=d.resource, path=d.path, rendered=got, live=want))
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -20,7 +20,7 @@ from writeback import config
 from writeback.core import breakglass as bg
 from writeback.errors import ClusterError, ConfigError, InputError, WritebackError
 from writeback.model import EnsureResult, ObjectRef, Outcome
-from writeback.pipeline.cycling import CycleOptions, run_cycle
+from writeback.pipeline.cycling import TargetRun
 
 log = logging.getLogger(__name__)
 
@@ -233,13 +233,11 @@ def expire_due(
     return out
 
 
-def cycle_backport(*, target: config.Target, options: CycleOptions) -> Backport:
-    """A backport that runs the ``run --once`` cycle of ``target`` with the record in the incident field."""
+def cycle_backport(run: TargetRun) -> Backport:
+    """A backport that runs the ``run --once`` cycle of a target with the record in the incident field."""
 
     def backport(item: Held) -> list[EnsureResult]:
-        given = options.incident or target.pull_request.incident
-        text = bg.incident_text(item.record, ref=item.ref)
-        return run_cycle(target, options=replace(options, incident=f"{given}; {text}" if given else text))
+        return run.with_incident(bg.incident_text(item.record, ref=item.ref)).run()
 
     return backport
 
@@ -255,16 +253,16 @@ def matching_target(item: Held, targets: Sequence[config.Target]) -> config.Targ
 
 
 def expire_for_targets(
-    *, objects: Objects, targets: Sequence[config.Target], options_for: Callable[[config.Target], CycleOptions],
+    *, objects: Objects, targets: Sequence[config.Target], run_for: Callable[[config.Target], TargetRun],
     now: datetime | None = None, namespace: str | None = None,
 ) -> list[Ended]:  # fmt: skip
     """``expire_due`` over a set of targets: each due record is backported with the target that names its object
-    (``argocd_application``/``flux_kustomization``) and that target's cycle options. (The service runs
+    (``argocd_application``/``flux_kustomization``) and that target's cycle. (The service runs
     ``expire_for_target`` per target instead, under that target's Lease.)"""
 
     def backport_for(item: Held) -> Backport | None:
         target = matching_target(item, targets)
-        return None if target is None else cycle_backport(target=target, options=options_for(target))
+        return None if target is None else cycle_backport(run_for(target))
 
     return expire_due(objects=objects, backport_for=backport_for, now=now, namespace=namespace)
 
@@ -326,14 +324,14 @@ def held_for_target(*, objects: Objects, target: config.Target) -> list[Held]:
 
 
 def expire_for_target(
-    *, objects: Objects, target: config.Target, options: CycleOptions, now: datetime | None = None,
-    keep_going: Callable[[], bool] | None = None,
+    *, objects: Objects, run: TargetRun, now: datetime | None = None, keep_going: Callable[[], bool] | None = None,
 ) -> TargetExpiry:  # fmt: skip
     """``end`` the records past their TTL on the objects ``target`` names, each backported by the target's cycle
     (``cycle_backport``) and restored only once its PR is ensured. Stops before the next record once
     ``keep_going`` says so (shutdown, lost Lease). No list call: only a GET per named object."""
     moment = now or now_utc()
-    found = held_for_target(objects=objects, target=target)
+    assert run.spec.target is not None
+    found = held_for_target(objects=objects, target=run.spec.target)
     ended: list[Ended] = []
     for item in found:
         if not item.record.expired(now=moment):
@@ -341,7 +339,7 @@ def expire_for_target(
         if keep_going is not None and not keep_going():
             break
         try:
-            ended.append(end(objects=objects, item=item, backport=cycle_backport(target=target, options=options)))
+            ended.append(end(objects=objects, item=item, backport=cycle_backport(run)))
         except WritebackError as e:
             ended.append(Ended(held=item, restored=False, failed=True, detail=f"{e}; auto-sync stays suspended"))
     return TargetExpiry(held=tuple(found), ended=tuple(ended))

@@ -7,52 +7,69 @@ forever. ``run_targets`` isolates targets: one target's hard error never blocks 
 from __future__ import annotations
 
 import logging
-import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from writeback import config
-from writeback.adapters.cluster import Cluster
-from writeback.adapters.forges.base import Forge, RetryPolicy
+from writeback.adapters.forges.base import Forge
 from writeback.adapters.forges.opening import git_token, open_forge, read_secret
 from writeback.adapters.gitrepo import GitAuth, GitRepo, Identity
-from writeback.adapters.templating import load_templates
-from writeback.core.rendering import RenderInput, render
 from writeback.errors import ConfigError, InputError, RateLimited, WritebackError
-from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome
-from writeback.pipeline.drift import DriftRequest
-from writeback.pipeline.plan import PlanOptions, PlanOutcome, plan_target
+from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, ProblemKind, ResultReason
+from writeback.pipeline.plan import PlanOutcome, plan_target
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
-from writeback.pipeline.verifying import dry_run_verifier
+from writeback.pipeline.pull_requests import PullRequestText
+from writeback.pipeline.targets import Edges, TargetSpec
+from writeback.pipeline.verifying import MARKERS_LINE, PREFIX, render_change_set, verification_line
 
 log = logging.getLogger(__name__)
 
 Verifier = Callable[[ChangeSet], str | None]
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+T = TypeVar("T", bound=_Named)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CycleOptions:
-    """How to run a cycle; the target's own settings come from ``config.Target``."""
+    """How to run one cycle; what to read and write is the ``TargetSpec``, the adapters are the ``Edges``."""
 
     workdir: Path  # clones live in workdir/<target>
     dry_run: bool = False
-    live_path: Path | None = None  # offline: a dump of live objects instead of the cluster
-    cluster: Cluster | None = None
-    cluster_name: str = ""
-    incident: str | None = None
-    policy: RetryPolicy | None = None  # None: from the target's forge.max_wait_seconds
-    forge: Forge | None = None  # None: opened from the target's forge config
-    verifier: Verifier | None = None  # the server-side dry-run line for a change set's PR body
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    verifier: Verifier | None = None  # the server-side dry-run line for a change set's PR body (default: built in)
     # service mode (writeback.service): captured hotfixes the controller reverted, a hook for metrics, and
     # the safe-point check (False once shutting down or the target's Lease was lost: nothing is pushed)
     hotfixes: Callable[[], tuple[CapturedHotfix, ...]] | None = None
     on_plan: Callable[[PlanOutcome], None] | None = None
     keep_going: Callable[[], bool] | None = None
     on_stage: Callable[[str], None] | None = None  # progress: "clone", "snapshot and plan", "publish"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetRun:
+    """One target's cycle, ready to run: its spec, its edges and the cycle's options (the service and break-glass
+    hand these around)."""
+
+    spec: TargetSpec
+    edges: Edges
+    options: CycleOptions
+
+    def run(self) -> list[EnsureResult]:
+        return run_cycle(self.spec, edges=self.edges, options=self.options)
+
+    def with_incident(self, text: str) -> TargetRun:
+        """The same run with ``text`` added to the PR's incident field (break-glass records)."""
+        given = self.spec.incident
+        return replace(self, spec=replace(self.spec, incident=f"{given}; {text}" if given else text))
 
 
 @contextmanager
@@ -73,54 +90,28 @@ def _git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) -
     yield GitAuth(username=cred[0], token=cred[1]) if cred else GitAuth()
 
 
-def _request(target: config.Target, repo: Path) -> DriftRequest:
-    return DriftRequest(
-        repo=repo,
-        path=target.path,
-        namespaces=(target.namespace,) if target.namespace else (),
-        selectors=target.selectors,
-        revision=target.revision,
-        argocd_application=target.argocd_application,
-        flux_kustomization=target.flux_kustomization,
-        policy=target.policy,
-        ignore=target.ignore,
-    )
-
-
-def _fingerprint_key(target: config.Target, environ: Mapping[str, str]) -> bytes | None:
-    ref = target.pull_request.fingerprint_key
-    if ref is None:
-        return None
-    return read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key", environ=environ).encode()
-
-
-def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureResult]:
+def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[EnsureResult]:
     """Snapshot, plan, push and ensure the PRs of one target. Raises WritebackError on a target-wide failure."""
-    if target.forge is None and options.forge is None:
+    target = spec.target
+    if target is None:
+        raise ConfigError(f"target {spec.name}: run needs a repository and a forge (repo_url, forge)")
+    if target.forge is None and edges.forge is None:
         raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
-    forge = options.forge
+    forge = edges.forge
     if forge is None:
         assert target.forge is not None
         forge = open_forge(
-            target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=options.policy,
-            environ=options.environ,
+            target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=edges.retry,
+            environ=edges.environ,
         )  # fmt: skip
+    stage = options.on_stage or (lambda _: None)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
-    with _git_auth(target, forge, options.environ) as auth:
+    with _git_auth(target, forge, edges.environ) as auth:
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
-        if options.on_stage is not None:
-            options.on_stage("clone")
+        stage("clone")
         base_sha = repo.sync(base=target.base)
-        if options.on_stage is not None:
-            options.on_stage("snapshot and plan")
-        plan_options = PlanOptions(
-            target=target.name, source=target.source, edit_base=target.edit_base,
-            fingerprint_key=_fingerprint_key(target, options.environ),
-        )  # fmt: skip
-        outcome = plan_target(
-            request=_request(target, repo.workdir), options=plan_options, cluster=options.cluster,
-            live_path=options.live_path,
-        )  # fmt: skip
+        stage("snapshot and plan")
+        outcome = plan_target(spec=spec, repo=repo.workdir, edges=edges)
         if options.on_plan is not None:
             options.on_plan(outcome)
         if options.keep_going is not None and not options.keep_going():  # a safe point: nothing pushed yet
@@ -128,45 +119,56 @@ def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureRes
             return [EnsureResult(outcome=Outcome.SKIPPED, target=target.name, detail="stopped before publishing")]
         hotfixes = options.hotfixes() if options.hotfixes is not None else ()
         problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
-        problems += list(outcome.plan.errors)
+        problems += [str(e) for e in outcome.plan.errors]
         for p in problems:
             log.warning("target %s: %s", target.name, p)
-        if options.on_stage is not None:
-            options.on_stage("publish")
-        templates = load_templates(override_dir=target.pull_request.templates_dir)
-        verifier = options.verifier
-        if verifier is None and options.cluster is not None:
-            verifier = dry_run_verifier(
-                cluster=options.cluster, repo=repo.workdir, path=target.path, source=outcome.source,
-                default_namespace=target.namespace,
-            )  # fmt: skip
-        pubs = []
-        for cs in outcome.plan.changesets:
-            data = RenderInput(
-                change_set=cs, cluster=options.cluster_name or target.cluster or "", base=target.base,
-                platform=forge.kind, body_limit=forge.body_limit,
-                incident=options.incident or target.pull_request.incident,
-                verification=verifier(cs) if verifier and cs.files else None,
-                security_labels=target.pull_request.security_labels, hotfixes=hotfixes,
-            )  # fmt: skip
-            pubs.append(Publication(change_set=cs, rendered=render(templates=templates, data=data)))
+        stage("publish")
+        text = PullRequestText.for_spec(spec, cluster_name=edges.cluster_name, platform=forge.kind)
+        verify = options.verifier or _verifier(spec=spec, edges=edges, outcome=outcome, repo=repo.workdir)
+        pubs = [
+            Publication(
+                change_set=cs,
+                rendered=text.render(cs, verification=verify(cs) if verify and cs.files else None, hotfixes=hotfixes),
+            )
+            for cs in outcome.plan.changesets
+        ]
         settings = PublishSettings.from_target(target, dry_run=options.dry_run)
         publisher = Publisher(forge=forge, repo=repo, base_sha=base_sha, settings=settings)
         results = publish(publisher=publisher, publications=pubs, retire=not problems)
     if problems:
         detail = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
-        bad_input = {"input_error": True} if not outcome.plan.errors else {}  # only unusable files or resources
+        aborted = any(e.kind is ProblemKind.ABORTED for e in outcome.plan.errors)
         results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=f"plan problems: {detail}",
-                                    extra=bad_input))  # fmt: skip
+                                    reason=None if aborted else ResultReason.BAD_INPUT))  # fmt: skip
     return results
 
 
-def run_targets(
-    targets: Sequence[config.Target], *, cycle: Callable[[config.Target], list[EnsureResult]]
-) -> list[EnsureResult]:
+def _verifier(*, spec: TargetSpec, edges: Edges, outcome: PlanOutcome, repo: Path) -> Verifier | None:
+    """The PR body's server-side verification line, from the change set's one rendering (None offline)."""
+    cluster = edges.cluster
+    if cluster is None:
+        return None
+
+    def verify(cs: ChangeSet) -> str:
+        if outcome.source == "markers":
+            return MARKERS_LINE
+        objects = outcome.rendered.get(cs.id)
+        if objects is None:
+            try:
+                objects = render_change_set(cs, repo=repo, path=spec.path, source=outcome.source,
+                                            binary=edges.kustomize)  # fmt: skip
+            except WritebackError as e:
+                log.warning("change set %s: cannot render the patched manifests: %s", cs.id, e)
+                return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
+        return verification_line(cluster=cluster, cs=cs, objects=objects, default_namespace=spec.default_namespace)
+
+    return verify
+
+
+def run_targets(targets: Sequence[T], *, cycle: Callable[[T], list[EnsureResult]]) -> list[EnsureResult]:
     """Run every target; a hard error becomes a FAILED result, a rate limit a SKIPPED one, and the rest go on.
 
-    A FAILED result caused by bad input (config, flags, files) has ``extra["input_error"]``.
+    A FAILED result caused by bad input (config, flags, files) has the reason ``BAD_INPUT``.
     """
     results: list[EnsureResult] = []
     for target in targets:
@@ -174,11 +176,11 @@ def run_targets(
             results.extend(cycle(target))
         except RateLimited as e:
             results.append(EnsureResult(outcome=Outcome.SKIPPED, target=target.name, detail=str(e),
-                                        extra={"rate_limited": True}))  # fmt: skip
+                                        reason=ResultReason.RATE_LIMITED))  # fmt: skip
         except WritebackError as e:
             log.error("target %s failed: %s", target.name, e)
-            extra = {"input_error": True} if isinstance(e, InputError) else {}
-            results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=str(e), extra=extra))
+            reason = ResultReason.BAD_INPUT if isinstance(e, InputError) else None
+            results.append(EnsureResult(outcome=Outcome.FAILED, target=target.name, detail=str(e), reason=reason))
         except Exception as e:  # a bug or an unwrapped library error in one target never stops the others
             log.error("target %s failed unexpectedly: %s: %s", target.name, type(e).__name__, e,
                       exc_info=log.isEnabledFor(logging.DEBUG))  # fmt: skip

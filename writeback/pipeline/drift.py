@@ -4,7 +4,7 @@ Revision order: ``--revision`` (explicit), else the Argo CD Application's ``stat
 Flux Kustomization's ``status.lastAppliedRevision``, else HEAD. When the working tree (HEAD) differs from the
 compared revision, its objects are passed along so that fields the head changed are "pending sync".
 
-Desired objects come from ONE place, ``_load``, for ``diff``, ``plan`` and ``run``: the YAML files under the
+Desired objects come from ONE place, ``_Loader``, for ``diff``, ``plan`` and ``run``: the YAML files under the
 path (plain, markers), or the real ``kustomize build`` of the path (kustomize), at the compared revision and at
 the head alike. A Kustomize overlay is built in a checkout of the whole repo, since it reaches ``../../base``.
 """
@@ -14,13 +14,13 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters import revisions
-from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
+from writeback.adapters.cluster import Cluster
 from writeback.adapters.files import (
     LoadResult,
     NamespaceDefaults,
@@ -33,7 +33,6 @@ from writeback.adapters.files import (
     with_default_namespace,
 )
 from writeback.adapters.files import read_manifests as _read_manifests
-from writeback.config import IgnoreRule, Policy, Selector
 from writeback.core.engine import (
     DriftReport,
     EngineOptions,
@@ -47,27 +46,9 @@ from writeback.core.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject, ObjectRef
 from writeback.pipeline import gitops, snapshots
+from writeback.pipeline.targets import Edges, TargetSpec
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DriftRequest:
-    """What to compare. Built from CLI flags or from a config target."""
-
-    repo: Path
-    path: str = "."
-    namespaces: tuple[str, ...] = ()
-    selectors: tuple[Selector, ...] = ()
-    revision: str | None = None
-    argocd_application: str | None = None  # NAMESPACE/NAME
-    flux_kustomization: str | None = None  # NAMESPACE/NAME
-    policy: Policy = field(default_factory=Policy)
-    ignore: tuple[IgnoreRule, ...] = ()
-    page_size: int = DEFAULT_PAGE_SIZE
-    fingerprint_key: bytes | None = None  # HMAC key for sensitive values (see EngineOptions)
-    source: SourceKind | None = None  # None: kustomize if ``path`` holds a kustomization, else plain
-    kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,10 +73,11 @@ class _GitSide:
     notes: tuple[str, ...]
 
 
-def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: Path | None = None) -> Detection:
-    """Compare live (``cluster``, or the dump at ``live_path`` for offline mode) with Git."""
+def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
+    """Compare live (``edges.cluster``, or the dump at ``edges.live_path`` offline) with Git in ``repo``."""
+    cluster, live_path = edges.cluster, edges.live_path
     if (cluster is None) == (live_path is None):
-        raise ValueError("detect needs exactly one of cluster or live_path")
+        raise ValueError("detect needs exactly one of a cluster or a live dump")
     dump: tuple[LiveObject, ...] = ()
     problems: list[Problem] = []
     if live_path is not None:
@@ -106,38 +88,39 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         assert cluster is not None
         c = cluster
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
-    state = _controller_state(request=request, get=get)
+    state = _controller_state(spec=spec, get=get)
     namespaced = _namespaced_fn(cluster)
     if cluster is None:  # offline: a CRD in the dump scopes its kind
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
-    request = replace(request, source=resolve_source(repo=request.repo, path=request.path, source=request.source))
-    git = _git_side(request=request, state=state, namespaced=namespaced)
+    source = resolve_source(repo=repo, path=spec.path, source=spec.source)
+    load = _Loader(repo=repo, path=spec.path, source=source, kustomize=edges.kustomize)
+    git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
     problems.extend(git.problems)
     desired = git.desired
     if cluster is None:  # dumped objects without a namespace get the one Git's get (CRDs in Git scope theirs)
-        fallback = NamespaceDefaults(application=state.namespace, flag=next(iter(request.namespaces), None)).fallback
+        fallback = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace).fallback
         scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
         dump = with_default_namespace(dump, namespaced=scoped, fallback=fallback)
-    if not request.policy.include_secrets:
+    if not spec.policy.include_secrets:
         desired = tuple(d for d in desired if not (d.ref.api_version == "v1" and d.ref.kind == "Secret"))
     scopes = snapshots.scopes_for(
         desired=desired,
-        selectors=request.selectors,
-        namespaces=request.namespaces,
-        include_secrets=request.policy.include_secrets,
+        selectors=spec.selectors,
+        namespaces=spec.namespaces,
+        include_secrets=spec.policy.include_secrets,
     )
-    if request.selectors:
+    if spec.selectors:
         kept = snapshots.filter_desired(objects=desired, scopes=scopes)
         if len(kept) < len(desired):
             git_notes = (*git.notes, f"{len(desired) - len(kept)} Git resource(s) outside the selectors not compared")
             git = replace(git, notes=git_notes)
         desired = kept
     options = EngineOptions(
-        policy=request.policy,
-        ignore=request.ignore,
+        policy=spec.policy,
+        ignore=spec.ignore,
         offline=cluster is None,
         argocd_ignore=state.ignore_differences,
-        fingerprint_key=request.fingerprint_key,
+        fingerprint_key=spec.fingerprint_key,
     )
     notes = list(git.notes)
     dry_run: dict[tuple[str, str, str, str], DryRun] | None = None
@@ -145,7 +128,7 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
     if cluster is None:
         live = snapshots.filter_dump(objects=dump, scopes=scopes)
     else:
-        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=request.page_size)
+        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
         live = snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
@@ -169,7 +152,7 @@ def detect(*, request: DriftRequest, cluster: Cluster | None = None, live_path: 
         live=tuple(live),
         problems=tuple(problems),
         revision_source=git.source,
-        source=request.source or "plain",
+        source=source,
     )
 
 
@@ -180,20 +163,28 @@ def resolve_source(*, repo: Path, path: str, source: SourceKind | None = None) -
     return "kustomize" if kustomize_cli.kustomization_file(repo / path) is not None else "plain"
 
 
-def _load(
-    *, root: Path, request: DriftRequest, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
-) -> LoadResult[DesiredObject]:
-    """Git's desired objects in the tree at ``root``: the files under the path, or what kustomize renders."""
-    if request.source == "kustomize":
-        return kustomize_cli.read_rendered(
-            root=root,
-            path=request.path,
-            namespaces=namespaces,
-            namespaced=namespaced,
-            binary=request.kustomize,
-            where=where,
-        )
-    return _read_manifests(root=root, path=request.path, namespaces=namespaces, namespaced=namespaced)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Loader:
+    """Git's desired objects in a tree: the files under the path, or what kustomize renders of it."""
+
+    repo: Path
+    path: str
+    source: SourceKind
+    kustomize: Path | None
+
+    def __call__(
+        self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
+    ) -> LoadResult[DesiredObject]:
+        if self.source == "kustomize":
+            return kustomize_cli.read_rendered(
+                root=root,
+                path=self.path,
+                namespaces=namespaces,
+                namespaced=namespaced,
+                binary=self.kustomize,
+                where=where,
+            )
+        return _read_manifests(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced)
 
 
 def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
@@ -211,46 +202,46 @@ def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
     return ask
 
 
-def _controller_state(*, request: DriftRequest, get: gitops.Getter) -> gitops.ControllerState:
-    if request.argocd_application:
-        return gitops.read_argocd(application=request.argocd_application, get=get)
-    if request.flux_kustomization:
-        return gitops.read_flux(kustomization=request.flux_kustomization, get=get)
+def _controller_state(*, spec: TargetSpec, get: gitops.Getter) -> gitops.ControllerState:
+    if spec.argocd_application:
+        return gitops.read_argocd(application=spec.argocd_application, get=get)
+    if spec.flux_kustomization:
+        return gitops.read_flux(kustomization=spec.flux_kustomization, get=get)
     return gitops.ControllerState()
 
 
-def _git_side(*, request: DriftRequest, state: gitops.ControllerState, namespaced: NamespacedFn) -> _GitSide:
-    ns = NamespaceDefaults(application=state.namespace, flag=request.namespaces[0] if request.namespaces else None)
+def _git_side(*, spec: TargetSpec, load: _Loader, state: gitops.ControllerState, namespaced: NamespacedFn) -> _GitSide:
+    ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
 
-    def load(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
-        res = _load(root=root, request=request, namespaces=ns, namespaced=namespaced, where=where)
+    def read(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
+        res = load(root, namespaces=ns, namespaced=namespaced, where=where)
         return res.objects, res.problems
 
-    repo = request.repo
-    wanted, source = (request.revision, "--revision") if request.revision else (state.revision, state.source)
+    repo = load.repo
+    wanted, source = (spec.revision, "--revision") if spec.revision else (state.revision, state.source)
     head = revisions.head_commit(repo) if revisions.is_git_repo(repo) else None
     if head is None:
         if wanted:
             raise InputError(f"{repo}: not a git repository, cannot compare at revision {wanted!r}")
-        objs, problems = load(repo)
+        objs, problems = read(repo)
         note = f"{repo} is not a git repository: compared with the files as they are"
         return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
-    rendered = request.source == "kustomize"  # the overlay may reach anywhere in the repo (../../base)
-    scope = "." if rendered else request.path
+    rendered = load.source == "kustomize"  # the overlay may reach anywhere in the repo (../../base)
+    scope = "." if rendered else spec.path
     dirty = revisions.is_dirty(repo, path=scope)
     commit = revisions.resolve_commit(repo, wanted) if wanted else head
     if not wanted:
         source = "HEAD (no applied revision known)"
     if commit == head and not dirty:
-        objs, problems = load(repo)
+        objs, problems = read(repo)
         return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
     with revisions.checkout(repo, commit, path=scope) as tree:
-        objs, problems = load(tree, f" (at the compared revision {commit[:12]})")
-    head_objs, head_problems = load(repo)  # the head's problems would repeat or are about unapplied commits
+        objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
+    head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
     notes: list[str] = []
     if rendered and head_problems:
         why = "; ".join(str(p) for p in head_problems)
-        notes.append(f"kustomize build of {request.path} at the head failed ({why}): its resources count as pending")
+        notes.append(f"kustomize build of {spec.path} at the head failed ({why}): its resources count as pending")
     if commit != head:
         notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
     if dirty:

@@ -10,34 +10,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from writeback.adapters import kustomize as kustomize_cli
-from writeback.adapters.cluster import Cluster
 from writeback.adapters.repotexts import read_texts
 from writeback.core.documents import normdir
 from writeback.core.kustomizing import find_kustomization
 from writeback.core.locating import SourceKind, locate
 from writeback.core.planning import Plan, plan_changesets, tracked_app
-from writeback.core.verifying import mismatches
-from writeback.errors import PatchError, ToolMissing
 from writeback.model import ChangeSet, Drift, ObjectRef
-from writeback.pipeline.drift import Detection, DriftRequest, detect
+from writeback.pipeline.drift import Detection, detect
+from writeback.pipeline.targets import Edges, TargetSpec
+from writeback.pipeline.verifying import Rendered, check_rendered, render_change_set
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PlanOptions", "PlanOutcome", "plan_files", "plan_target", "source_kind"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanOptions:
-    target: str
-    source: SourceKind | None = None  # None: kustomize if the path has a kustomization, else plain
-    edit_base: bool = False
-    fingerprint_key: bytes | None = None
-    verify: bool = True  # Kustomize targets: render the patched overlay with the real kustomize
-    kustomize: Path | None = None  # the binary (default: $WRITEBACK_KUSTOMIZE or PATH)
+__all__ = ["PlanOutcome", "plan_files", "plan_target", "source_kind"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +34,9 @@ class PlanOutcome:
     source: SourceKind
     detection: Detection | None = None
     notes: tuple[str, ...] = ()
+    # Each change set's patched manifests, rendered once (Kustomize: ``kustomize build``), by change set id: the
+    # abort check used them, and the PR's verification line uses them.
+    rendered: Mapping[str, Rendered] = field(default_factory=dict)
 
 
 def source_kind(files: Mapping[str, str], path: str) -> SourceKind:
@@ -55,93 +46,58 @@ def source_kind(files: Mapping[str, str], path: str) -> SourceKind:
 def plan_files(
     *,
     files: Mapping[str, str],
-    path: str,
     drifts: Sequence[Drift],
-    options: PlanOptions,
-    default_namespace: str | None = None,
+    spec: TargetSpec,
+    source: SourceKind | None = None,
     live_refs: Collection[ObjectRef] | None = None,
     apps: Mapping[tuple[str, str, str, str], str] | None = None,
     repo: Path | None = None,
+    kustomize: Path | None = None,
 ) -> PlanOutcome:
-    """Locate and plan over given repo texts; with ``repo`` and a Kustomize source, verify by rendering."""
-    source = options.source or source_kind(files, path)
+    """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a Kustomize source is verified by
+    rendering each change set with the real kustomize (``kustomize``: the binary). ``source``: as detected, else
+    the spec's, else kustomize when the path holds a kustomization."""
+    path = spec.path
+    source = source or spec.source or source_kind(files, path)
     located = locate(
         files=files,
         root=normdir(path),
         source=source,
         drifts=drifts,
-        edit_base=options.edit_base,
-        default_namespace=default_namespace,
+        edit_base=spec.edit_base,
+        default_namespace=spec.default_namespace,
         live_refs=live_refs,
     )
     plan = plan_changesets(
-        target=options.target,
+        target=spec.name,
         files=files,
         drifts=drifts,
         located=located,
         apps=apps,
-        fingerprint_key=options.fingerprint_key,
+        fingerprint_key=spec.fingerprint_key,
     )
-    if source == "kustomize" and options.verify and repo is not None:
-        plan = verify_kustomize(plan, repo=repo, path=path, binary=options.kustomize)
-    return PlanOutcome(plan=plan, source=source)
+    rendered: dict[str, Rendered] = {}
+    if source == "kustomize" and repo is not None:
+        kind = source
+
+        def render(cs: ChangeSet) -> Rendered:
+            return render_change_set(cs, repo=repo, path=path, source=kind, binary=kustomize)
+
+        plan, rendered = check_rendered(plan, render=render)
+    return PlanOutcome(plan=plan, source=source, rendered=rendered)
 
 
-def verify_kustomize(plan: Plan, *, repo: Path, path: str, binary: Path | None = None) -> Plan:
-    """Abort a change set whose patched overlay does not render the live values of its located drifts."""
-    from ruamel.yaml import YAML
-
-    out: list[ChangeSet] = []
-    errors = list(plan.errors)
-    for cs in plan.changesets:
-        if not cs.files:
-            out.append(cs)
-            continue
-        try:
-            text = kustomize_cli.build_patched(
-                repo, path=path, changes={f.path: f.after for f in cs.files}, binary=binary
-            )
-        except ToolMissing:
-            raise
-        except PatchError as e:
-            errors.append(f"change set {cs.id} aborted: the patched overlay does not build: {e}")
-            out.append(replace(cs, files=()))
-            continue
-        objects = [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
-        unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
-        checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
-        wrong = mismatches(objects, checked)
-        if wrong:
-            errors.append(f"change set {cs.id} aborted: kustomize build of the patch disagrees: " + "; ".join(wrong))
-            out.append(replace(cs, files=()))
-        else:
-            out.append(cs)
-    return Plan(changesets=tuple(out), errors=tuple(errors))
-
-
-def plan_target(
-    *,
-    request: DriftRequest,
-    options: PlanOptions,
-    cluster: Cluster | None = None,
-    live_path: Path | None = None,
-) -> PlanOutcome:
+def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     """Detect drift for one target and plan its change sets over the repo's working tree."""
-    request = replace(
-        request, source=options.source or request.source, kustomize=options.kustomize or request.kustomize
-    )
-    if options.fingerprint_key is not None and request.fingerprint_key is None:
-        request = replace(request, fingerprint_key=options.fingerprint_key)
-    detection = detect(request=request, cluster=cluster, live_path=live_path)
-    files = read_texts(request.repo)
+    detection = detect(spec=spec, repo=repo, edges=edges)
     outcome = plan_files(
-        files=files,
-        path=request.path,
+        files=read_texts(repo),
         drifts=detection.report.drifts,
-        options=replace(options, source=detection.source),
-        default_namespace=request.namespaces[0] if request.namespaces else None,
+        spec=spec,
+        source=detection.source,
         live_refs=[o.ref for o in detection.live],
         apps={o.ref.identity: app for o in detection.live if (app := tracked_app(o.body)) is not None},
-        repo=request.repo,
+        repo=repo,
+        kustomize=edges.kustomize,
     )
     return replace(outcome, detection=detection)

@@ -22,7 +22,7 @@ from writeback.adapters.forges.base import Forge, PRInfo, PRState
 from writeback.adapters.gitrepo import GitRepo, PushStatus
 from writeback.core.rendering import Rendered
 from writeback.errors import GitError, RateLimited, WritebackError
-from writeback.model import ChangeSet, EnsureResult, Outcome, PullRequestSpec, Review
+from writeback.model import ChangeSet, EnsureResult, Outcome, PullRequestSpec, ResultReason, Review
 from writeback.paths import format_path
 from writeback.prmarkers import comment_marker
 
@@ -84,18 +84,26 @@ class Publisher:
 
 
 def _result(
-    pub: Publisher, cs_id: str, outcome: Outcome, pr: PRInfo | None, detail: str, **extra: object
+    pub: Publisher,
+    cs_id: str,
+    outcome: Outcome,
+    pr: PRInfo | None,
+    detail: str,
+    *,
+    head: str | None = None,
+    reason: ResultReason | None = None,
 ) -> EnsureResult:
     if pub.settings.dry_run:
         detail = f"dry run: {detail}"
-    info = {"pr": pr.number} if pr else {}
     return EnsureResult(
         outcome=outcome,
         target=pub.settings.target,
         changeset_id=cs_id,
         url=pr.url if pr else None,
         detail=detail,
-        extra={**info, **extra},
+        pr=pr.number if pr else None,
+        head=head,
+        reason=reason,
     )
 
 
@@ -165,7 +173,14 @@ def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: S
         "this branch. The live drift changed since; merge or close this, and writeback opens a fresh one."
     )
     comment_once(forge=pub.forge, number=pr.number, kind="human-commits", key=head, text=text, dry_run=False)
-    return _result(pub, cs_id, Outcome.SKIPPED, pr, "a person committed to the bot branch; not updating", human=True)
+    return _result(
+        pub,
+        cs_id,
+        Outcome.SKIPPED,
+        pr,
+        "a person committed to the bot branch; not updating",
+        reason=ResultReason.PERSON_COMMITTED,
+    )
 
 
 def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
@@ -209,7 +224,7 @@ def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
         dry_run=pub.settings.dry_run,
     )  # fmt: skip
     return _result(pub, cs.id, Outcome.SKIPPED, merged, f"persistent drift after merge of #{merged.number}",
-                   persistent_drift=True)  # fmt: skip
+                   reason=ResultReason.PERSISTENT_DRIFT)  # fmt: skip
 
 
 def _foreign_commits(pub: Publisher, branch: str) -> tuple[str, ...]:
@@ -273,7 +288,9 @@ def publish(*, publisher: Publisher, publications: Sequence[Publication], retire
         try:
             results.append(ensure_change_set(publisher=publisher, publication=p))
         except RateLimited as e:
-            results.append(_result(publisher, p.change_set.id, Outcome.SKIPPED, None, str(e), rate_limited=True))
+            results.append(
+                _result(publisher, p.change_set.id, Outcome.SKIPPED, None, str(e), reason=ResultReason.RATE_LIMITED)
+            )
             return results
         except WritebackError as e:
             log.warning("target %s, change set %s: %s", publisher.settings.target, p.change_set.id, e)
@@ -284,5 +301,5 @@ def publish(*, publisher: Publisher, publications: Sequence[Publication], retire
         try:
             results.extend(retire_stale(publisher=publisher, keep=keep))
         except RateLimited as e:
-            results.append(_result(publisher, "", Outcome.SKIPPED, None, str(e), rate_limited=True))
+            results.append(_result(publisher, "", Outcome.SKIPPED, None, str(e), reason=ResultReason.RATE_LIMITED))
     return results

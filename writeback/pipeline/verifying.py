@@ -1,13 +1,20 @@
-"""The verification line of a PR body: a server-side dry-run apply of the patched manifests against live.
+"""Verification of a change set, from ONE rendering of its patched manifests.
 
-Expected: the API server would store the written-back fields exactly as they are live (no change).
-Sensitive fields are not compared, and no value is ever put in the line (it goes into the PR body).
+``render_change_set`` renders what merging the change set would apply: ``kustomize build`` of the patched overlay,
+or the documents of the patched files. ``plan`` renders each change set once (``PlanOutcome.rendered``) and uses
+that rendering twice:
+
+- ``check_rendered``: a change set whose rendering does not hold the live values of its drifts is aborted;
+- ``verification_line``: the PR body's line, a server-side dry-run apply of the rendered objects against live.
+  Expected: the API server would store the written-back fields exactly as they are live (no change). Sensitive
+  fields are not compared, and no value is ever put in the line (it goes into the PR body).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,64 +23,91 @@ from ruamel.yaml.error import YAMLError
 
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.cluster import Cluster
+from writeback.core.planning import Plan, aborted
 from writeback.core.verifying import find_rendered, mismatches
-from writeback.errors import WritebackError
+from writeback.errors import PatchError, ToolMissing, WritebackError
+from writeback.manifests import expand_lists
 from writeback.model import ChangeSet, Decision
 
 log = logging.getLogger(__name__)
 
 PREFIX = "Server-side dry-run apply of the patched manifests against the live cluster"
 
+Rendered = tuple[Mapping[str, Any], ...]
 
-def _objects(cs: ChangeSet, *, repo: Path, path: str, source: str) -> list[Mapping[str, Any]]:
+
+def render_change_set(cs: ChangeSet, *, repo: Path, path: str, source: str, binary: Path | None = None) -> Rendered:
+    """The objects merging ``cs`` would apply (raises PatchError when the patched overlay does not build)."""
     if source == "kustomize":
-        text = kustomize_cli.build_patched(repo, path=path, changes={f.path: f.after for f in cs.files})
-        docs = list(YAML(typ="safe", pure=True).load_all(text))
+        text = kustomize_cli.build_patched(repo, path=path, changes={f.path: f.after for f in cs.files}, binary=binary)
     else:
-        docs = [d for f in cs.files for d in YAML(typ="safe", pure=True).load_all(f.after)]
-    out: list[Mapping[str, Any]] = []
-    for d in docs:
-        if isinstance(d, dict) and d.get("kind") == "List":
-            out.extend(i for i in d.get("items") or [] if isinstance(i, dict))
-        elif isinstance(d, dict):
-            out.append(d)
-    return out
+        text = "\n---\n".join(f.after for f in cs.files)
+    try:
+        docs = list(YAML(typ="safe", pure=True).load_all(text))
+    except YAMLError as e:
+        raise PatchError(f"the patched manifests do not parse: {e}") from e
+    return tuple(expand_lists(docs))
 
 
-def dry_run_verifier(
-    *, cluster: Cluster, repo: Path, path: str, source: str, default_namespace: str | None = None
-) -> Callable[[ChangeSet], str]:
-    """A function giving the verification line of a change set (it never raises: failures are the line)."""
-
-    def verify(cs: ChangeSet) -> str:
-        if source == "markers":
-            return f"{PREFIX}: not run (the change edits chart values, not manifests)."
-        drifts = [
-            d for d in cs.drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG) and not d.sensitive
-        ]  # fmt: skip
-        if not drifts:
-            return f"{PREFIX}: nothing to compare."
+def check_rendered(plan: Plan, *, render: Any) -> tuple[Plan, dict[str, Rendered]]:
+    """Render each change set that changes files once (``render(cs)``), and abort the ones whose rendering does not
+    hold the live values of their located drifts. Returns the plan and the renderings by change set id."""
+    out: list[ChangeSet] = []
+    errors = list(plan.errors)
+    rendered: dict[str, Rendered] = {}
+    for cs in plan.changesets:
+        if not cs.files:
+            out.append(cs)
+            continue
         try:
-            objects = _objects(cs, repo=repo, path=path, source=source)
-            applied = []
-            for ref in {d.resource for d in drifts}:
-                obj = find_rendered(objects, ref)
-                if obj is None:
-                    continue
-                body = dict(obj)
-                meta = dict(body.get("metadata") or {})
-                if not meta.get("namespace") and (ref.namespace or default_namespace):
-                    meta["namespace"] = ref.namespace or default_namespace
-                body["metadata"] = meta
-                applied.append(cluster.dry_run_apply(body=body))
-            wrong = mismatches(applied, drifts)
-        except (WritebackError, YAMLError) as e:
-            log.warning("change set %s: dry-run verification failed: %s", cs.id, e)
-            return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
+            objects = render(cs)
+        except ToolMissing:
+            raise
+        except PatchError as e:
+            errors.append(aborted(cs.id, f"the patched overlay does not build: {e}"))
+            out.append(replace(cs, files=()))
+            continue
+        unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
+        checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
+        wrong = mismatches(objects, checked)
         if wrong:
-            fields = "; ".join(w.split(" renders as ")[0].split(": not in")[0] for w in wrong[:5])
-            return f"{PREFIX}: {len(wrong)} of {len(drifts)} written-back fields would differ from live ({fields})."
-        n = len(drifts)
-        return f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live)."
+            why = "kustomize build of the patch disagrees: " + "; ".join(str(w) for w in wrong)
+            errors.append(aborted(cs.id, why))
+            out.append(replace(cs, files=()))
+            continue
+        rendered[cs.id] = objects
+        out.append(cs)
+    return Plan(changesets=tuple(out), errors=tuple(errors)), rendered
 
-    return verify
+
+def verification_line(
+    *, cluster: Cluster, cs: ChangeSet, objects: Sequence[Mapping[str, Any]], default_namespace: str | None = None
+) -> str:
+    """The PR body's verification line for ``cs`` rendered as ``objects`` (it never raises: failures are the line)."""
+    drifts = [d for d in cs.drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG) and not d.sensitive]
+    if not drifts:
+        return f"{PREFIX}: nothing to compare."
+    try:
+        applied = []
+        for ref in {d.resource for d in drifts}:
+            obj = find_rendered(objects, ref)
+            if obj is None:
+                continue
+            body = dict(obj)
+            meta = dict(body.get("metadata") or {})
+            if not meta.get("namespace") and (ref.namespace or default_namespace):
+                meta["namespace"] = ref.namespace or default_namespace
+            body["metadata"] = meta
+            applied.append(cluster.dry_run_apply(body=body))
+        wrong = mismatches(applied, drifts)
+    except WritebackError as e:
+        log.warning("change set %s: dry-run verification failed: %s", cs.id, e)
+        return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
+    if wrong:
+        fields = "; ".join(w.field for w in wrong[:5])
+        return f"{PREFIX}: {len(wrong)} of {len(drifts)} written-back fields would differ from live ({fields})."
+    n = len(drifts)
+    return f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live)."
+
+
+MARKERS_LINE = f"{PREFIX}: not run (the change edits chart values, not manifests)."

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
-from writeback import config as cfg
 from writeback.adapters.controllers import ControllerObjects
 from writeback.core import breakglass as bg
 from writeback.errors import WritebackError
 from writeback.model import ObjectRef
 from writeback.pipeline import breakglass as flow
-from writeback.pipeline.cycling import CycleOptions
+from writeback.pipeline.cycling import TargetRun
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +50,10 @@ class CountedObjects:
         return self._objects.json_patch(ref=ref, ops=ops, field_manager=field_manager)
 
 
-def check(
-    *, objects: flow.Objects, target: cfg.Target, options: CycleOptions, keep_going: Callable[[], bool]
-) -> flow.TargetExpiry:
+def check(*, objects: flow.Objects, run: TargetRun, keep_going: Callable[[], bool]) -> flow.TargetExpiry:
     """End the target's expired break-glass records (backport first); log each outcome."""
-    expiry = flow.expire_for_target(objects=objects, target=target, options=options, keep_going=keep_going)
+    expiry = flow.expire_for_target(objects=objects, run=run, keep_going=keep_going)
+    target = run.spec
     for e in expiry.ended:
         where = f"{e.held.ref.kind} {e.held.name}"
         if e.failed:
@@ -74,10 +71,8 @@ def failure(expiry: flow.TargetExpiry) -> BreakGlassSuspended | None:
     return BreakGlassSuspended(f"expired break-glass not ended: {what}")
 
 
-def with_incident(options: CycleOptions, *, target: cfg.Target, active: Sequence[flow.Held]) -> CycleOptions:
-    """The regular cycle's options while break-glass is active: its record goes into the PR's incident field."""
+def with_incident(run: TargetRun, *, active: Sequence[flow.Held]) -> TargetRun:
+    """The regular cycle while break-glass is active: its record goes into the PR's incident field."""
     if not active:
-        return options
-    given = options.incident or target.pull_request.incident
-    text = "; ".join(bg.incident_text(h.record, ref=h.ref) for h in active)
-    return replace(options, incident=f"{given}; {text}" if given else text)
+        return run
+    return run.with_incident("; ".join(bg.incident_text(h.record, ref=h.ref) for h in active))

@@ -27,7 +27,7 @@ from prometheus_client import (
 )
 
 from writeback.errors import ConfigError, RateLimited
-from writeback.model import Decision, Drift, EnsureResult
+from writeback.model import Decision, Drift, EnsureResult, ResultReason
 
 _BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 
@@ -158,10 +158,10 @@ class Metrics:
 
     def results(self, *, target: str, results: Iterable[EnsureResult]) -> None:
         """One count per pull request outcome (created, updated, unchanged, closed, skipped, failed), and one per
-        forge rate limit (a skipped result marked ``rate_limited``)."""
+        forge rate limit (a skipped result with the reason ``RATE_LIMITED``)."""
         for result in results:
             self.pull_requests.labels(target=target, outcome=str(result.outcome)).inc()
-            if result.extra.get("rate_limited") is True:
+            if result.reason is ResultReason.RATE_LIMITED:
                 self.forge_rate_limited.labels(target=target).inc()
 
     def drifts(self, *, target: str, drifts: Iterable[Drift]) -> None:

@@ -27,11 +27,12 @@ from writeback.adapters.controllers import ControllerObjects
 from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
-from writeback.errors import WritebackError
+from writeback.errors import ExitCode, WritebackError
 from writeback.model import Drift, EnsureResult, LiveObject, ObjectRef, Outcome
 from writeback.pipeline import breakglass as bgflow
-from writeback.pipeline.cycling import CycleOptions, run_cycle
+from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.plan import PlanOutcome
+from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 from writeback.service import breakglassing
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.service.logging import secret_values, setup_logging
@@ -39,8 +40,6 @@ from writeback.service.metrics import HealthServer, Metrics, Readiness
 from writeback.service.scheduler import CycleContext, Ownership, TargetScheduler, period_seconds
 
 log = logging.getLogger(__name__)
-
-EXIT_OK, EXIT_ABANDONED = 0, 3
 
 
 class CycleFailed(WritebackError):
@@ -82,6 +81,15 @@ class TargetRuntime:
             in_cluster=entry.in_cluster if entry else False,
         )
         self.cluster_name = target.cluster or ""
+        self._spec: TargetSpec | None = None
+
+    def spec(self) -> TargetSpec:
+        """The target resolved once (its fingerprint key read on first use: a missing one fails this target's
+        cycles, not the service)."""
+        with self._lock:
+            if self._spec is None:
+                self._spec = spec_for(self.target)
+            return self._spec
 
     def cluster(self) -> Cluster:
         with self._lock:
@@ -266,17 +274,17 @@ class Service:
         plans: list[PlanOutcome] = []
         options = CycleOptions(
             workdir=self.workdir,
-            cluster=cluster,
-            cluster_name=runtime.cluster_name,
             hotfixes=runtime.capturing.reverted if runtime.capturing is not None else None,
             on_plan=plans.append,
             keep_going=ctx.keep_going,
         )
-        expiry, results = self._break_glass(ctx, runtime=runtime, options=options)
+        run = TargetRun(
+            spec=runtime.spec(), edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name), options=options
+        )
+        expiry, results = self._break_glass(ctx, runtime=runtime, run=run)
         if expiry is None or not expiry.ended:  # a backport cycle that ran is this cycle
             active = expiry.active if expiry is not None else ()
-            options = breakglassing.with_incident(options, target=ctx.target, active=active)
-            results = tuple(run_cycle(ctx.target, options=options))
+            results = tuple(breakglassing.with_incident(run, active=active).run())
         self.metrics.results(target=name, results=results)
         drifts = None
         if plans and plans[0].detection is not None:
@@ -293,14 +301,14 @@ class Service:
         return CycleReport(results=results, drifts=drifts)
 
     def _break_glass(
-        self, ctx: CycleContext, *, runtime: TargetRuntime, options: CycleOptions
+        self, ctx: CycleContext, *, runtime: TargetRuntime, run: TargetRun
     ) -> tuple[bgflow.TargetExpiry | None, tuple[EnsureResult, ...]]:
         """End the target's expired break-glass (backport cycle first) and set its gauge; None: no object named."""
         objects = runtime.controller_objects()
         if objects is None:
             self.metrics.break_glass(target=ctx.target.name, expires=(), now=bgflow.now_utc())
             return None, ()
-        expiry = breakglassing.check(objects=objects, target=ctx.target, options=options, keep_going=ctx.keep_going)
+        expiry = breakglassing.check(objects=objects, run=run, keep_going=ctx.keep_going)
         expires = [h.record.expires for h in expiry.active]
         self.metrics.break_glass(target=ctx.target.name, expires=expires, now=bgflow.now_utc())
         return expiry, tuple(r for e in expiry.ended for r in e.results)
@@ -363,6 +371,6 @@ def serve(config: cfg.Config, *, workdir: Path | None = None, level: int = loggi
             # Every step is idempotent; the next cycle (here or on another replica) completes it.
             log.warning("stopped, abandoning the running step", extra={"clean": False})
             logging.shutdown()
-            os._exit(EXIT_ABANDONED)
+            os._exit(ExitCode.FAILED)
     log.info("stopped", extra={"clean": clean})
-    return EXIT_OK
+    return ExitCode.OK

@@ -1,0 +1,71 @@
+"""What a change set's pull request says: ONE builder of the render input, for ``plan``'s preview and ``run``'s PR.
+
+    pr = PullRequestText.for_spec(spec, cluster_name="prod", platform="github")
+    rendered = pr.render(change_set, verification=line, hotfixes=captured)
+
+The preview and the real PR differ only in what only ``run`` knows: the forge it talks to (``platform``), the
+server-side verification line, and the hotfixes the watch captured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from writeback.adapters.forges.github import GITHUB_BODY_LIMIT
+from writeback.adapters.forges.gitlab import GITLAB_BODY_LIMIT
+from writeback.adapters.templating import load_templates
+from writeback.core.rendering import Rendered, RenderInput, render
+from writeback.model import CapturedHotfix, ChangeSet
+from writeback.pipeline.targets import TargetSpec
+
+__all__ = ["BODY_LIMITS", "PullRequestText"]
+
+BODY_LIMITS = {"github": GITHUB_BODY_LIMIT, "gitlab": GITLAB_BODY_LIMIT}  # longest PR body each accepts
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PullRequestText:
+    """The templates and the settings a target's PR texts are rendered with."""
+
+    templates: Mapping[str, str]
+    cluster: str
+    base: str = "main"
+    platform: str = "github"
+    incident: str | None = None
+    security_labels: tuple[str, ...] = ("security-review",)
+
+    @classmethod
+    def for_spec(cls, spec: TargetSpec, *, cluster_name: str, platform: str | None = None) -> PullRequestText:
+        """``spec``'s PR settings (templates, base, incident, security labels); ``platform``: the forge's kind
+        (default: the target's configured forge, else GitHub)."""
+        target = spec.target
+        if platform is None:
+            platform = target.forge.kind if target is not None and target.forge is not None else "github"
+        if target is None:
+            return cls(templates=load_templates(), cluster=cluster_name or "live", platform=platform,
+                       incident=spec.incident)  # fmt: skip
+        return cls(
+            templates=load_templates(override_dir=target.pull_request.templates_dir),
+            cluster=cluster_name or target.cluster or "live",
+            base=target.base,
+            platform=platform,
+            incident=spec.incident,
+            security_labels=target.pull_request.security_labels,
+        )
+
+    def render(
+        self, cs: ChangeSet, *, verification: str | None = None, hotfixes: Sequence[CapturedHotfix] = ()
+    ) -> Rendered:
+        data = RenderInput(
+            change_set=cs,
+            cluster=self.cluster,
+            base=self.base,
+            platform=self.platform,
+            body_limit=BODY_LIMITS[self.platform],
+            incident=self.incident,
+            verification=verification,
+            security_labels=self.security_labels,
+            hotfixes=tuple(hotfixes),
+        )
+        return render(templates=self.templates, data=data)

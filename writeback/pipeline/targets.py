@@ -1,0 +1,99 @@
+"""The composition root's two types: one target resolved once (``TargetSpec``), and the adapters it reaches (``Edges``).
+
+A target is resolved ONCE, from the config file or from the flags, into a ``TargetSpec``: what to read (path,
+namespaces, selectors, revision, the GitOps controller's object), how to decide (policy, ignore rules, the
+fingerprint key) and where to write (the config target: repo URL, base, forge, git and pull-request settings).
+``diff``, ``plan``, ``run``, the service and break-glass all take a spec and the ``Edges`` built for it; none of
+them merges flags and settings again.
+
+    spec = spec_for(target, environ=os.environ)                  # from a config target
+    edges = Edges(cluster=KubeCluster.connect(...), cluster_name="prod")
+    detection = detect(spec=spec, repo=Path("."), edges=edges)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from writeback import config
+from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
+from writeback.adapters.forges.base import Forge, RetryPolicy
+from writeback.adapters.forges.opening import read_secret
+from writeback.core.locating import SourceKind
+
+__all__ = ["Edges", "TargetSpec", "spec_for"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetSpec:
+    """One target: what to read, how to decide, where to write."""
+
+    name: str
+    # what to read
+    path: str = "."  # the manifests' directory in the repo
+    namespaces: tuple[str, ...] = ()  # the first is the namespace of manifests that name none
+    selectors: tuple[config.Selector, ...] = ()
+    revision: str | None = None  # compare with this commit (else the controller's applied revision, else HEAD)
+    argocd_application: str | None = None  # NAMESPACE/NAME
+    flux_kustomization: str | None = None  # NAMESPACE/NAME
+    source: SourceKind | None = None  # None: kustomize if ``path`` holds a kustomization, else plain
+    edit_base: bool = False  # kustomize: edit the shared base instead of the overlay
+    page_size: int = DEFAULT_PAGE_SIZE
+    # how to decide
+    policy: config.Policy = field(default_factory=config.Policy)
+    ignore: tuple[config.IgnoreRule, ...] = ()
+    fingerprint_key: bytes | None = None  # HMAC key for sensitive values (``pull_request.fingerprint_key``)
+    # where to write (run, the service, break-glass; and the PR preview of plan)
+    target: config.Target | None = None
+    incident: str | None = None  # incident link or rationale for the PR body
+
+    @property
+    def default_namespace(self) -> str | None:
+        return self.namespaces[0] if self.namespaces else None
+
+
+def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None, **overrides: object) -> TargetSpec:
+    """The spec of a config target (its fingerprint key read from the environment or a file); ``overrides`` are
+    the flags that beat the target's settings (``revision``, ``path``, ...)."""
+    ref = target.pull_request.fingerprint_key
+    key = read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key", environ=environ) if ref else None
+    fields: dict[str, object] = {
+        "name": target.name,
+        "path": target.path,
+        "namespaces": (target.namespace,) if target.namespace else (),
+        "selectors": target.selectors,
+        "revision": target.revision,
+        "argocd_application": target.argocd_application,
+        "flux_kustomization": target.flux_kustomization,
+        "source": target.source,
+        "edit_base": target.edit_base,
+        "policy": target.policy,
+        "ignore": target.ignore,
+        "fingerprint_key": key.encode() if key else None,
+        "target": target,
+        "incident": target.pull_request.incident,
+    }
+    fields.update({k: v for k, v in overrides.items() if v is not None and v != ()})
+    return TargetSpec(**fields)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edges:
+    """The adapters one target's run reaches out through, built by the CLI or the service and passed down."""
+
+    cluster: Cluster | None = None  # None: offline, from ``live_path``
+    live_path: Path | None = None  # offline: a file or directory of ``kubectl get -o yaml`` dumps
+    cluster_name: str = ""  # how the PR body names the cluster
+    kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
+    forge: Forge | None = None  # None: run opens the target's forge from its config
+    retry: RetryPolicy | None = None  # None: from the target's forge settings
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        if self.cluster is not None and self.live_path is not None:
+            raise ValueError("Edges: give a cluster or a live dump, not both")
