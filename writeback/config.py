@@ -106,6 +106,7 @@ class Policy(_Model):
             "vpa-updater",
             "vpa-recommender",
             "cluster-autoscaler",
+            "clusterrole-aggregation-controller",
         ),
         description="glob patterns of managers whose fields are never written back",
     )
@@ -125,6 +126,10 @@ class Policy(_Model):
     presets: tuple[str, ...] = Field(default=("istio", "linkerd", "vault"), description="webhook presets on")
     include_secrets: bool = False
     allowed_registries: tuple[str, ...] = ()
+    write_unattributed: bool = Field(
+        default=False,
+        description="write back drift of live objects without managedFields (no evidence of who made it)",
+    )
 
     @field_validator("flag_paths", "sensitive_paths")
     @classmethod

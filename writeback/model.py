@@ -202,6 +202,7 @@ class Decision(enum.StrEnum):
     NEW = "new"
     DELETED = "deleted"
     PENDING = "pending"  # Git head changed the field since the applied revision
+    UNATTRIBUTED = "unattributed"  # no managedFields: no evidence of who made it (written back only by policy)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -155,8 +155,12 @@ def start(
     bin_dir: Path | None = None,
     timeout: float | None = None,
     detach: bool = False,
+    service_account_admission: bool = False,
 ) -> ControlPlane:
     """Build (if needed) and start etcd + kube-apiserver; return once /readyz answers ok.
+
+    ``service_account_admission``: run the ServiceAccount admission plugin, as real clusters do (off by default:
+    without a controller-manager nobody creates the ``default`` ServiceAccount a Pod then needs).
 
     Without `workdir` a temp dir is used and removed by stop(). Unless `detach`, the processes die with this
     process (stop() at exit, and the kernel's parent-death signal if Python is killed).
@@ -175,7 +179,10 @@ def start(
         port = processes.free_port()
         server = f"https://127.0.0.1:{port}"
         pids["kube-apiserver"] = processes.spawn(
-            [str(bin_dir / "kube-apiserver"), *_apiserver_args(pki=pki, port=port, etcd_url=etcd_url)],
+            [
+                str(bin_dir / "kube-apiserver"),
+                *_apiserver_args(pki=pki, port=port, etcd_url=etcd_url, sa_admission=service_account_admission),
+            ],
             log=workdir / "kube-apiserver.log",
             detach=detach,
         )
@@ -284,8 +291,8 @@ def _start_etcd(*, bin_dir: Path, workdir: Path, detach: bool) -> tuple[int, str
     raise ControlPlaneError(f"etcd did not become healthy (3 attempts); log {log}:\n{_tail(log)}")
 
 
-def _apiserver_args(*, pki: Path, port: int, etcd_url: str) -> list[str]:
-    return [
+def _apiserver_args(*, pki: Path, port: int, etcd_url: str, sa_admission: bool = False) -> list[str]:
+    args = [
         "--advertise-address=127.0.0.1",
         "--bind-address=127.0.0.1",
         f"--secure-port={port}",
@@ -303,6 +310,7 @@ def _apiserver_args(*, pki: Path, port: int, etcd_url: str) -> list[str]:
         "--allow-privileged=true",
         "--v=1",
     ]
+    return [a for a in args if not (sa_admission and a == "--disable-admission-plugins=ServiceAccount")]
 
 
 # --- readiness, PKI, kubeconfig ---------------------------------------------------------------------------

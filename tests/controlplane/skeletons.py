@@ -188,7 +188,7 @@ def _crd(v: int) -> dict[str, Any]:
     kind, scope = (("Widget", "Namespaced"), ("Gadget", "Cluster"))[v]
     plural = kind.lower() + "s"
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
+    crd: dict[str, Any] = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.defaults.writeback.test"},
@@ -199,6 +199,13 @@ def _crd(v: int) -> dict[str, Any]:
             "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
         },
     }
+    if v == 0:  # a conversion webhook: its service port defaults (variant 1 keeps the default strategy)
+        service = {"name": "convert", "namespace": "default", "path": "/convert"}
+        crd["spec"]["conversion"] = {
+            "strategy": "Webhook",
+            "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"service": service}},
+        }
+    return crd
 
 
 def _obj(api_version: str, kind: str, name: str, **fields: Any) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from writeback.model import Dropped
 from writeback.paths import format_path
 from writeback.pipeline.drift import Detection, detect
 
-ACTIONABLE = ("writeback", "flag")
-_ORDER = ("flag", "writeback", "new", "deleted", "pending", "ignore")
+ACTIONABLE = ("writeback", "flag", "unattributed")  # what --exit-code counts as drift
+_ORDER = ("flag", "writeback", "unattributed", "new", "deleted", "pending", "ignore")
 
 
 def register(subparsers: Any) -> None:
@@ -104,6 +104,8 @@ def render_text(detection: Detection, *, explain: bool, out: TextIO) -> None:
     rev = str(doc.get("revision") or "")
     source = f" ({detection.revision_source})" if detection.revision_source else ""
     out.write(f"mode: {mode}   revision: {rev}{source}\n")
+    for warning in detection.report.warnings:  # said before the drift: it changes how to read all of it
+        out.write(f"warning: {warning}\n")
     drifts: Sequence[Mapping[str, Any]] = doc.get("drifts") or []
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for d in drifts:

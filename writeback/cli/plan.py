@@ -125,5 +125,5 @@ def render_text(outcome: PlanOutcome, *, out: TextIO, renderer: ChangeSetRendere
         out.write("no change sets: nothing to write back\n")
     for i, cs in enumerate(outcome.plan.changesets):
         out.write(("\n" if i else "") + renderer(cs))
-    for note in (*outcome.notes, *(outcome.detection.report.notes if outcome.detection else ())):
+    for note in (*outcome.notes, *(outcome.detection.report.all_notes if outcome.detection else ())):
         out.write(f"note: {note}\n")

@@ -12,17 +12,29 @@ from __future__ import annotations
 import enum
 import fnmatch
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from writeback.config import Policy
-from writeback.core.defaults import is_default
+from writeback.core.controlled import filled_by
+from writeback.core.defaults import is_default, is_default_item
 from writeback.core.diffing import Leaf, diff, get_at, is_prefix
 from writeback.core.ignoring import Ignores
 from writeback.core.listkeys import KeyResolver
 from writeback.core.ownership import Ownership
 from writeback.core.redacting import matches_within
-from writeback.model import ABSENT, Decision, DryRunKind, FieldOwner, FieldPath, Key, ObjectRef, Op, PatternSegment
+from writeback.model import (
+    ABSENT,
+    Decision,
+    DryRunKind,
+    FieldOwner,
+    FieldPath,
+    Index,
+    Key,
+    ObjectRef,
+    Op,
+    PatternSegment,
+)
 
 __all__ = [
     "ObjectContext",
@@ -159,6 +171,8 @@ class ObjectContext:
     flux: str | None = None
     flag_patterns: tuple[tuple[PatternSegment, ...], ...] = ()
     offline: bool = False
+    autoscaler: str | None = None  # the HPA or ScaledObject that scales this object ("HorizontalPodAutoscaler ns/x")
+    raw_live: Mapping[str, Any] = field(default_factory=dict)  # the live object as read (annotations are evidence)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,6 +229,15 @@ def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
                 reason=f"pending or failed sync: field managed by the GitOps controller {_owned(owner)}",
                 owner=owner,
             )
+    if ctx.autoscaler is not None and leaf.path == _REPLICAS:
+        return Verdict(
+            decision=Decision.IGNORE, reason=f"scaled by the {ctx.autoscaler}: its replicas belong to the autoscaler",
+            owner=owner,
+        )  # fmt: skip
+    filled = filled_by(ref=ctx.ref, leaf=leaf, live=ctx.live, ownership=ctx.ownership, owner=owner,
+                       raw_live=ctx.raw_live)  # fmt: skip
+    if filled:
+        return Verdict(decision=Decision.IGNORE, reason=filled, owner=owner)
     if leaf.op is Op.ADD:
         injected = ctx.ignores.preset_reason(path=leaf.path, op=leaf.op)
         if injected is None and owner is None and ctx.ownership.present:
@@ -222,16 +245,27 @@ def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
         if injected:
             return Verdict(decision=Decision.IGNORE, reason=injected, owner=owner)
     flag = security_reason(ref=ctx.ref, leaf=leaf, policy=ctx.policy, flag_patterns=ctx.flag_patterns)
-    if flag:
-        return Verdict(decision=Decision.FLAG, reason=_who(ctx, leaf, owner) + "; " + flag, owner=owner)
-    return Verdict(decision=Decision.WRITEBACK, reason=_who(ctx, leaf, owner), owner=owner)
+    reason = _who(ctx, leaf, owner) + (f"; {flag}" if flag else "")
+    if not ctx.ownership.present and not ctx.policy.write_unattributed:
+        return Verdict(
+            decision=Decision.UNATTRIBUTED,
+            reason=f"{reason}; not written back without evidence of who made it (dump with --show-managed-fields, "
+            "or set policy.write_unattributed)",
+        )
+    return Verdict(decision=Decision.FLAG if flag else Decision.WRITEBACK, reason=reason, owner=owner)
 
 
 def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bool) -> str | None:
     """The rule when an added field holds a well-known default (the built-in table), else None."""
     if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
         return None
-    if not is_default(kind=kind, path=leaf.path, value=leaf.live, parent=get_at(live, leaf.path[:-1])):
+    value = leaf.live
+    if not is_default(kind=kind, path=leaf.path, value=value, parent=get_at(live, leaf.path[:-1])) and not (
+        # an atomic list whose every item the server adds (a Pod's default tolerations)
+        isinstance(value, list)
+        and value
+        and all(is_default_item(kind=kind, path=(*leaf.path, Index(i)), item=v) for i, v in enumerate(value))
+    ):
         return None
     return "defaulted by the API server" + (" (built-in defaults table)" if offline else "")
 
@@ -274,6 +308,7 @@ _ANNOTATION_LAST_APPLIED: FieldPath = (
     Key("kubectl.kubernetes.io/last-applied-configuration"),
 )
 _META_MAPS = (Key("annotations"), Key("labels"))
+_REPLICAS: FieldPath = (Key("spec"), Key("replicas"))
 
 
 def _origin(leaf: Leaf) -> str:

@@ -3,7 +3,8 @@
 Maps are compared key by key down to the leaves. Keyed lists (containers, env, ports, ...)
 are matched by their list-map keys, so reordering is no drift, and an item present on one
 side only is one difference for the whole item. Atomic lists are compared by position.
-Absent, ``null``, ``{}`` and ``[]`` are all "not set".
+Absent, ``null``, ``{}`` and ``[]`` are all "not set", and so is ``""`` outside maps of strings (the API server
+stores an empty string field as unset).
 """
 
 from __future__ import annotations
@@ -85,8 +86,24 @@ def diff(*, live: Any, git: Any, keys: KeyResolver, equal: Equal = values_equal,
 # The walkers append to ``out`` (in document order) rather than yield: nested generators cost a frame per level.
 
 
+# Maps of strings, where "" is a value the API server keeps (everywhere else a "" string field is stored as unset).
+_STRING_MAPS = frozenset(
+    {"data", "binaryData", "stringData", "labels", "annotations", "nodeSelector", "matchLabels", "selector",
+     "parameters"}
+)  # fmt: skip
+
+
+def _unset(value: Any, path: FieldPath) -> bool:
+    """Absent, null, {}, [], or "" in a field the API server drops when it is empty (an ``omitempty`` string)."""
+    if is_empty(value):
+        return True
+    if value != "" or not isinstance(value, str) or not path or not isinstance(path[-1], Key):
+        return False
+    return not (len(path) >= 2 and isinstance(path[-2], Key) and path[-2].name in _STRING_MAPS)
+
+
 def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) -> None:
-    if is_empty(lv) and is_empty(gv):
+    if _unset(lv, path) and _unset(gv, path):
         return
     if is_empty(gv):
         _one_side(out, path, lv, keys, live_side=True, other=gv)

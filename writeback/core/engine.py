@@ -11,10 +11,11 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from writeback.config import IgnoreRule, Policy
+from writeback.core.controlled import autoscaled
 from writeback.core.deciding import ObjectContext, Role, decide, manager_role
 from writeback.core.diffing import Leaf, diff, get_at
 from writeback.core.ignoring import Ignores, build_ignores, flux_skip
@@ -39,8 +40,14 @@ from writeback.model import (
 )
 from writeback.paths import format_path, parse_path, parse_pattern
 
+UNATTRIBUTED_NOTE = (
+    "{n} live object(s) carry no managedFields, so their drift is unattributed (not written back): dump them "
+    "with `kubectl get -o yaml --show-managed-fields`, or set policy.write_unattributed"
+)
+
 __all__ = [
     "REDACTED",
+    "UNATTRIBUTED_NOTE",
     "DriftReport",
     "EngineOptions",
     "PreparedObject",
@@ -74,6 +81,7 @@ class _Run:
     ignores: Ignores
     flag_patterns: tuple[tuple[Any, ...], ...]
     sensitive_patterns: tuple[tuple[Any, ...], ...]
+    autoscaled: Mapping[Identity, str] = field(default_factory=dict)  # objects an HPA/ScaledObject scales
 
 
 def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
@@ -109,6 +117,8 @@ def compute_drift(
     ``prepared``: per identity, :func:`prepare_object` results already made (e.g. for ``needs_dry_run``).
     """
     run = _prepare(options)
+    scalers = autoscaled([(o.ref, o.body) for o in live] + [(d.ref, d.body) for d in desired])
+    run = replace(run, autoscaled=scalers)
     notes: list[str] = list(run.ignores.notes)
     if options.offline:
         notes.append("offline mode: no server-side dry-run; defaults come from the built-in table")
@@ -147,12 +157,15 @@ def compute_drift(
         if created is not None:
             drifts.append(created)
     drifts.sort(key=lambda d: (d.resource.identity, format_path(d.path)))
+    unattributed = {d.resource for d in drifts if d.decision is Decision.UNATTRIBUTED}
+    warnings = (UNATTRIBUTED_NOTE.format(n=len(unattributed)),) if unattributed else ()
     return DriftReport(
         mode="offline" if options.offline else "cluster",
         revision=revision,
         drifts=tuple(drifts),
         dropped=tuple(dropped),
         notes=tuple(dict.fromkeys(notes)),
+        warnings=warnings,
     )
 
 
@@ -337,6 +350,8 @@ def _object_drifts(
         flux=flux_skip(d.body, obj.body),
         flag_patterns=run.flag_patterns,
         offline=run.options.offline,
+        autoscaler=run.autoscaled.get(ref.identity),
+        raw_live=obj.body,
     )
     secret = _secret(ref)
     out: list[Drift] = []

@@ -36,6 +36,7 @@ _BY_NAME: Mapping[str, tuple[str, ...]] = {
     "resourceClaims": ("name",),
     "readinessGates": ("conditionType",),
     "ownerReferences": ("uid",),
+    "webhooks": ("name",),  # admission webhook configurations
     "conditions": ("type",),
     "schedulingGates": ("name",),
     "volumeClaimTemplates": (),  # atomic (by position)

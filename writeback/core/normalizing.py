@@ -152,8 +152,8 @@ def normalize(
         _metadata_maps(meta, (Key("metadata"),), d)
         if not meta:
             del out["metadata"]
-    for kind, names, rule in _ALLOCATED:
-        if kind == ref.kind and not d.git_declares(_keys(*names)):
+    for kind, names, rule in _ALLOCATED:  # live only: a value Git declares is compared, on both sides
+        if kind == ref.kind and side == "live" and not d.git_declares(_keys(*names)):
             parent = _get(out, names[:-1])
             if isinstance(parent, dict):
                 d.drop(parent, names[-1], _keys(*names), rule)

@@ -251,7 +251,7 @@ def _plan_group(
 ) -> Plan:
     errors: list[PlanProblem] = list(located.errors)
     out: list[ChangeSet] = []
-    ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING)]
+    ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING, Decision.UNATTRIBUTED)]
     other = [_not_patched(d) for d in drifts if d.decision in (Decision.NEW, Decision.DELETED)]
     for review, decision in ((Review.STANDARD, Decision.WRITEBACK), (Review.SECURITY, Decision.FLAG)):
         mine = [d for d in drifts if d.decision is decision]

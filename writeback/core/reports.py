@@ -25,6 +25,11 @@ class DriftReport:
     drifts: tuple[Drift, ...]
     dropped: tuple[Dropped, ...] = ()
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # notes that change how to read the whole report: said first
+
+    @property
+    def all_notes(self) -> tuple[str, ...]:
+        return (*self.warnings, *self.notes)
 
 
 def _jsonable(value: Any) -> Any:
@@ -62,7 +67,7 @@ def report_to_json(r: DriftReport, *, explain: bool = False) -> dict[str, Any]:
         "mode": r.mode,
         "revision": r.revision,
         "drifts": [drift_to_json(d) for d in r.drifts],
-        "notes": list(r.notes),
+        "notes": list(r.all_notes),
     }
     if explain:
         out["dropped"] = [
