@@ -33,10 +33,11 @@ from writeback.pipeline import breakglass as bgflow
 from writeback.pipeline.cycling import CycleOptions, run_cycle
 from writeback.pipeline.plan import PlanOutcome
 from writeback.service import breakglassing
+from writeback.service.guards import Coordinator
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.service.logging import secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
-from writeback.service.scheduler import CycleContext, Ownership, TargetScheduler, period_seconds
+from writeback.service.scheduler import CycleContext, TargetScheduler, period_seconds
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,7 @@ class Service:
         *,
         config: cfg.Config,
         workdir: Path,
-        ownership: Ownership | None = None,
+        coordinator: Coordinator | None = None,
         store: HotfixStore | None = None,
     ) -> None:
         self.config = config
@@ -196,11 +197,11 @@ class Service:
         self.stopping = threading.Event()
         self._last_success: dict[str, float] = {}
         names = [t.name for t in config.targets]
-        if ownership is None:
+        if coordinator is None:
             from writeback.service.sharding import coordinator_for
 
-            ownership = coordinator_for(leader=config.leader, targets=names)
-        self.ownership = ownership
+            coordinator = coordinator_for(leader=config.leader, targets=names)
+        self.coordinator = coordinator
         self.runtimes = {
             t.name: TargetRuntime(target=t, config=config, metrics=self.metrics, store=store, on_capture=self._captured)
             for t in config.targets
@@ -208,7 +209,7 @@ class Service:
         self.scheduler = TargetScheduler(
             targets=config.targets,
             run=self._run,
-            ownership=ownership,
+            ownership=coordinator,
             on_success=self._succeeded,
             on_failure=lambda name, seconds, e: self.metrics.cycle_failed(target=name, seconds=seconds, error=e),
         )
@@ -237,11 +238,8 @@ class Service:
     def _ready(self) -> list[str]:
         if self.stopping.is_set():
             return ["shutting down"]
-        owned: Callable[[], frozenset[str]] | None = getattr(self.ownership, "owned_targets", None)
         problems = self.readiness.check(last_success=self._last_success.get)
-        if owned is None:
-            return problems
-        mine = owned()
+        mine = self.coordinator.owned_targets()
         return [p for p in problems if p.split(":", 1)[0] in mine]
 
     def _run(self, ctx: CycleContext) -> CycleReport:
@@ -295,9 +293,7 @@ class Service:
 
     def start(self) -> None:
         self.server.start()
-        start = getattr(self.ownership, "start", None)
-        if start is not None:
-            start()
+        self.coordinator.start()
         self.scheduler.start()
         for runtime in self.runtimes.values():
             threading.Thread(target=runtime.warm_up, name=f"warm-up {runtime.target.name}", daemon=True).start()
@@ -310,9 +306,7 @@ class Service:
         clean = self.scheduler.shutdown(grace=grace)
         if not clean:
             log.warning("a running step did not finish within %.0fs; abandoning it", grace)
-        stop = getattr(self.ownership, "stop", None)
-        if stop is not None:
-            stop(grace_seconds=0.0 if not clean else grace)
+        self.coordinator.stop(grace_seconds=0.0 if not clean else grace)
         for runtime in self.runtimes.values():
             runtime.stop()
         self.server.stop()
