@@ -23,8 +23,8 @@ from writeback.core.listkeys import KeyResolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
 from writeback.core.preparing import PreparedObject, prepare, reuse
-from writeback.core.redacting import matches_within
 from writeback.core.reports import REDACTED, DriftReport, drift_to_json, report_to_json
+from writeback.core.subtree_matching import matches_within
 from writeback.errors import InputError
 from writeback.model import (
     ABSENT,
