@@ -18,7 +18,8 @@ from typing import Any
 from writeback.config import IgnoreRule, Policy
 from writeback.core.deciding import ObjectContext, Role, decide, manager_role
 from writeback.core.diffing import Leaf, diff, get_at
-from writeback.core.ignoring import Ignores, build_ignores, flux_skip
+from writeback.core.flux_annotations import flux_skip
+from writeback.core.ignoring import Ignores, build_ignores
 from writeback.core.listkeys import KeyResolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
