@@ -1,10 +1,23 @@
 """Argo CD ``spec.ignoreDifferences``: the drifts an Application tells Argo CD to ignore. Pure.
 
 An entry names objects (``group`` and ``kind`` are globs, a missing group is the core group ""; ``name`` and
-``namespace`` narrow it) and what to ignore in them: ``jsonPointers``, ``jqPathExpressions`` of the simple forms
-Argo CD users write (anything else becomes a note and is not used), and ``managedFieldsManagers`` (every field
-these managers own). A drift at or below a selected node is ignored; a list position becomes the item's key
-selector when the list is keyed (``containers/0`` is ``containers[name=web]``), as drift paths name items.
+``namespace`` narrow it) and what to ignore in them, read as Argo CD reads it:
+
+- ``jsonPointers``: RFC 6901 pointers, parsed by ``jsonpointer``;
+- ``jqPathExpressions``: jq path expressions, evaluated by libjq (the ``jq`` package) as ``[path(EXPR)]`` on the
+  live and on the Git object, as Argo CD evaluates them with gojq;
+- ``managedFieldsManagers``: every field these managers own.
+
+A pointer or an expression selects nodes; a drift at or below one is ignored. A list position becomes the item's
+key selector when the list is keyed (``containers/0`` is ``containers[name=web]``), as drift paths name items.
+
+Before jq sees an expression, it is held to the forms people write for Argo CD: field and string keys, ``[]``,
+``[N]``, ``["key"]``, ``?``, ``|`` and ``select(...)``, whose condition compares single values (``==``, ``!=``,
+``<``, ``<=``, ``>``, ``>=``, ``and``, ``or``, ``not``, ``has``, ``startswith``, ``endswith``, ``contains``,
+``test``). Anything else becomes a note and is not used. So no expression reads the environment, prints, or runs
+long: there is no ``,``, ``..``, iteration inside a condition, function definition, variable, string
+interpolation or arithmetic. jq's runtime errors (their messages may quote the object's values, and are never
+shown) select nothing, as in Argo CD.
 """
 
 from __future__ import annotations
@@ -16,9 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.core.diffing import get_at
+import jq
+from jsonpointer import JsonPointer, JsonPointerException
+
 from writeback.core.listkeys import KeyResolver, item_selector
-from writeback.model import FieldOwner, FieldPath, Index, Key, ObjectRef, Segment, Select
+from writeback.model import FieldOwner, FieldPath, Index, Key, ObjectRef, Segment
 
 __all__ = ["IgnoreDifference", "compile_ignore_differences", "glob_matches"]
 
@@ -28,142 +43,136 @@ def glob_matches(pattern: str | None, value: str | None) -> bool:
     return pattern is None or pattern in ("", "*") or fnmatch.fnmatchcase(value or "", pattern)
 
 
-# ------------------------------------------------------------------ jq (the simple forms Argo CD users write)
+# ------------------------------------------------------------------ the forms of jq an expression may use
 
-_JQ_TOKEN = re.compile(
+_TOKEN = re.compile(
     r"""\s*(?:
-      \.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)
-    | \.?"(?P<quoted>(?:[^"\\]|\\.)*)"
-    | \.?\[\s*"(?P<bracketed>(?:[^"\\]|\\.)*)"\s*\]
-    | (?P<pipe>\|)(?=\s*\.)
-    | (?P<all>\.?\[\s*\])
-    | \.?\[\s*(?P<index>[0-9]+)\s*\]
-    | \|\s*select\(\s*\.(?P<field>[A-Za-z_][A-Za-z0-9_-]*)\s*
-        (?:(?P<cmp>==|!=)\s*(?P<value>"(?:[^"\\]|\\.)*"|[0-9]+|true|false)
-          |\|\s*(?P<fn>startswith|endswith|contains|test)\(\s*(?P<arg>"(?:[^"\\]|\\.)*")\s*\))\s*\)
+      (?P<string>"(?:[^"\\]|\\[^(])*")
+    | (?P<field>\.[A-Za-z_][A-Za-z0-9_]*)
+    | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+    | (?P<number>[0-9]+)
+    | (?P<symbol>==|!=|<=|>=|\.\.|[.\[\]()|?<>])
     )""",
     re.VERBOSE,
 )
+_CONDITION_WORDS = frozenset(
+    {"and", "or", "not", "has", "startswith", "endswith", "contains", "test", "true", "false", "null"}
+)
+_COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _JqStep:
-    key: str | None = None  # a map key; None: a list item
-    index: int | None = None
-    where: tuple[str, str, Any] | None = None  # (field, operator, value)
-
-
-def _jq_parse(expr: str) -> tuple[_JqStep, ...] | None:
-    """The steps of a simple jq path expression, or None when it is not one of the supported forms."""
-    try:
-        return _jq_steps(expr)
-    except (ValueError, re.error):  # a bad escape in a string, or a bad regular expression for test()
-        return None
-
-
-def _jq_steps(expr: str) -> tuple[_JqStep, ...] | None:
-    steps: list[_JqStep] = []
-    pos, text = 0, expr.strip()
+def _tokens(expr: str) -> list[tuple[str, str]] | None:
+    text, pos, out = expr.strip(), 0, []
     while pos < len(text):
-        m = _JQ_TOKEN.match(text, pos)
-        if not m or m.end() == pos:
+        m = _TOKEN.match(text, pos)
+        if m is None or m.lastgroup is None:
             return None
         pos = m.end()
-        if m["name"] or m["quoted"] is not None or m["bracketed"] is not None:
-            raw = m["name"] or m["quoted"] or m["bracketed"] or ""
-            steps.append(_JqStep(key=raw if m["name"] else json.loads(f'"{raw}"')))
-        elif m["pipe"]:
-            continue
-        elif m["all"]:
-            steps.append(_JqStep())
-        elif m["index"]:
-            steps.append(_JqStep(index=int(m["index"])))
-        elif m["field"]:
-            if not steps or steps[-1].key is not None or steps[-1].where is not None:
-                return None
-            op, val = (m["cmp"], json.loads(m["value"])) if m["cmp"] else (m["fn"], json.loads(m["arg"]))
-            if op == "test":
-                re.compile(val)
-            steps[-1] = _JqStep(index=steps[-1].index, where=(m["field"], op, val))
-    return tuple(steps) if steps else None
+        out.append((m.lastgroup, m[m.lastgroup]))
+    return out
 
 
-def _jq_where(item: Any, where: tuple[str, str, Any]) -> bool:
-    fld, op, want = where
-    got = item.get(fld) if isinstance(item, Mapping) else None
-    if op == "==":
-        return bool(got == want)
-    if op == "!=":
-        return bool(got != want)
-    if not isinstance(got, str) or not isinstance(want, str):
+def _simple(expr: str) -> bool:
+    """Whether ``expr`` keeps to the forms in the module docstring (jq then checks its syntax)."""
+    tokens = _tokens(expr)
+    if not tokens:
         return False
-    if op == "test":
-        return re.search(want, got) is not None
-    return {"startswith": got.startswith, "endswith": got.endswith, "contains": got.__contains__}[op](want)
-
-
-def _jq_match(steps: tuple[_JqStep, ...], path: FieldPath, bodies: Sequence[Any]) -> bool:
-    if len(path) < len(steps):
-        return False
-    for j, step in enumerate(steps):
-        seg = path[j]
-        if step.key is not None:
-            if seg != Key(step.key):
-                return False
-            continue
-        if isinstance(seg, Key):
+    depth, i = 0, 0
+    while i < len(tokens):
+        kind, text = tokens[i]
+        before = tokens[i - 1][1] if i else ""
+        if text == "[":  # ``[]`` (not inside a condition), ``[N]`` or ``["key"]``
+            inner = tokens[i + 1 : i + 3]
+            if inner[:1] == [("symbol", "]")] and depth == 0:
+                i += 2
+                continue
+            if len(inner) == 2 and inner[0][0] in ("number", "string") and inner[1] == ("symbol", "]"):
+                i += 3
+                continue
             return False
-        item_path = path[: j + 1]
-        items = [get_at(b, item_path) for b in bodies]
-        if step.index is not None and not any(_position(b, item_path) == step.index for b in bodies):
+        if text in ("..", "]"):
             return False
-        if step.where is not None and not any(_jq_where(i, step.where) for i in items):
+        if kind == "word" and text != "select" and (depth == 0 or text not in _CONDITION_WORDS):
             return False
-    return True
+        if depth == 0 and (text in _COMPARISONS or kind == "number" or (kind == "string" and before != ".")):
+            return False
+        depth += {"(": 1, ")": -1}.get(text, 0) if kind == "symbol" else 0
+        if depth < 0:
+            return False
+        i += 1
+    return depth == 0
 
 
-def _position(body: Any, item_path: FieldPath) -> int | None:
-    seg = item_path[-1]
-    if isinstance(seg, Index):
-        return seg.index
-    items = get_at(body, item_path[:-1])
-    if isinstance(seg, Select) and isinstance(items, list):
-        want = dict(seg.keys)
-        for i, item in enumerate(items):
-            sel = item_selector(item, tuple(want))
-            if sel is not None and dict(sel.keys) == want:
-                return i
-    return None
+class _Expression:
+    """One jq path expression, compiled once, with the paths it selected in the last few objects it was asked about."""
+
+    __slots__ = ("_memo", "_program", "text")
+
+    def __init__(self, *, text: str, program: Any) -> None:
+        self.text = text
+        self._program = program
+        self._memo: dict[int, tuple[Any, KeyResolver, tuple[FieldPath, ...]]] = {}
+
+    def selected(self, body: Any, keys: KeyResolver) -> tuple[FieldPath, ...]:
+        """The drift paths of the nodes the expression selects in ``body``."""
+        memo = self._memo.get(id(body))
+        if memo is not None and memo[0] is body and memo[1] is keys:
+            return memo[2]
+        paths = self._evaluate(body, keys)
+        if len(self._memo) >= 4:  # the live and the Git side of the object being decided, and the previous one
+            self._memo.clear()
+        self._memo[id(body)] = (body, keys, paths)
+        return paths
+
+    def _evaluate(self, body: Any, keys: KeyResolver) -> tuple[FieldPath, ...]:
+        if not isinstance(body, Mapping):
+            return ()
+        try:
+            found = self._program.input_text(json.dumps(body, default=str)).first()
+        except (TypeError, ValueError):  # jq's runtime error: nothing selected
+            return ()
+        paths = (_field_path(raw, body, keys) for raw in found if isinstance(raw, list))
+        return tuple(p for p in paths if p is not None)
 
 
-# ------------------------------------------------------------------ JSON pointers
-
-
-def _pointer_tokens(pointer: str) -> tuple[str, ...] | None:
-    if not pointer.startswith("/"):
+def _compile(expr: str) -> _Expression | None:
+    if not _simple(expr):
         return None
-    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
+    try:
+        return _Expression(text=expr, program=jq.compile(f"[path({expr})]"))
+    except (ValueError, UnicodeError):  # jq's syntax error
+        return None
 
 
-def _pointer_path(tokens: tuple[str, ...], body: Any, keys: KeyResolver) -> FieldPath | None:
-    """A JSON pointer as a path; list positions become the item's key selector when the list is keyed."""
+# ------------------------------------------------------------------ pointers and paths
+
+
+def _field_path(tokens: Sequence[str | int], body: Any, keys: KeyResolver) -> FieldPath | None:
+    """Pointer or jq path tokens as a drift path, or None when a list position is not in ``body``."""
     out: list[Segment] = []
     node = body
-    for t in tokens:
+    for token in tokens:
         if isinstance(node, list):
-            if not t.isdigit() or int(t) >= len(node):
+            at = _position(node, token)
+            if at is None:
                 return None
             names = keys(tuple(out))
-            sel = item_selector(node[int(t)], names) if names else None
-            out.append(sel or Index(int(t)))
-            node = node[int(t)]
-        elif isinstance(node, Mapping):
-            out.append(Key(t))
-            node = node.get(t)
+            sel = item_selector(node[at], names) if names else None
+            out.append(sel or Index(at))
+            node = node[at]
         else:
-            out.append(Key(t))
-            node = None
+            out.append(Key(str(token)))
+            node = node.get(str(token)) if isinstance(node, Mapping) else None
     return tuple(out)
+
+
+def _position(items: list[Any], token: str | int) -> int | None:
+    if isinstance(token, str):
+        try:
+            token = JsonPointer.get_part(items, token)  # an RFC 6901 array index ("0", "12", not "01"), or "-"
+        except JsonPointerException:
+            return None
+    return token if isinstance(token, int) and 0 <= token < len(items) else None
 
 
 # ------------------------------------------------------------------ the entries
@@ -178,7 +187,7 @@ class IgnoreDifference:
     name: str | None = None
     namespace: str | None = None
     pointers: tuple[tuple[str, ...], ...] = ()
-    jq: tuple[tuple[_JqStep, ...], ...] = ()
+    expressions: tuple[_Expression, ...] = ()
     managers: tuple[str, ...] = ()
 
     def is_about(self, ref: ObjectRef) -> bool:
@@ -198,11 +207,12 @@ class IgnoreDifference:
         if owner is not None and any(glob_matches(m, owner.manager) for m in self.managers):
             return f"Argo CD ignoreDifferences: managedFieldsManagers {owner.manager}"
         for tokens in self.pointers:
-            target = _pointer_path(tokens, live, keys) or _pointer_path(tokens, git, keys)
+            target = _field_path(tokens, live, keys) or _field_path(tokens, git, keys)
             if target is not None and tuple(path[: len(target)]) == target:
                 return "Argo CD ignoreDifferences: jsonPointers /" + "/".join(tokens)
-        for steps in self.jq:
-            if _jq_match(steps, path, (live, git)):
+        for expression in self.expressions:
+            selected = (*expression.selected(live, keys), *expression.selected(git, keys))
+            if any(tuple(path[: len(target)]) == target for target in selected):
                 return "Argo CD ignoreDifferences: jqPathExpressions"
         return None
 
@@ -219,24 +229,27 @@ def compile_ignore_differences(
 def _entry(entry: Mapping[str, Any], *, where: str, notes: list[str]) -> IgnoreDifference:
     pointers: list[tuple[str, ...]] = []
     for p in entry.get("jsonPointers") or ():
-        tokens = _pointer_tokens(str(p))
-        if tokens is None:
+        text = str(p)
+        if not text.startswith("/"):
             notes.append(f"{where}: jsonPointer {p!r} does not start with '/': not used")
-        else:
-            pointers.append(tokens)
-    jq: list[tuple[_JqStep, ...]] = []
+            continue
+        try:
+            pointers.append(tuple(JsonPointer(text).parts))
+        except JsonPointerException:
+            notes.append(f"{where}: jsonPointer {p!r} has an escape other than ~0 and ~1: not used")
+    expressions: list[_Expression] = []
     for expr in entry.get("jqPathExpressions") or ():
-        steps = _jq_parse(str(expr))
-        if steps is None:
+        compiled = _compile(str(expr))
+        if compiled is None:
             notes.append(f"{where}: jqPathExpression {expr!r} is not one of the supported simple forms: not used")
         else:
-            jq.append(steps)
+            expressions.append(compiled)
     return IgnoreDifference(
         kind=str(entry.get("kind") or "*"),
         group=str(entry.get("group") or ""),
         name=entry.get("name") or None,
         namespace=entry.get("namespace") or None,
         pointers=tuple(pointers),
-        jq=tuple(jq),
+        expressions=tuple(expressions),
         managers=tuple(str(m) for m in entry.get("managedFieldsManagers") or ()),
     )
