@@ -24,11 +24,11 @@ from typing import Any
 from writeback import config as cfg
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, KubeCluster, Resource
 from writeback.adapters.controllers import ControllerObjects
-from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import WritebackError
-from writeback.model import Drift, EnsureResult, LiveObject, ObjectRef, Outcome
+from writeback.model import Capture, Drift, EnsureResult, LiveObject, ObjectRef, Outcome
 from writeback.pipeline import breakglass as bgflow
 from writeback.pipeline.cycling import CycleOptions, run_cycle
 from writeback.pipeline.plan import PlanOutcome
