@@ -23,6 +23,7 @@ shown) select nothing, as in Argo CD.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -136,11 +137,20 @@ class _Expression:
 
 
 def _compile(expr: str) -> _Expression | None:
-    if not _simple(expr):
-        return None
+    program = _program(expr) if _simple(expr) else None
+    return None if program is None else _Expression(text=expr, program=program)
+
+
+@functools.lru_cache(maxsize=256)
+def _program(expr: str) -> Any | None:
+    """The compiled ``[path(EXPR)]`` (jq compiles its builtins each time: milliseconds), or None on a syntax error.
+
+    Cached because the rules are built per run and per dry-run check; a compiled program is safe to share between
+    threads (each evaluation takes its own jq state).
+    """
     try:
-        return _Expression(text=expr, program=jq.compile(f"[path({expr})]"))
-    except (ValueError, UnicodeError):  # jq's syntax error
+        return jq.compile(f"[path({expr})]")
+    except (ValueError, UnicodeError):
         return None
 
 
