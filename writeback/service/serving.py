@@ -188,7 +188,7 @@ class Service:
         *,
         config: cfg.Config,
         workdir: Path,
-        coordinator: Coordinator | None = None,
+        ownership: Coordinator | None = None,
         store: HotfixStore | None = None,
     ) -> None:
         self.config = config
@@ -197,11 +197,11 @@ class Service:
         self.stopping = threading.Event()
         self._last_success: dict[str, float] = {}
         names = [t.name for t in config.targets]
-        if coordinator is None:
+        if ownership is None:
             from writeback.service.sharding import coordinator_for
 
-            coordinator = coordinator_for(leader=config.leader, targets=names)
-        self.coordinator = coordinator
+            ownership = coordinator_for(leader=config.leader, targets=names)
+        self.ownership = ownership  # which targets this replica runs now: a Lease coordinator or SoleReplica
         self.runtimes = {
             t.name: TargetRuntime(target=t, config=config, metrics=self.metrics, store=store, on_capture=self._captured)
             for t in config.targets
@@ -209,7 +209,7 @@ class Service:
         self.scheduler = TargetScheduler(
             targets=config.targets,
             run=self._run,
-            ownership=coordinator,
+            ownership=ownership,
             on_success=self._succeeded,
             on_failure=lambda name, seconds, e: self.metrics.cycle_failed(target=name, seconds=seconds, error=e),
         )
@@ -239,7 +239,7 @@ class Service:
         if self.stopping.is_set():
             return ["shutting down"]
         problems = self.readiness.check(last_success=self._last_success.get)
-        mine = self.coordinator.owned_targets()
+        mine = self.ownership.owned_targets()
         return [p for p in problems if p.split(":", 1)[0] in mine]
 
     def _run(self, ctx: CycleContext) -> CycleReport:
@@ -293,7 +293,7 @@ class Service:
 
     def start(self) -> None:
         self.server.start()
-        self.coordinator.start()
+        self.ownership.start()
         self.scheduler.start()
         for runtime in self.runtimes.values():
             threading.Thread(target=runtime.warm_up, name=f"warm-up {runtime.target.name}", daemon=True).start()
@@ -306,7 +306,7 @@ class Service:
         clean = self.scheduler.shutdown(grace=grace)
         if not clean:
             log.warning("a running step did not finish within %.0fs; abandoning it", grace)
-        self.coordinator.stop(grace_seconds=0.0 if not clean else grace)
+        self.ownership.stop(grace_seconds=0.0 if not clean else grace)
         for runtime in self.runtimes.values():
             runtime.stop()
         self.server.stop()
