@@ -8,6 +8,8 @@ Nothing here does I/O. Every type is a frozen dataclass with keyword-only fields
 from __future__ import annotations
 
 import enum
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -293,6 +295,66 @@ class CapturedHotfix:
     time: str | None  # when they made it
     reverted_at: str | None = None  # when the controller wrote over it
     reverted_by: str | None = None  # the controller's manager
+
+
+# ---------------------------------------------------------------- hotfix capture
+
+_UNSAFE_IN_KEY = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capture:
+    """A person's write seen by the watch, kept (``writeback.adapters.hotfixes``) until it is backported.
+
+    ``key`` names it in the store (a file, a ConfigMap key); ``to_json``/``from_json`` are its stored form.
+    """
+
+    target: str
+    ref: ObjectRef
+    manager: str
+    operation: str
+    time: str | None  # the managedFields time of the person's write
+    captured_at: str  # when writeback saw it (UTC, RFC 3339)
+    body: Mapping[str, Any]  # the object as the person left it, without its sensitive fields
+    redacted: tuple[str, ...] = ()  # the sensitive paths removed from ``body`` (no values)
+    redacted_last_applied: tuple[str, ...] = ()  # ... and from its last-applied-configuration annotation
+
+    @property
+    def key(self) -> str:
+        ref = self.ref
+        parts = (self.target, ref.group or "core", ref.kind, ref.namespace or "_", ref.name)
+        return "__".join(_UNSAFE_IN_KEY.sub("-", p) for p in parts) + ".json"
+
+    def to_json(self) -> str:
+        doc = {
+            "target": self.target,
+            "ref": self.ref.as_json(),
+            "manager": self.manager,
+            "operation": self.operation,
+            "time": self.time,
+            "captured_at": self.captured_at,
+            "object": self.body,
+            "redacted": list(self.redacted),
+            "redacted_last_applied": list(self.redacted_last_applied),
+        }
+        return json.dumps(doc, indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Capture:
+        doc = json.loads(text)
+        r = doc["ref"]
+        ref = ObjectRef(api_version=r["apiVersion"], kind=r["kind"], namespace=r.get("namespace"), name=r["name"])
+        return cls(
+            target=doc["target"],
+            ref=ref,
+            manager=doc["manager"],
+            operation=doc.get("operation", ""),
+            time=doc.get("time"),
+            captured_at=doc["captured_at"],
+            body=doc["object"],
+            redacted=tuple(str(p) for p in doc.get("redacted") or ()),
+            redacted_last_applied=tuple(str(p) for p in doc.get("redacted_last_applied") or ()),
+        )
 
 
 # ---------------------------------------------------------------- forge

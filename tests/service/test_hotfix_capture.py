@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore
+from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore
 from writeback.adapters.watching import WatchingCluster
 from writeback.config import Policy, Selector
+from writeback.model import Capture
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 
 pytestmark = pytest.mark.controlplane

@@ -14,14 +14,15 @@ import pytest
 import yaml
 
 from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.watching import WatchingCluster
 from writeback.config import Policy, Selector
+from writeback.core.capturing import backport_body, redacted_capture
 from writeback.core.engine import EngineOptions, compute_drift
 from writeback.core.scrubbing import LAST_APPLIED, PLACEHOLDER, restore, scrub
-from writeback.model import Decision, DesiredObject, ObjectRef
+from writeback.model import Capture, Decision, DesiredObject, ObjectRef
 from writeback.paths import format_path, parse_pattern
-from writeback.service.hotfixing import CapturingCluster, HotfixCapturer, backport_body, redacted_capture
+from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 
 SENSITIVE = "spec.template.spec.containers[*].env[name=API_KEY].value"
 POLICY = Policy(sensitive_paths=(SENSITIVE,))

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from writeback.adapters.hotfixes import Capture, DirectoryStore
+from writeback.adapters.hotfixes import DirectoryStore
 from writeback.adapters.templating import load_templates
 from writeback.config import Policy
+from writeback.core.capturing import essence, newest_writer, person_write
 from writeback.core.rendering import RenderInput, render
 from writeback.errors import InputError
-from writeback.model import CapturedHotfix, ChangeSet, Drift, Key, ObjectRef, Op, Review
-from writeback.service.hotfixing import essence, newest_writer, person_write
+from writeback.model import Capture, CapturedHotfix, ChangeSet, Drift, Key, ObjectRef, Op, Review
 
 REF = ObjectRef(api_version="v1", kind="ConfigMap", namespace="shop", name="ca")
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.coordinators import RunEverything
 from support.services import metric
 
 from writeback.config import Config, parse_config
@@ -23,7 +24,6 @@ from writeback.errors import RateLimited
 from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason
 from writeback.service.logging import REDACTED, secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
-from writeback.service.scheduler import RunEverything
 from writeback.service.serving import Service
 
 WEB = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")

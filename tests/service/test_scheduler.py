@@ -7,11 +7,11 @@ import time
 from typing import Any
 
 import pytest
+from support.coordinators import RunEverything
 
 from writeback.config import Schedule, Target
 from writeback.service.scheduler import (
     CycleContext,
-    RunEverything,
     TargetScheduler,
     backoff_seconds,
     period_seconds,

@@ -9,74 +9,16 @@ capturer removes the fields at ``policy.sensitive_paths`` first and ``redacted``
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
-import re
 import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from writeback.errors import ClusterError, InputError
-from writeback.model import ObjectRef
+from writeback.model import Capture
 
 log = logging.getLogger(__name__)
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Capture:
-    """A person's write seen by the watch."""
-
-    target: str
-    ref: ObjectRef
-    manager: str
-    operation: str
-    time: str | None  # the managedFields time of the person's write
-    captured_at: str  # when writeback saw it (UTC, RFC 3339)
-    body: Mapping[str, Any]  # the object as the person left it, without its sensitive fields
-    redacted: tuple[str, ...] = ()  # the sensitive paths removed from ``body`` (no values)
-    redacted_last_applied: tuple[str, ...] = ()  # ... and from its last-applied-configuration annotation
-
-    @property
-    def key(self) -> str:
-        ref = self.ref
-        parts = (self.target, ref.group or "core", ref.kind, ref.namespace or "_", ref.name)
-        return "__".join(_UNSAFE.sub("-", p) for p in parts) + ".json"
-
-    def to_json(self) -> str:
-        doc = {
-            "target": self.target,
-            "ref": self.ref.as_json(),
-            "manager": self.manager,
-            "operation": self.operation,
-            "time": self.time,
-            "captured_at": self.captured_at,
-            "object": self.body,
-            "redacted": list(self.redacted),
-            "redacted_last_applied": list(self.redacted_last_applied),
-        }
-        return json.dumps(doc, indent=1, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> Capture:
-        doc = json.loads(text)
-        r = doc["ref"]
-        ref = ObjectRef(api_version=r["apiVersion"], kind=r["kind"], namespace=r.get("namespace"), name=r["name"])
-        return cls(
-            target=doc["target"],
-            ref=ref,
-            manager=doc["manager"],
-            operation=doc.get("operation", ""),
-            time=doc.get("time"),
-            captured_at=doc["captured_at"],
-            body=doc["object"],
-            redacted=tuple(str(p) for p in doc.get("redacted") or ()),
-            redacted_last_applied=tuple(str(p) for p in doc.get("redacted_last_applied") or ()),
-        )
 
 
 class HotfixStore(Protocol):

@@ -22,7 +22,7 @@ from writeback.core.diffing import Leaf, diff, get_at, is_prefix
 from writeback.core.ignoring import Ignores
 from writeback.core.listkeys import KeyResolver
 from writeback.core.ownership import Ownership
-from writeback.core.redacting import matches_within
+from writeback.core.subtree_matching import matches_within
 from writeback.model import (
     ABSENT,
     Decision,

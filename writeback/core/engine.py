@@ -18,13 +18,14 @@ from writeback.config import IgnoreRule, Policy
 from writeback.core.controlled import autoscaled
 from writeback.core.deciding import ObjectContext, Role, decide, manager_role
 from writeback.core.diffing import Leaf, diff, get_at
-from writeback.core.ignoring import Ignores, build_ignores, flux_skip
+from writeback.core.flux_annotations import flux_skip
+from writeback.core.ignoring import Ignores, build_ignores
 from writeback.core.listkeys import KeyResolver
 from writeback.core.normalizing import is_empty, normalize, plain
 from writeback.core.ownership import Ownership, parse_managed_fields
 from writeback.core.preparing import PreparedObject, prepare, reuse
-from writeback.core.redacting import matches_within
 from writeback.core.reports import REDACTED, DriftReport, drift_to_json, report_to_json
+from writeback.core.subtree_matching import matches_within
 from writeback.errors import InputError
 from writeback.model import (
     ABSENT,

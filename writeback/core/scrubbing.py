@@ -19,7 +19,7 @@ from typing import Any
 from writeback.core.diffing import get_at
 from writeback.core.listkeys import KeyResolver, item_selector, resolver
 from writeback.core.ownership import parse_managed_fields
-from writeback.core.redacting import matches_within
+from writeback.core.subtree_matching import matches_within
 from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Segment, Select, scalar_text
 from writeback.paths import match
 

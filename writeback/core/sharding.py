@@ -1,9 +1,14 @@
-"""Sharding targets between replicas: the pure assignment math behind the Lease coordinator.
+"""Sharding targets between replicas: the pure arithmetic behind the Lease coordinator. Pure.
 
-Every replica sees the same target list and (eventually) the same set of live replicas. Each replica takes at most
-``ceil(targets / live replicas)`` targets. Preference is by rendezvous hashing (highest random weight), so replicas
-mostly reach for different targets, a joining replica gets the targets it "wins", and a leaving replica's targets
-spread over the others. Conflicts that remain are settled by the Lease's optimistic concurrency, not here.
+The timing (:class:`LeaseTiming`, :func:`observe`, :func:`expired`) follows client-go: a Lease is expired when its
+record has not changed for ``leaseDurationSeconds`` as timed by the *observer's* clock, and its holder trusts it only
+until ``renew_deadline`` after it sent its last successful renewal.
+
+The assignment (:func:`plan_shard`): every replica sees the same target list and (eventually) the same set of live
+replicas. Each replica takes at most ``ceil(targets / live replicas)`` targets. Preference is by rendezvous hashing
+(highest random weight), so replicas mostly reach for different targets, a joining replica gets the targets it
+"wins", and a leaving replica's targets spread over the others. Conflicts that remain are settled by the Lease's
+optimistic concurrency, not here.
 """
 
 from __future__ import annotations
@@ -11,13 +16,63 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 REPLICA_LEASE_PREFIX = "writeback-replica-"
 TARGET_LEASE_PREFIX = "writeback-target-"
 _UNSAFE = re.compile(r"[^a-z0-9.-]+")
 _MAX_NAME = 253
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaseTiming:
+    """How long a Lease lasts, how often its holder renews it, and until when the holder may trust it.
+
+    The holder renews every third of the duration and trusts its Lease for two thirds of it after the *start* of
+    its last successful renewal: always earlier than any other replica can see the Lease expire.
+    """
+
+    lease_seconds: int
+
+    @classmethod
+    def for_seconds(cls, seconds: float) -> LeaseTiming:
+        """Whole seconds (the API field is an integer), at least one."""
+        return cls(lease_seconds=max(1, math.ceil(seconds)))
+
+    @property
+    def renew_interval(self) -> float:
+        return self.lease_seconds / 3
+
+    @property
+    def renew_deadline(self) -> float:
+        return self.lease_seconds * 2 / 3
+
+    @property
+    def stale_heartbeat_seconds(self) -> int:
+        """How long a dead replica's heartbeat Lease is left before a survivor deletes it."""
+        return max(60, 10 * self.lease_seconds)
+
+    def trusted(self, *, renewed_at: float, now: float) -> bool:
+        """Whether a Lease renewed at ``renewed_at`` (the moment the write was sent) is still ours at ``now``."""
+        return now < renewed_at + self.renew_deadline
+
+
+Seen = Mapping[str, tuple[str, float]]  # Lease name -> (resourceVersion, when that version was first observed)
+
+
+def observe(previous: Seen, *, versions: Iterable[tuple[str, str]], now: float) -> dict[str, tuple[str, float]]:
+    """When each Lease's current record (``(name, resourceVersion)`` pairs) was first seen; a change restarts it."""
+    seen = {}
+    for name, version in versions:
+        prev = previous.get(name)
+        seen[name] = prev if prev is not None and prev[0] == version else (version, now)
+    return seen
+
+
+def expired(*, holder: str | None, first_seen: float, duration_seconds: int, now: float) -> bool:
+    """A Lease nobody holds, or whose record has not changed for its duration (at least a second) by ``now``."""
+    return not holder or now >= first_seen + max(1, duration_seconds)
 
 
 def fair_share(*, targets: int, replicas: int) -> int:

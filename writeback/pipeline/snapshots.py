@@ -1,4 +1,4 @@
-"""The live side: which kinds and namespaces to snapshot, and the snapshot itself (cluster or dump)."""
+"""The live side: the snapshot itself, one paginated list per scope (which scopes: ``writeback.core.scoping``)."""
 
 from __future__ import annotations
 
@@ -7,105 +7,18 @@ from dataclasses import dataclass
 
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.adapters.files import Problem
-from writeback.config import Selector
+from writeback.core.scoping import Scope, filter_desired, filter_dump, scopes_for
 from writeback.errors import ClusterError, ClusterUnreachable
 from writeback.model import DesiredObject, LiveObject
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Scope:
-    """One list: a kind in some namespaces (or cluster-wide), optionally only some names."""
-
-    selector: Selector
-    names: frozenset[str] | None = None  # cluster-scoped kinds without selectors: only what Git declares
+# scopes_for and the filters moved to writeback.core.scoping; importable from here until pipeline/drift.py imports them
+__all__ = ["Scope", "Snapshot", "filter_desired", "filter_dump", "scopes_for", "snapshot"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
     objects: tuple[LiveObject, ...]
     problems: tuple[Problem, ...] = ()
-
-
-def scopes_for(
-    *,
-    desired: Sequence[DesiredObject],
-    selectors: Sequence[Selector] = (),
-    namespaces: Sequence[str] = (),
-    include_secrets: bool = False,
-) -> list[Scope]:
-    """The configured selectors, else the kinds Git declares in the namespaces it uses (plus ``--namespace``)."""
-    if selectors:
-        return [Scope(selector=s) for s in selectors if include_secrets or not _is_secret(s.api_version, s.kind)]
-    kinds: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-    for d in desired:
-        if not include_secrets and _is_secret(d.ref.api_version, d.ref.kind):
-            continue
-        nss, names = kinds.setdefault((d.ref.api_version, d.ref.kind), (set(), set()))
-        if d.ref.namespace:
-            nss.add(d.ref.namespace)
-        else:
-            names.add(d.ref.name)
-    out: list[Scope] = []
-    for (api_version, kind), (nss, names) in sorted(kinds.items()):
-        if nss:
-            sel = Selector.model_validate(
-                {"apiVersion": api_version, "kind": kind, "namespaces": sorted(nss | set(namespaces))}
-            )
-            out.append(Scope(selector=sel))
-        if names:
-            sel = Selector.model_validate({"apiVersion": api_version, "kind": kind})
-            out.append(Scope(selector=sel, names=frozenset(names)))
-    return out
-
-
-def _is_secret(api_version: str, kind: str) -> bool:
-    return api_version == "v1" and kind == "Secret"
-
-
-def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
-    sel = scope.selector
-    group = sel.api_version.rpartition("/")[0] if "/" in sel.api_version else ""
-    if (obj.ref.group, obj.ref.kind) != (group, sel.kind):
-        return False
-    if sel.namespaces and obj.ref.namespace and obj.ref.namespace not in sel.namespaces:
-        return False
-    if scope.names is not None and obj.ref.name not in scope.names:
-        return False
-    if obj.ref.name in sel.exclude or f"{obj.ref.namespace}/{obj.ref.name}" in sel.exclude:
-        return False
-    if sel.label_selector:
-        labels = (obj.body.get("metadata") or {}).get("labels") or {}
-        return _labels_match(labels, sel.label_selector)
-    return True
-
-
-def _labels_match(labels: dict[str, str], expr: str) -> bool:
-    """Equality-based label selectors (``a=b,c!=d,e,!f``): enough to filter a dump offline."""
-    for term in (t.strip() for t in expr.split(",") if t.strip()):
-        if "!=" in term:
-            k, v = (x.strip() for x in term.split("!=", 1))
-            if labels.get(k) == v:
-                return False
-        elif "=" in term:
-            k, v = (x.strip() for x in term.replace("==", "=").split("=", 1))
-            if labels.get(k) != v:
-                return False
-        elif term.startswith("!"):
-            if term[1:].strip() in labels:
-                return False
-        elif term not in labels:
-            return False
-    return True
-
-
-def filter_dump(*, objects: Sequence[LiveObject], scopes: Sequence[Scope]) -> tuple[LiveObject, ...]:
-    """Offline: the dumped objects that the same scopes would have listed."""
-    return tuple(o for o in objects if any(_in_scope(o, s) for s in scopes))
-
-
-def filter_desired(*, objects: Sequence[DesiredObject], scopes: Sequence[Scope]) -> tuple[DesiredObject, ...]:
-    """With configured selectors: only the Git resources they select (the others were not snapshotted)."""
-    return tuple(o for o in objects if any(_in_scope(o, s) for s in scopes))
 
 
 def snapshot(

@@ -1,4 +1,10 @@
-"""What the scheduler holds while it runs a target: a guard with the safe-point check, and who hands them out."""
+"""Who may run which target now: the one ``Coordinator`` Protocol, its run guard, and the single-replica one.
+
+The scheduler asks ``coordinator.begin(target)`` before each run and runs inside the guard it gets; the service
+starts and stops the coordinator and reports readiness for ``owned_targets()`` only. ``SoleReplica`` here owns
+every configured target (``leader.enabled: false``); ``writeback.service.sharding.LeaseCoordinator`` shares them
+between replicas through Leases.
+"""
 
 from __future__ import annotations
 
@@ -32,17 +38,16 @@ class RunGuard:
 
 
 class Coordinator(Protocol):
-    """What the scheduler needs: which targets are ours, and a guard per run."""
+    """Start and stop coordinating, which targets are ours now, and a guard for one run (None: not ours now)."""
 
     def start(self) -> None: ...
-    def stop(self, *, grace_seconds: float = ...) -> None: ...
+    def stop(self, *, grace_seconds: float) -> None: ...
     def owned_targets(self) -> frozenset[str]: ...
-    def should_run(self, target: str) -> bool: ...
     def begin(self, target: str) -> RunGuard | None: ...
 
 
 class SoleReplica:
-    """No coordination (``leader.enabled: false``): this process owns every target."""
+    """No coordination (``leader.enabled: false``): this process owns every configured target."""
 
     def __init__(self, *, targets: Sequence[str]) -> None:
         self._targets = frozenset(targets)
@@ -55,9 +60,6 @@ class SoleReplica:
 
     def owned_targets(self) -> frozenset[str]:
         return self._targets
-
-    def should_run(self, target: str) -> bool:
-        return target in self._targets
 
     def begin(self, target: str) -> RunGuard | None:
         if target not in self._targets:

@@ -4,7 +4,8 @@
 - at most one run per target at a time (a per-target lock shared by the scheduled job, the retry job and
   the hotfix trigger; a trigger that finds the target busy runs once more right after);
 - a failing run is retried by a one-off job with exponential backoff and never touches the other targets;
-- ``ownership.begin(name)`` is asked before each run (Leases in HA mode); the run happens inside its guard;
+- ``ownership.begin(name)`` (a ``writeback.service.guards.Coordinator``: Leases in HA mode) is asked before each
+  run; the run happens inside its guard;
 - ``shutdown(grace)`` stops accepting runs, sets the stop event the running cycles see at their safe
   points, and waits (bounded) for the in-flight steps, so no push or API call is cut in half.
 """
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.base import JobLookupError
@@ -29,40 +30,9 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from writeback.config import Schedule, Target
+from writeback.service.guards import Coordinator, RunGuard, SoleReplica
 
 log = logging.getLogger(__name__)
-
-
-class Guard(Protocol):
-    """One run of one target (``writeback.service.sharding.RunGuard``): a safe-point check and a ``with`` block."""
-
-    def still_leader(self) -> bool: ...
-    def __enter__(self) -> Any: ...
-    def __exit__(self, et: Any, ev: Any, tb: Any) -> Any: ...
-
-
-class Ownership(Protocol):
-    """Whether this process may run a target now: ``writeback.service.sharding`` (Leases) implements it."""
-
-    def begin(self, target: str) -> Guard | None: ...
-
-
-class _Always:
-    def still_leader(self) -> bool:
-        return True
-
-    def __enter__(self) -> _Always:
-        return self
-
-    def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
-        return None
-
-
-class RunEverything:
-    """The single-replica ownership: every target is ours."""
-
-    def begin(self, target: str) -> Guard | None:
-        return _Always()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +42,7 @@ class CycleContext:
     target: Target
     reason: str
     stop: threading.Event
-    guard: Guard
+    guard: RunGuard
 
     def keep_going(self) -> bool:
         """False once shutdown began or the target's lease was lost: stop at the next safe point."""
@@ -118,20 +88,24 @@ def backoff_seconds(*, failures: int, schedule: Schedule) -> float:
 
 
 class TargetScheduler:
-    """One job per target; ``trigger`` for an extra (debounced) run; ``shutdown`` for SIGTERM."""
+    """One job per target; ``trigger`` for an extra (debounced) run; ``shutdown`` for SIGTERM.
+
+    ``ownership`` says which targets this process may run (default: all of ``targets``); it is started and stopped
+    by whoever made it (the service), not here.
+    """
 
     def __init__(
         self,
         *,
         targets: Sequence[Target],
         run: CycleRunner,
-        ownership: Ownership | None = None,
+        ownership: Coordinator | None = None,
         on_success: Callable[[str, float, Any], None] | None = None,
         on_failure: Callable[[str, float, BaseException], None] | None = None,
     ) -> None:
         self._targets = {t.name: t for t in targets}
         self._run = run
-        self._ownership = ownership or RunEverything()
+        self._ownership = ownership or SoleReplica(targets=[t.name for t in targets])
         self._on_success = on_success
         self._on_failure = on_failure
         self._state = {t.name: _State() for t in targets}
@@ -213,7 +187,7 @@ class TargetScheduler:
         with guard:
             self._cycle(name=name, reason=reason, guard=guard)
 
-    def _cycle(self, *, name: str, reason: str, guard: Guard) -> None:
+    def _cycle(self, *, name: str, reason: str, guard: RunGuard) -> None:
         target, state = self._targets[name], self._state[name]
         ctx = CycleContext(target=target, reason=reason, stop=self.stop, guard=guard)
         started = time.monotonic()

@@ -24,20 +24,21 @@ from typing import Any
 from writeback import config as cfg
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, KubeCluster, Resource
 from writeback.adapters.controllers import ControllerObjects
-from writeback.adapters.hotfixes import Capture, ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import ExitCode, WritebackError
-from writeback.model import Drift, EnsureResult, LiveObject, ObjectRef, Outcome
+from writeback.model import Capture, Drift, EnsureResult, LiveObject, ObjectRef, Outcome
 from writeback.pipeline import breakglass as bgflow
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.plan import PlanOutcome
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 from writeback.service import breakglassing
+from writeback.service.guards import Coordinator
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.service.logging import secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
-from writeback.service.scheduler import CycleContext, Ownership, TargetScheduler, period_seconds
+from writeback.service.scheduler import CycleContext, TargetScheduler, period_seconds
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ class Service:
         *,
         config: cfg.Config,
         workdir: Path,
-        ownership: Ownership | None = None,
+        ownership: Coordinator | None = None,
         store: HotfixStore | None = None,
     ) -> None:
         self.config = config
@@ -212,7 +213,7 @@ class Service:
             from writeback.service.sharding import coordinator_for
 
             ownership = coordinator_for(leader=config.leader, targets=names)
-        self.ownership = ownership
+        self.ownership = ownership  # which targets this replica runs now: a Lease coordinator or SoleReplica
         self.runtimes = {
             t.name: TargetRuntime(target=t, config=config, metrics=self.metrics, store=store, on_capture=self._captured)
             for t in config.targets
@@ -248,19 +249,13 @@ class Service:
     def _ready(self) -> list[str]:
         if self.stopping.is_set():
             return ["shutting down"]
-        owned: Callable[[], frozenset[str]] | None = getattr(self.ownership, "owned_targets", None)
         problems = self.readiness.check(last_success=self._last_success.get)
-        if owned is None:
-            return problems
-        mine = owned()
+        mine = self.ownership.owned_targets()
         return [p for p in problems if p.split(":", 1)[0] in mine]
 
     def _forget_unowned(self) -> None:
         """Before a scrape: no state gauges for the targets another replica runs now (HA)."""
-        owned: Callable[[], frozenset[str]] | None = getattr(self.ownership, "owned_targets", None)
-        if owned is None:
-            return
-        mine = owned()
+        mine = self.ownership.owned_targets()
         for name in self.runtimes:
             if name not in mine:
                 self.metrics.forget(target=name)
@@ -317,9 +312,7 @@ class Service:
 
     def start(self) -> None:
         self.server.start()
-        start = getattr(self.ownership, "start", None)
-        if start is not None:
-            start()
+        self.ownership.start()
         self.scheduler.start()
         for runtime in self.runtimes.values():
             threading.Thread(target=runtime.warm_up, name=f"warm-up {runtime.target.name}", daemon=True).start()
@@ -332,9 +325,7 @@ class Service:
         clean = self.scheduler.shutdown(grace=grace)
         if not clean:
             log.warning("a running step did not finish within %.0fs; abandoning it", grace)
-        stop = getattr(self.ownership, "stop", None)
-        if stop is not None:
-            stop(grace_seconds=0.0 if not clean else grace)
+        self.ownership.stop(grace_seconds=0.0 if not clean else grace)
         for runtime in self.runtimes.values():
             runtime.stop()
         self.server.stop()

@@ -1,8 +1,11 @@
-"""Replicas share the targets through coordination.k8s.io Leases.
+"""The Lease coordinator: replicas share the targets through coordination.k8s.io Leases.
 
 Each replica renews a heartbeat Lease ``writeback-replica-<identity>``; the live replicas are the heartbeat Leases
 that have not expired. Each target has a Lease ``writeback-target-<name>``; a replica works on a target only while
-it holds that Lease, and holds at most ``ceil(targets / live replicas)`` of them (``writeback.core.sharding``).
+it holds that Lease, and holds at most ``ceil(targets / live replicas)`` of them. ``LeaseCoordinator`` implements
+``writeback.service.guards.Coordinator`` (``SoleReplica`` there is the one without Leases).
+The arithmetic (fair share, preference, expiry, trust) is ``writeback.core.sharding``; the Lease reads and
+conditional writes are ``writeback.adapters.leasing``; this module runs the rounds.
 
 Expiry follows client-go: a Lease is expired when its record has not changed for ``leaseDurationSeconds`` as timed
 by the *observer's* monotonic clock, so clock skew between nodes does not matter. The holder trusts its Lease only
@@ -16,7 +19,7 @@ The seam for the scheduler::
     if guard is not None:
         with guard:                           # a Lease being released waits for the run to end
             run_pipeline(..., still_leader=guard.still_leader)   # checked between stages (safe points)
-    coordinator.stop()                        # on SIGTERM: releases the Leases so others take over at once
+    coordinator.stop(grace_seconds=30)        # on SIGTERM: releases the Leases so others take over at once
 """
 
 from __future__ import annotations
@@ -35,7 +38,16 @@ from typing import Any
 
 from writeback.adapters.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
 from writeback.config import Leader
-from writeback.core.sharding import ShardPlan, ShardView, plan_shard, replica_lease_name, target_lease_name
+from writeback.core.sharding import (
+    LeaseTiming,
+    ShardPlan,
+    ShardView,
+    expired,
+    observe,
+    plan_shard,
+    replica_lease_name,
+    target_lease_name,
+)
 from writeback.errors import ClusterError
 from writeback.service.guards import Coordinator, RunGuard, SoleReplica
 
@@ -101,9 +113,7 @@ class LeaseCoordinator:
         self.store = store
         self.identity = identity or default_identity()
         self.targets = tuple(dict.fromkeys(targets))
-        self.lease_seconds = max(1, math.ceil(lease_seconds))
-        self.renew_interval = self.lease_seconds / 3
-        self.renew_deadline = self.lease_seconds * 2 / 3
+        self.timing = LeaseTiming.for_seconds(lease_seconds)
         self._clock = clock
         self._wall = wall
         self._lease_of = {t: target_lease_name(t) for t in self.targets}
@@ -126,6 +136,10 @@ class LeaseCoordinator:
         store = LeaseStore(api_client=api_client, namespace=namespace, request_timeout=timeout)
         return cls(store=store, targets=targets, identity=identity, lease_seconds=lease_seconds)
 
+    @property
+    def lease_seconds(self) -> int:
+        return self.timing.lease_seconds
+
     # --- the seam -------------------------------------------------------------------------------------------------
 
     def still_leader(self, target: str) -> bool:
@@ -135,11 +149,8 @@ class LeaseCoordinator:
                 held is not None
                 and not held.draining
                 and not self._closing
-                and self._clock() < held.renewed_at + self.renew_deadline
+                and self.timing.trusted(renewed_at=held.renewed_at, now=self._clock())
             )
-
-    def should_run(self, target: str) -> bool:
-        return self.still_leader(target)
 
     def owned_targets(self) -> frozenset[str]:
         with self._lock:
@@ -194,7 +205,7 @@ class LeaseCoordinator:
                 self.tick()
             except Exception:  # never let the coordination thread die silently
                 log.exception("lease coordination round failed")
-            self._wake.wait(self.renew_interval)
+            self._wake.wait(self.timing.renew_interval)
             self._wake.clear()
 
     def _drain_until_done(self) -> None:
@@ -203,7 +214,7 @@ class LeaseCoordinator:
             with self._lock:
                 if not self._held or self._clock() >= self._grace_until:
                     break
-            self._wake.wait(min(0.2, self.renew_interval))
+            self._wake.wait(min(0.2, self.timing.renew_interval))
             self._wake.clear()
         self._release_heartbeat()
 
@@ -216,7 +227,7 @@ class LeaseCoordinator:
             log.warning("lease round skipped: %s", e)
             return None
         now = self._clock()
-        self._observe(records, now)
+        self._seen = observe(self._seen, versions=((r.name, r.resource_version) for r in records), now=now)
         by_name = {r.name: r for r in records}
         live = {
             r.holder
@@ -227,7 +238,8 @@ class LeaseCoordinator:
         self._collect_stale_heartbeats(records, now)
         with self._lock:
             self._live = frozenset(live)
-            for target in [t for t, h in self._held.items() if h.running == 0 and not self._trusted(h, now)]:
+            idle = [t for t, h in self._held.items() if h.running == 0]
+            for target in [t for t in idle if not self.timing.trusted(renewed_at=self._held[t].renewed_at, now=now)]:
                 log.warning("lease for target %s not renewed in time; letting it go", target)
                 del self._held[target]
             mine = frozenset(self._held)
@@ -256,21 +268,9 @@ class LeaseCoordinator:
 
     # --- Lease operations -----------------------------------------------------------------------------------------
 
-    def _trusted(self, held: _Held, now: float) -> bool:
-        return now < held.renewed_at + self.renew_deadline
-
-    def _observe(self, records: Sequence[LeaseRecord], now: float) -> None:
-        seen = {}
-        for r in records:
-            prev = self._seen.get(r.name)
-            seen[r.name] = prev if prev is not None and prev[0] == r.resource_version else (r.resource_version, now)
-        self._seen = seen
-
     def _expired(self, record: LeaseRecord, now: float) -> bool:
-        if not record.holder:
-            return True
         first_seen = self._seen.get(record.name, (record.resource_version, now))[1]
-        return now >= first_seen + max(1, record.duration_seconds)
+        return expired(holder=record.holder, first_seen=first_seen, duration_seconds=record.duration_seconds, now=now)
 
     def _labels(self, role: str) -> dict[str, str]:
         return {MANAGED_BY: MANAGER, ROLE_LABEL: role}
@@ -306,7 +306,7 @@ class LeaseCoordinator:
 
     def _collect_stale_heartbeats(self, records: Sequence[LeaseRecord], now: float) -> None:
         """Delete heartbeat Leases of replicas long gone (pods get new names on every rollout)."""
-        horizon = self._wall() - timedelta(seconds=max(60, 10 * self.lease_seconds))
+        horizon = self._wall() - timedelta(seconds=self.timing.stale_heartbeat_seconds)
         for r in records:
             if r.labels.get(ROLE_LABEL) != "replica" or r.name == self._beat_name or not self._expired(r, now):
                 continue

@@ -1,6 +1,7 @@
-"""Which drifts a path pattern reaches (``policy.sensitive_paths``, ``policy.flag_paths``). Pure.
+"""Path patterns matched against a drift's path *and the subtree below it*. Pure.
 
-A pattern may point below the drift's own path: a person who adds a whole env item, container or map
+Used for ``policy.sensitive_paths`` (what ``writeback.core.scrubbing`` redacts) and ``policy.flag_paths``. A
+pattern may point below the drift's own path: a person who adds a whole env item, container or map
 adds the sensitive leaf with it, so the drift's value must be redacted too.
 """
 

@@ -8,7 +8,7 @@ import json
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.config import Policy
 from writeback.core.engine import REDACTED, EngineOptions, compute_drift, report_to_json
-from writeback.core.redacting import matches_within
+from writeback.core.subtree_matching import matches_within
 from writeback.model import ABSENT, Decision
 from writeback.paths import parse_path, parse_pattern
 
