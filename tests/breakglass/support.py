@@ -13,6 +13,7 @@ import writeback.cli
 from writeback.core.breakglass import ANNOTATION
 
 TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
+ADMIN = "writeback-test-admin"  # the test control plane's client certificate (what a SelfSubjectReview says)
 PROJECT = "octo-org/gitops"
 AUTOMATED = {"enabled": True, "prune": True, "selfHeal": True}
 MANIFEST = """\
@@ -98,6 +99,16 @@ def get(controlplane: Any, resource: str, namespace: str, name: str) -> dict[str
 def record(body: dict[str, Any]) -> dict[str, Any] | None:
     text = (body["metadata"].get("annotations") or {}).get(ANNOTATION)
     return None if text is None else dict(json.loads(text))
+
+
+def events(controlplane: Any, namespace: str, name: str) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the break-glass Events on the object ``name``, oldest first."""
+    out = controlplane.kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
+                               "-o", "json").stdout  # fmt: skip
+    items = [e for e in json.loads(out)["items"] if e["reason"].startswith("BreakGlass")]
+    items.sort(key=lambda e: (e.get("firstTimestamp") or "", e["metadata"]["creationTimestamp"],
+                              int(e["metadata"]["resourceVersion"])))  # fmt: skip
+    return [(e["type"], e["reason"], e["message"]) for e in items]
 
 
 def managers(body: dict[str, Any]) -> set[str]:

@@ -49,7 +49,7 @@ def _incident(controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.
     code, _, err = run(
         capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web",
         "--reason", "checkout errors: FEATURE_X off", "--ttl", "2h", "--incident", "https://status.example.com/inc/77",
-        "--kubeconfig", controlplane.kubeconfig,
+        "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip
     assert code == 0, err
     controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
@@ -61,7 +61,7 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch, forge: str,
 ) -> None:  # fmt: skip
-    monkeypatch.setenv("USER", "oncall-bob")
+    """``--resume-after opened``: auto-sync resumes as soon as the PR exists (the pre-merged-first behaviour)."""
     bare = _incident(controlplane, namespace, tmp_path, capsys)
     fake_cls, project, token = FORGES[forge]
     monkeypatch.setenv(TOKEN_ENV, token)
@@ -69,7 +69,7 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     flags = (
         "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", forge, "--forge-url", fake.url,
         "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
-        "--kubeconfig", controlplane.kubeconfig,
+        "--kubeconfig", controlplane.kubeconfig, "--resume-after", "opened",
     )  # fmt: skip
     try:
         # --dry-run: the cycle runs without a push or an API write, and auto-sync is not restored

@@ -133,6 +133,7 @@ class GitHubFake(FakeForge):
             requested_teams=[],
             closed_at=pr["closed_at"],
             merged_at=pr["merged_at"],
+            merge_commit_sha=pr.get("merge_commit_sha"),
         )
         value["user"] = {**value["user"], "login": self.bot_login}
         value["head"] = {**value["head"], "ref": pr["head"], "sha": head_sha, "label": f"{self.owner}:{pr['head']}"}
@@ -157,7 +158,8 @@ class GitHubFake(FakeForge):
         sha = self.bare.sha(pr["head"])
         if sha:
             self.bare._git("update-ref", f"refs/heads/{pr['base']}", sha)
-        pr.update(state="closed", closed_at="2026-11-30T12:00:00Z", merged_at="2026-11-30T12:00:00Z")
+        pr.update(state="closed", closed_at="2026-11-30T12:00:00Z", merged_at="2026-11-30T12:00:00Z",
+                  merge_commit_sha=sha)  # fmt: skip
 
     # ------------------------------------------------------------ handlers
 

@@ -100,6 +100,7 @@ class GitLabFake(FakeForge):
             assignees=[self._user(u) for u in mr["assignee_ids"]],
             assignee=self._user(mr["assignee_ids"][0]) if mr["assignee_ids"] else None,
             merged_at=mr["merged_at"], closed_at=mr["closed_at"], reference=f"!{iid}",
+            merge_commit_sha=None, squash_commit_sha=None,  # a fast-forward merge makes neither
             references={"short": f"!{iid}", "relative": f"!{iid}", "full": f"{self.project}!{iid}"},
             web_url=f"https://gitlab.example/{self.project}/-/merge_requests/{iid}",
             user_notes_count=len(self.notes.get(iid, [])),

@@ -36,7 +36,7 @@ from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.config import Target
 from writeback.errors import ConfigError
-from writeback.pipeline import breakglass as flow
+from writeback.pipeline import breakglass_targets as targets
 from writeback.pipeline.cycling import CycleOptions
 
 pytestmark = pytest.mark.controlplane
@@ -193,19 +193,19 @@ def test_the_per_target_step_only_gets_the_objects_the_target_names(
 
     named = Target.model_validate({**base, "name": "shop", "argocd_application": f"{namespace}/web",
                                    "flux_kustomization": f"{namespace}/absent"})  # fmt: skip
-    expiry = flow.expire_for_target(objects=objects, target=named, options=options)
+    expiry = targets.expire_for_target(objects=objects, target=named, options=options)
     assert [(h.ref.kind, h.name, h.record.reason) for h in expiry.held] == [("Application", f"{namespace}/web", REASON)]
     assert expiry.ended == () and [h.name for h in expiry.active] == [f"{namespace}/web"]
 
     nothing = Target.model_validate({**base, "name": "plain"})
-    assert flow.target_refs(nothing) == ()
-    assert flow.expire_for_target(objects=objects, target=nothing, options=options).held == ()
+    assert targets.target_refs(nothing) == ()
+    assert targets.expire_for_target(objects=objects, target=nothing, options=options).held == ()
     assert cluster.list_calls == 0 and objects.patch_calls == 0  # GETs only, and nothing was due
 
     # an hour later the record is due: the backport runs with the target's forge, which is not configured here,
     # so auto-sync stays suspended and the record is untouched
     later = datetime.now(UTC).replace(microsecond=0) + (expiry.held[0].record.expires - expiry.held[0].record.start)
-    due = flow.expire_for_target(objects=objects, target=named, options=options, now=later)
+    due = targets.expire_for_target(objects=objects, target=named, options=options, now=later)
     [ended] = due.failed
     assert "auto-sync stays suspended" in ended.detail and "forge" in ended.detail
     assert [h.name for h in due.active] == [f"{namespace}/web"]
@@ -214,4 +214,4 @@ def test_the_per_target_step_only_gets_the_objects_the_target_names(
 
     bad = Target.model_validate({**base, "name": "bad", "argocd_application": "web"})
     with pytest.raises(ConfigError, match=r"targets\[bad\]\.argocd_application: 'web': expected NAMESPACE/NAME"):
-        flow.target_refs(bad)
+        targets.target_refs(bad)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, KubeCluster
+from writeback.adapters.controllers import context_name
 from writeback.adapters.kubeconfigs import ClusterAccess
 from writeback.config import Config, Target, load_config
 from writeback.errors import ConfigError, InputError
@@ -136,6 +137,18 @@ def inputs_from_args(args: Any) -> Inputs:
         c = next(c for c in cfg.clusters if c.name == target.cluster)
         access = ClusterAccess(kubeconfig=c.kubeconfig, context=args.context or c.context, in_cluster=c.in_cluster)
     return Inputs(request=request, access=access, target=target.name if target else "")
+
+
+def target_cluster_access(
+    cfg: Config | None, target: Target, *, kubeconfig: str | None, context: str | None
+) -> tuple[ClusterAccess, str]:
+    """The cluster of a target, and its name for PR bodies: the --kubeconfig/--context flags when given (or when
+    the target names no ``clusters[]`` entry), else that entry."""
+    if kubeconfig or context or cfg is None or target.cluster is None:
+        access = ClusterAccess(kubeconfig=kubeconfig, context=context)
+        return access, context or context_name(access) or "in-cluster"
+    c = next(c for c in cfg.clusters if c.name == target.cluster)
+    return ClusterAccess(kubeconfig=c.kubeconfig, context=c.context, in_cluster=c.in_cluster), c.name
 
 
 # ---------------------------------------------------------------- repo and forge flags (run, break-glass)

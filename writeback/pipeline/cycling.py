@@ -56,7 +56,7 @@ class CycleOptions:
 
 
 @contextmanager
-def _git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) -> Iterator[GitAuth]:
+def git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) -> Iterator[GitAuth]:
     key = target.git.ssh_key
     if key is not None and key.file:
         yield GitAuth(ssh_key_file=key.file)
@@ -94,19 +94,23 @@ def _fingerprint_key(target: config.Target, environ: Mapping[str, str]) -> bytes
     return read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key", environ=environ).encode()
 
 
+def target_forge(target: config.Target, *, options: CycleOptions) -> Forge:
+    """The target's forge: ``options.forge``, else opened from its config (a ConfigError when it has none)."""
+    if options.forge is not None:
+        return options.forge
+    if target.forge is None:
+        raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
+    return open_forge(
+        target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=options.policy,
+        environ=options.environ,
+    )  # fmt: skip
+
+
 def run_cycle(target: config.Target, *, options: CycleOptions) -> list[EnsureResult]:
     """Snapshot, plan, push and ensure the PRs of one target. Raises WritebackError on a target-wide failure."""
-    if target.forge is None and options.forge is None:
-        raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
-    forge = options.forge
-    if forge is None:
-        assert target.forge is not None
-        forge = open_forge(
-            target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=options.policy,
-            environ=options.environ,
-        )  # fmt: skip
+    forge = target_forge(target, options=options)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
-    with _git_auth(target, forge, options.environ) as auth:
+    with git_auth(target, forge, options.environ) as auth:
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
         if options.on_stage is not None:
             options.on_stage("clone")

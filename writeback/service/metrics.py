@@ -64,10 +64,22 @@ class Metrics:
             ["target"],
             registry=r,
         )
+        self.break_glass_expired_waiting = Gauge(
+            "writeback_break_glass_expired_waiting",
+            "Break-glass records past their TTL whose backport PR is not merged: auto-sync stays suspended (page)",
+            ["target"],
+            registry=r,
+        )
         self._persistent_cycles = persistent_cycles
         self._seen: dict[str, dict[tuple[str, str], int]] = {}  # target -> drift key -> consecutive cycles
         self._merged: dict[str, set[tuple[str, str]]] = {}  # target -> drift keys whose PR went away
         self._lock = threading.Lock()
+
+    def break_glass_waiting(self, *, target: str, active: int, expired_waiting: int) -> None:
+        """The break-glass gauges of one target after its sweep: records in place, and those past their TTL still
+        waiting for their backport PR to merge."""
+        self.break_glass_active.labels(target=target).set(1 if active else 0)
+        self.break_glass_expired_waiting.labels(target=target).set(expired_waiting)
 
     def api_request(self, *, target: str, verb: str) -> None:
         self.api_requests.labels(target=target, verb=verb).inc()

@@ -29,7 +29,7 @@ from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import WritebackError
 from writeback.model import Drift, EnsureResult, LiveObject, ObjectRef, Outcome
-from writeback.pipeline import breakglass as bgflow
+from writeback.pipeline import breakglass_targets as bgtargets
 from writeback.pipeline.cycling import CycleOptions, run_cycle
 from writeback.pipeline.plan import PlanOutcome
 from writeback.service import breakglassing
@@ -120,7 +120,7 @@ class TargetRuntime:
     def controller_objects(self) -> breakglassing.CountedObjects | None:
         """Break-glass reads/patches of the target's controller objects (the real cluster, never the watch cache);
         None when the target names no Argo CD Application or Flux Kustomization."""
-        if not bgflow.target_refs(self.target):
+        if not bgtargets.target_refs(self.target):
             return None
         self.cluster()
         assert self._direct is not None
@@ -260,7 +260,7 @@ class Service:
             keep_going=ctx.keep_going,
         )
         expiry, results = self._break_glass(ctx, runtime=runtime, options=options)
-        if expiry is None or not expiry.ended:  # a backport cycle that ran is this cycle
+        if expiry is None or not expiry.backported:  # a backport cycle that ran is this cycle
             active = expiry.active if expiry is not None else ()
             options = breakglassing.with_incident(options, target=ctx.target, active=active)
             results = tuple(run_cycle(ctx.target, options=options))
@@ -281,14 +281,16 @@ class Service:
 
     def _break_glass(
         self, ctx: CycleContext, *, runtime: TargetRuntime, options: CycleOptions
-    ) -> tuple[bgflow.TargetExpiry | None, tuple[EnsureResult, ...]]:
+    ) -> tuple[bgtargets.TargetExpiry | None, tuple[EnsureResult, ...]]:
         """End the target's expired break-glass (backport cycle first) and set its gauge; None: no object named."""
         objects = runtime.controller_objects()
         if objects is None:
-            self.metrics.break_glass_active.labels(target=ctx.target.name).set(0)
+            self.metrics.break_glass_waiting(target=ctx.target.name, active=0, expired_waiting=0)
             return None, ()
-        expiry = breakglassing.check(objects=objects, target=ctx.target, options=options, keep_going=ctx.keep_going)
-        self.metrics.break_glass_active.labels(target=ctx.target.name).set(1 if expiry.active else 0)
+        expiry = breakglassing.check(objects=objects, target=ctx.target, options=options, keep_going=ctx.keep_going,
+                                     settings=self.config.break_glass)  # fmt: skip
+        self.metrics.break_glass_waiting(target=ctx.target.name, active=len(expiry.active),
+                                         expired_waiting=expiry.expired_waiting)  # fmt: skip
         return expiry, tuple(r for e in expiry.ended for r in e.results)
 
     # ------------------------------------------------------------ lifecycle
