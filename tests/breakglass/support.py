@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import seed_bare
+from support.gitrepos import git, seed_bare
 
 import writeback.cli
 from writeback.core.breakglass import ANNOTATION
@@ -134,3 +134,28 @@ def target(name: str, *, bare: Path, namespace: str, app: str, forge_url: str) -
         "forge": {"kind": "github", "url": forge_url, "project": PROJECT, "token": {"env": TOKEN_ENV},
                   "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
     }  # fmt: skip
+
+
+def synced_to(controlplane: Any, namespace: str, app: str, revision: str) -> None:
+    """What Argo CD's refresh writes: the revision it resolved ``targetRevision`` to (status.sync.revision)."""
+    status = {"status": {"sync": {"status": "OutOfSync", "revision": revision}}}
+    controlplane.kubectl("patch", "application", app, "-n", namespace, "--type=merge", "-p", json.dumps(status))
+
+
+def start_incident(
+    controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, ttl: str = "2h"
+) -> Path:
+    """Git synced by the controller (its revision in the Application's status), break-glass started, then a
+    person's hotfix at 3 AM; the bare remote."""
+    bare, seed = make_bare(tmp_path)
+    gitops_sync(controlplane, namespace, seed)
+    argocd_app(controlplane, namespace, "web")
+    synced_to(controlplane, namespace, "web", git("rev-parse", "HEAD", cwd=seed))
+    code, _, err = run(
+        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web",
+        "--reason", "checkout errors: FEATURE_X off", "--ttl", ttl, "--incident", "https://status.example.com/inc/77",
+        "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
+    )  # fmt: skip
+    assert code == 0, err
+    controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
+    return bare
