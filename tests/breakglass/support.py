@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,38 @@ def start_incident(
     assert code == 0, err
     controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
     return bare
+
+
+def account_kubeconfig(
+    controlplane: Any, namespace: str, path: Path, *, name: str, rules: list[dict[str, Any]]
+) -> str:
+    """A kubeconfig for a ServiceAccount of ``namespace`` bound to a Role with ``rules`` (a real token from the
+    TokenRequest API, checked by the real authenticator and authorizer); its path."""
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": name, "namespace": namespace}, "rules": rules}  # fmt: skip
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": name, "namespace": namespace},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+               "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]}  # fmt: skip
+    controlplane.kubectl("create", "serviceaccount", name, "-n", namespace)
+    for doc in (role, binding):
+        controlplane.kubectl("apply", "-f", "-", input=json.dumps(doc))
+    token = controlplane.kubectl("create", "token", name, "-n", namespace, "--duration=1h").stdout.strip()
+    admin = json.loads(controlplane.kubectl("config", "view", "--raw", "-o", "json").stdout)
+    cluster = admin["clusters"][0]
+    doc = {
+        "apiVersion": "v1", "kind": "Config", "clusters": [cluster],
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": cluster["name"], "user": name, "namespace": namespace}}],
+        "current-context": name,
+    }  # fmt: skip
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def wait_allowed(controlplane: Any, kubeconfig: str, *args: str) -> None:
+    """Until the RBAC authorizer's cache has the new binding (``kubectl auth can-i`` as that user says yes)."""
+    deadline = time.monotonic() + 30
+    while controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip() != "yes":
+        assert time.monotonic() < deadline, f"the RoleBinding never took effect for {args}"
+        time.sleep(0.2)
