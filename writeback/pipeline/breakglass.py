@@ -190,12 +190,13 @@ def resume_one(objects: Objects, ref: ObjectRef, *, start: datetime) -> None:
 
 def restore(*, objects: Objects, item: Held, now: datetime | None = None, detail: str = "auto-sync restored") -> None:
     """Put the previous auto-sync value back exactly and remove the record (only this record: same start), then
-    the parents suspended with it (their records name it and share its start)."""
+    the parents suspended with it, nearest first (each record names the one below it and shares the start)."""
     parents = []
+    chain = {item.ref, *item.record.parents}
     for p in item.record.parents:
         body = objects.get(ref=p)
         rec = bg.record_of(body, where=label(p)) if body is not None else None
-        if rec is not None and rec.held_for == item.ref and rec.start == item.record.start:
+        if rec is not None and rec.held_for in chain and rec.start == item.record.start:
             parents.append(p)
     guards.require(objects, [item.ref, *parents])
     resume_one(objects, item.ref, start=item.record.start)
@@ -297,12 +298,20 @@ def _restored(objects: Objects, item: Held, now: datetime, dry_run: bool, detail
 
 
 def _orphaned(objects: Objects, item: Held) -> bool:
-    """A parent's record whose child no longer holds it (the child's break-glass ended or restarted)."""
-    child = item.record.held_for
-    assert child is not None
-    body = objects.get(ref=child)
-    rec = bg.record_of(body, where=label(child)) if body is not None else None
-    return rec is None or rec.start != item.record.start or item.ref not in rec.parents
+    """A parent's record whose break-glass is gone: down the chain (``held_for``), the object it was suspended for
+    no longer holds it (that break-glass ended or restarted)."""
+    below: ObjectRef | None = item.record.held_for
+    for _ in range(guards.DEPTH + 1):  # a loop of records is an orphan too
+        if below is None:
+            return True
+        body = objects.get(ref=below)
+        rec = bg.record_of(body, where=label(below)) if body is not None else None
+        if rec is None or rec.start != item.record.start:
+            return True
+        if rec.held_for is None:
+            return item.ref not in rec.parents
+        below = rec.held_for
+    return True
 
 
 def sweep(

@@ -24,7 +24,7 @@ from writeback.model import ObjectRef
 
 log = logging.getLogger(__name__)
 
-_DEPTH = 8  # app of apps of apps ...: deeper than this is a loop or a mistake
+DEPTH = 8  # app of apps of apps ...: deeper than this is a loop or a mistake
 
 
 class Objects(Protocol):
@@ -111,7 +111,7 @@ def chain(objects: Objects, *, ref: ObjectRef, body: Mapping[str, Any]) -> tuple
     links: list[Link] = []
     seen = {ref.identity}
     child, child_body = ref, body
-    while len(links) < _DEPTH:
+    while len(links) < DEPTH:
         parent = parent_ref(child_body, namespace=child.namespace or "default")
         if parent is None or parent.identity in seen:
             break
