@@ -24,9 +24,11 @@ from breakglass.support import (
     TOKEN,
     TOKEN_ENV,
     argocd_app,
+    events,
     get,
     record,
     run,
+    synced_to,
 )
 from fakes.github_fake import GitHubFake
 from support.gitrepos import git, seed_bare
@@ -81,7 +83,7 @@ def start_break_glass(
 ) -> None:
     code, _, err = run(
         capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", ttl,
-        "--incident", INCIDENT, "--kubeconfig", controlplane.kubeconfig,
+        "--incident", INCIDENT, "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip
     assert code == 0, err
 
@@ -90,7 +92,6 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setenv("USER", "oncall-bob")
     repos = {app: make_repo(tmp_path, app) for app in ("web", "api", "cart")}
     for app in repos:
         controlplane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace,
@@ -133,6 +134,16 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         patched = git("--git-dir", str(repos["web"]), "show", f"{branch}:apps/web.yaml")
         assert 'value: "off"' in patched or "value: off" in patched
 
+        # merged first: past its TTL, with the PR open, auto-sync stays suspended; an Event and a gauge say so
+        wait_for(lambda: metric(scrape(port), "writeback_break_glass_expired_waiting", target="shop") == 1,
+                 timeout=30, what="shop's expired-waiting gauge", proc=proc, log=log)  # fmt: skip
+        assert ("Warning", "BreakGlassExpiredWaiting") in [e[:2] for e in events(controlplane, namespace, "web")]
+        assert record(get(controlplane, APPS, namespace, "web")) is not None
+        # the reviewer merges, and Argo CD resolves main to the merge commit: the next cycle resumes auto-sync
+        [number] = fake.prs
+        fake.merge(number)
+        synced_to(controlplane, namespace, "web", git("--git-dir", str(repos["web"]), "rev-parse", "main"))
+
         def restored() -> bool:
             return record(get(controlplane, APPS, namespace, "web")) is None
 
@@ -145,6 +156,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         wait_for(lambda: metric(scrape(port), "writeback_break_glass_active", target="shop") == 0,
                  timeout=30, what="the gauge of shop back to 0", proc=proc, log=log)  # fmt: skip
         text = scrape(port)
+        assert metric(text, "writeback_break_glass_expired_waiting", target="shop") == 0
         assert metric(text, "writeback_break_glass_active", target="down") == 1
         assert metric(text, "writeback_pull_requests_total", target="shop", outcome="created") == 1
         assert metric(text, "writeback_api_requests_total", target="shop", verb="list") == 1  # the watch's only
