@@ -195,3 +195,23 @@ def wait_allowed(controlplane: Any, kubeconfig: str, *args: str) -> None:
     while controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip() != "yes":
         assert time.monotonic() < deadline, f"the RoleBinding never took effect for {args}"
         time.sleep(0.2)
+
+
+def flux_source(controlplane: Any, namespace: str, name: str, *, url: str, revision: str) -> None:
+    """A Flux GitRepository whose artifact is ``main@sha1:<revision>`` (what source-controller writes once it
+    fetched that commit)."""
+    apply(controlplane, {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                         "metadata": {"name": name, "namespace": namespace},
+                         "spec": {"interval": "1m", "url": url, "ref": {"branch": "main"}}})  # fmt: skip
+    artifact = {"digest": "sha256:" + "0" * 64, "lastUpdateTime": "2026-11-30T03:00:00Z", "path": f"gitrepository/"
+                f"{namespace}/{name}/{revision}.tar.gz", "revision": f"main@sha1:{revision}",
+                "url": f"http://source-controller/{revision}.tar.gz"}  # fmt: skip
+    controlplane.kubectl("patch", "gitrepository", name, "-n", namespace, "--subresource=status", "--type=merge",
+                         "-p", json.dumps({"status": {"artifact": artifact}}))  # fmt: skip
+
+
+def flux_applied(controlplane: Any, namespace: str, name: str, revision: str) -> None:
+    """What kustomize-controller writes after applying ``revision``."""
+    status = {"status": {"lastAppliedRevision": f"main@sha1:{revision}"}}
+    controlplane.kubectl("patch", "kustomization", name, "-n", namespace, "--subresource=status", "--type=merge",
+                         "-p", json.dumps(status))  # fmt: skip

@@ -21,7 +21,12 @@ from breakglass.support import (
     TOKEN,
     TOKEN_ENV,
     events,
+    flux_applied,
+    flux_kustomization,
+    flux_source,
     get,
+    gitops_sync,
+    make_bare,
     record,
     run,
     start_incident,
@@ -125,3 +130,47 @@ def test_force_resumes_at_once_and_names_the_risk(
         fake.stop()
     app = get(controlplane, APPS, namespace, "web")
     assert app["spec"]["syncPolicy"]["automated"] == AUTOMATED and record(app) is None
+
+
+def test_flux_resumes_once_its_gitrepository_artifact_has_the_merge_commit(
+    controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Designed for real Flux (issue 11 e): ``spec.suspend`` on the Kustomization, and the commit source-controller
+    fetched (``GitRepository.status.artifact.revision``, ``main@sha1:<sha>``) must contain the merge commit."""
+    bare, seed = make_bare(tmp_path)
+    gitops_sync(controlplane, namespace, seed)
+    base = git("rev-parse", "HEAD", cwd=seed)
+    flux_source(controlplane, namespace, "gitops", url="http://127.0.0.1/gitops.git", revision=base)
+    flux_kustomization(controlplane, namespace, "apps")
+    flux_applied(controlplane, namespace, "apps", base)
+    kc = ("--kubeconfig", controlplane.kubeconfig)
+    code, _, err = run(capsys, "break-glass", "start", "--flux-kustomization", f"{namespace}/apps", "--reason", "r",
+                       "--ttl", "1h", "--actor", "oncall-bob", *kc)  # fmt: skip
+    assert code == 0, err
+    controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    fake = GitHubFake(bare=bare).start()
+    flags = (
+        "--flux-kustomization", f"{namespace}/apps", "--repo-url", str(bare), "--forge", "github", "--forge-url",
+        fake.url, "--forge-project", PROJECT, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
+        *kc,
+    )  # fmt: skip
+    ks = "kustomizations.kustomize.toolkit.fluxcd.io"
+    try:
+        code, out, err = run(capsys, "break-glass", "end", *flags)
+        assert code == 0, out + err
+        assert "waiting for PR #1 to merge" in out and get(controlplane, ks, namespace, "apps")["spec"]["suspend"]
+        fake.merge(1)
+        merged = git("--git-dir", str(bare), "rev-parse", "main")
+        code, out, err = run(capsys, "break-glass", "expire", *flags)
+        assert code == 0 and f"waiting for Flux GitRepository {namespace}/gitops status.artifact.revision" in out
+        assert get(controlplane, ks, namespace, "apps")["spec"]["suspend"] is True
+        flux_source(controlplane, namespace, "gitops", url="http://127.0.0.1/gitops.git", revision=merged)
+        code, out, err = run(capsys, "break-glass", "expire", *flags)
+        assert code == 0, out + err
+        assert "auto-sync restored" in out and fake.violations == []
+    finally:
+        fake.stop()
+    kustomization = get(controlplane, ks, namespace, "apps")
+    assert "suspend" not in kustomization["spec"] and record(kustomization) is None  # exactly as before

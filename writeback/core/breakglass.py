@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from writeback.core.gitopskinds import ControllerKind, kind_of
+from writeback.core.gitopskinds import ControllerKind, title_of
 from writeback.durations import DurationError, DurationTooLong, format_duration, parse_duration
 from writeback.errors import InputError
 from writeback.model import ObjectRef
@@ -224,10 +224,7 @@ def get_at(body: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
 
 def describe(ref: ObjectRef) -> str:
     """``Argo CD Application argocd/web``, how messages name a controller object."""
-    try:
-        title = kind_of(ref).title
-    except InputError:
-        title = ref.kind
+    title = title_of(ref)
     return f"{title} {ref.namespace}/{ref.name}" if ref.namespace else f"{title} {ref.name}"
 
 

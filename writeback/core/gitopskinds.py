@@ -72,6 +72,12 @@ FLUX_GITREPOSITORY = ControllerKind(
 SUSPENDABLE: tuple[ControllerKind, ...] = (ARGOCD, FLUX_KUSTOMIZATION, FLUX_HELMRELEASE)
 # the kinds that may hold a break-glass record: the above, and the parents --include-parents suspends
 RECORDED: tuple[ControllerKind, ...] = (*SUSPENDABLE, ARGOCD_APPLICATIONSET)
+KNOWN: tuple[ControllerKind, ...] = (*RECORDED, FLUX_GITREPOSITORY)
+
+
+def title_of(ref: ObjectRef) -> str:
+    """``Argo CD Application``, ``Flux GitRepository``; the bare kind for any other object."""
+    return next((k.title for k in KNOWN if k.matches(ref)), ref.kind)
 
 
 def kind_of(ref: ObjectRef) -> ControllerKind:
