@@ -161,8 +161,9 @@ def test_flux_resumes_once_its_gitrepository_artifact_has_the_merge_commit(
         code, out, err = run(capsys, "break-glass", "end", *flags)
         assert code == 0, out + err
         assert "waiting for PR #1 to merge" in out and get(controlplane, ks, namespace, "apps")["spec"]["suspend"]
-        fake.merge(1)
-        merged = git("--git-dir", str(bare), "rev-parse", "main")
+        # the reviewer merges by pushing the PR's commit to main (the forge then counts the PR as merged)
+        merged = git("--git-dir", str(bare), "rev-parse", f"refs/heads/{fake.prs[1]['head']}")
+        git("--git-dir", str(bare), "update-ref", "refs/heads/main", merged)
         code, out, err = run(capsys, "break-glass", "expire", *flags)
         assert code == 0 and f"waiting for Flux GitRepository {namespace}/gitops status.artifact.revision" in out
         assert get(controlplane, ks, namespace, "apps")["spec"]["suspend"] is True

@@ -139,14 +139,20 @@ def held(*, objects: Objects, namespace: str | None) -> list[Held]:
     out: list[Held] = []
     for kind in RECORDED:
         for ref, body in objects.list_kind(api_version=kind.api_version, kind=kind.kind, namespace=namespace):
-            try:
-                record = bg.record_of(body, where=label(ref))
-            except InputError as e:
-                log.warning("%s", e)
-                continue
-            if record is not None:
-                out.append(Held(ref=ref, kind=kind, record=record))
+            item = held_in(ref, body)
+            if item is not None:
+                out.append(item)
     return sorted(out, key=lambda h: (h.record.expires, h.kind.name, h.name))
+
+
+def held_in(ref: ObjectRef, body: dict[str, Any]) -> Held | None:
+    """The record on an object read while listing or sweeping; an unreadable record is logged and skipped."""
+    try:
+        record = bg.record_of(body, where=label(ref))
+    except InputError as e:
+        log.warning("%s", e)
+        return None
+    return None if record is None else Held(ref=ref, kind=kind_of(ref), record=record)
 
 
 def _version(body: dict[str, Any]) -> str:

@@ -16,11 +16,11 @@ from datetime import datetime
 
 from writeback import config
 from writeback.core import breakglass as bg
-from writeback.core.gitopskinds import ARGOCD, FLUX_KUSTOMIZATION, kind_of
-from writeback.errors import ConfigError, InputError
+from writeback.core.gitopskinds import ARGOCD, FLUX_KUSTOMIZATION
+from writeback.errors import ConfigError
 from writeback.model import EnsureResult, ObjectRef
 from writeback.pipeline import breakglass_resume as resume
-from writeback.pipeline.breakglass import DEFAULT_POLICY, Backing, Ended, EndPolicy, Held, label, sweep
+from writeback.pipeline.breakglass import DEFAULT_POLICY, Backing, Ended, EndPolicy, Held, held_in, label, sweep
 from writeback.pipeline.breakglass_guards import Objects
 from writeback.pipeline.cycling import CycleOptions, run_cycle, target_forge
 
@@ -82,13 +82,9 @@ def held_for_target(*, objects: Objects, target: config.Target) -> list[Held]:
         if body is None:
             log.debug("%s not found: no break-glass to check", label(ref))
             continue
-        try:
-            record = bg.record_of(body, where=label(ref))
-        except InputError as e:
-            log.warning("%s", e)
-            continue
-        if record is not None:
-            out.append(Held(ref=ref, kind=kind_of(ref), record=record))
+        item = held_in(ref, body)
+        if item is not None:
+            out.append(item)
     return out
 
 
