@@ -8,12 +8,14 @@ sees one shape whichever way it was configured.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from writeback.durations import DurationError, parse_duration
 from writeback.errors import ConfigError
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
@@ -284,12 +286,34 @@ class Watch(_Model):
     capture_ttl_seconds: float = Field(default=7 * 86400.0, gt=0, description="forget a capture after this long")
 
 
+class BreakGlass(_Model):
+    """``writeback break-glass`` and the service's break-glass step."""
+
+    max_ttl: timedelta = Field(default=timedelta(hours=24), description="longest --ttl (2h, 30m, 1d; at most 30d)")
+    resume_after: Literal["merged", "opened"] = Field(
+        default="merged",
+        description="when auto-sync resumes after `end`: once the backport PR is merged and the controller's "
+        "source has the merge commit, or as soon as the PR is open (the controller then reverts the hotfix)",
+    )
+
+    @field_validator("max_ttl", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> Any:
+        if not isinstance(v, str):
+            raise ValueError("expected a duration such as 2h, 30m, 1h30m or 1d")
+        try:
+            return parse_duration(v)
+        except DurationError as e:
+            raise ValueError(f"{v!r}: {e}") from e
+
+
 class Config(_Model):
     clusters: tuple[Cluster, ...] = ()
     targets: tuple[Target, ...]
     metrics: Metrics = Metrics()
     leader: Leader = Leader()
     watch: Watch = Watch()
+    break_glass: BreakGlass = BreakGlass()
     state_dir: str | None = Field(default=None, description="directory for durable state (hotfix captures)")
     state_configmap: str | None = Field(
         default=None, description="namespace/name of a ConfigMap for durable state (in-cluster); never a Secret"

@@ -47,6 +47,22 @@ class ClusterUnreachable(ClusterError):
     """No answer from the API server at all (connection refused, timeout, TLS): no use trying other kinds."""
 
 
+class ClusterForbidden(ClusterError):
+    """The API server denied the request (HTTP 403)."""
+
+
+class ClusterConflict(ClusterError):
+    """The write lost a race (HTTP 409, or 422 from a failed JSON-patch ``test``): read again, then decide."""
+
+
+class KindNotServed(ClusterError):
+    """Discovery says this cluster does not serve the apiVersion or kind (the CRD is not installed)."""
+
+
+class AccessDenied(InputError):
+    """An access review said no before writeback tried: the message names the verb, resource and namespace."""
+
+
 class GitError(WritebackError):
     """A git operation failed."""
 

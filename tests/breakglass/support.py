@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import seed_bare
+from support.gitrepos import git, seed_bare
 
 import writeback.cli
 from writeback.core.breakglass import ANNOTATION
 
 TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
+ADMIN = "writeback-test-admin"  # the test control plane's client certificate (what a SelfSubjectReview says)
 PROJECT = "octo-org/gitops"
 AUTOMATED = {"enabled": True, "prune": True, "selfHeal": True}
 MANIFEST = """\
@@ -100,6 +102,16 @@ def record(body: dict[str, Any]) -> dict[str, Any] | None:
     return None if text is None else dict(json.loads(text))
 
 
+def events(controlplane: Any, namespace: str, name: str) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the break-glass Events on the object ``name``, oldest first."""
+    out = controlplane.kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
+                               "-o", "json").stdout  # fmt: skip
+    items = [e for e in json.loads(out)["items"] if e["reason"].startswith("BreakGlass")]
+    items.sort(key=lambda e: (e.get("firstTimestamp") or "", e["metadata"]["creationTimestamp"],
+                              int(e["metadata"]["resourceVersion"])))  # fmt: skip
+    return [(e["type"], e["reason"], e["message"]) for e in items]
+
+
 def managers(body: dict[str, Any]) -> set[str]:
     return {str(m["manager"]) for m in body["metadata"].get("managedFields") or []}
 
@@ -123,3 +135,83 @@ def target(name: str, *, bare: Path, namespace: str, app: str, forge_url: str) -
         "forge": {"kind": "github", "url": forge_url, "project": PROJECT, "token": {"env": TOKEN_ENV},
                   "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
     }  # fmt: skip
+
+
+def synced_to(controlplane: Any, namespace: str, app: str, revision: str) -> None:
+    """What Argo CD's refresh writes: the revision it resolved ``targetRevision`` to (status.sync.revision)."""
+    status = {"status": {"sync": {"status": "OutOfSync", "revision": revision}}}
+    controlplane.kubectl("patch", "application", app, "-n", namespace, "--type=merge", "-p", json.dumps(status))
+
+
+def start_incident(
+    controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, ttl: str = "2h"
+) -> Path:
+    """Git synced by the controller (its revision in the Application's status), break-glass started, then a
+    person's hotfix at 3 AM; the bare remote."""
+    bare, seed = make_bare(tmp_path)
+    gitops_sync(controlplane, namespace, seed)
+    argocd_app(controlplane, namespace, "web")
+    synced_to(controlplane, namespace, "web", git("rev-parse", "HEAD", cwd=seed))
+    code, _, err = run(
+        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web",
+        "--reason", "checkout errors: FEATURE_X off", "--ttl", ttl, "--incident", "https://status.example.com/inc/77",
+        "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
+    )  # fmt: skip
+    assert code == 0, err
+    controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
+    return bare
+
+
+def account_kubeconfig(
+    controlplane: Any, namespace: str, path: Path, *, name: str, rules: list[dict[str, Any]]
+) -> str:
+    """A kubeconfig for a ServiceAccount of ``namespace`` bound to a Role with ``rules`` (a real token from the
+    TokenRequest API, checked by the real authenticator and authorizer); its path."""
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": name, "namespace": namespace}, "rules": rules}  # fmt: skip
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": name, "namespace": namespace},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+               "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]}  # fmt: skip
+    controlplane.kubectl("create", "serviceaccount", name, "-n", namespace)
+    for doc in (role, binding):
+        controlplane.kubectl("apply", "-f", "-", input=json.dumps(doc))
+    token = controlplane.kubectl("create", "token", name, "-n", namespace, "--duration=1h").stdout.strip()
+    admin = json.loads(controlplane.kubectl("config", "view", "--raw", "-o", "json").stdout)
+    cluster = admin["clusters"][0]
+    doc = {
+        "apiVersion": "v1", "kind": "Config", "clusters": [cluster],
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": cluster["name"], "user": name, "namespace": namespace}}],
+        "current-context": name,
+    }  # fmt: skip
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def wait_allowed(controlplane: Any, kubeconfig: str, *args: str) -> None:
+    """Until the RBAC authorizer's cache has the new binding (``kubectl auth can-i`` as that user says yes)."""
+    deadline = time.monotonic() + 30
+    while controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip() != "yes":
+        assert time.monotonic() < deadline, f"the RoleBinding never took effect for {args}"
+        time.sleep(0.2)
+
+
+def flux_source(controlplane: Any, namespace: str, name: str, *, url: str, revision: str) -> None:
+    """A Flux GitRepository whose artifact is ``main@sha1:<revision>`` (what source-controller writes once it
+    fetched that commit)."""
+    apply(controlplane, {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                         "metadata": {"name": name, "namespace": namespace},
+                         "spec": {"interval": "1m", "url": url, "ref": {"branch": "main"}}})  # fmt: skip
+    artifact = {"digest": "sha256:" + "0" * 64, "lastUpdateTime": "2026-11-30T03:00:00Z", "path": f"gitrepository/"
+                f"{namespace}/{name}/{revision}.tar.gz", "revision": f"main@sha1:{revision}",
+                "url": f"http://source-controller/{revision}.tar.gz"}  # fmt: skip
+    controlplane.kubectl("patch", "gitrepository", name, "-n", namespace, "--subresource=status", "--type=merge",
+                         "-p", json.dumps({"status": {"artifact": artifact}}))  # fmt: skip
+
+
+def flux_applied(controlplane: Any, namespace: str, name: str, revision: str) -> None:
+    """What kustomize-controller writes after applying ``revision``."""
+    status = {"status": {"lastAppliedRevision": f"main@sha1:{revision}"}}
+    controlplane.kubectl("patch", "kustomization", name, "-n", namespace, "--subresource=status", "--type=merge",
+                         "-p", json.dumps(status))  # fmt: skip

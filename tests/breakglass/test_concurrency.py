@@ -13,9 +13,11 @@ from breakglass.support import AUTOMATED, argocd_app, get, record
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.core import breakglass as bg
+from writeback.core import gitopskinds as kinds
 from writeback.errors import InputError
 from writeback.model import ObjectRef
 from writeback.pipeline import breakglass as flow
+from writeback.pipeline import breakglass_start as starting
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
@@ -41,9 +43,9 @@ def test_a_concurrent_write_is_kept_and_the_patch_retried(controlplane: Any, crd
     argocd_app(controlplane, namespace, "web")
     cluster = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)
     objects = RacingObjects(cluster=cluster, controlplane=controlplane, namespace=namespace)
-    ref = bg.ARGOCD.ref(f"{namespace}/web")
+    ref = kinds.ARGOCD.ref(f"{namespace}/web")
     now = flow.now_utc()
-    started = flow.start(objects=objects, ref=ref, reason="race", ttl=timedelta(hours=1), by="alice", now=now)
+    started = starting.start(objects=objects, ref=ref, reason="race", ttl=timedelta(hours=1), by="alice", now=now)
     assert objects.patch_calls == 2  # the first patch failed its resourceVersion test
     app = get(controlplane, APPS, namespace, "web")
     assert app["metadata"]["annotations"]["team"] == "payments"  # the other writer's change is kept

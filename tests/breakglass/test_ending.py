@@ -18,12 +18,10 @@ from breakglass.support import (
     PROJECT,
     TOKEN,
     TOKEN_ENV,
-    argocd_app,
     get,
-    gitops_sync,
-    make_bare,
     record,
     run,
+    start_incident,
     target,
     write_config,
 )
@@ -41,35 +39,20 @@ def _requests(fake: FakeForge) -> dict[int, dict[str, Any]]:
     return {n: {**mr, "body": mr.get("description", "")} for n, mr in fake.mrs.items()}
 
 
-def _incident(controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """Git synced by the controller, break-glass started, then a person's hotfix at 3 AM."""
-    bare, seed = make_bare(tmp_path)
-    gitops_sync(controlplane, namespace, seed)
-    argocd_app(controlplane, namespace, "web")
-    code, _, err = run(
-        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web",
-        "--reason", "checkout errors: FEATURE_X off", "--ttl", "2h", "--incident", "https://status.example.com/inc/77",
-        "--kubeconfig", controlplane.kubeconfig,
-    )  # fmt: skip
-    assert code == 0, err
-    controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
-    return bare
-
-
 @pytest.mark.parametrize("forge", ["github", "gitlab"])
 def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch, forge: str,
 ) -> None:  # fmt: skip
-    monkeypatch.setenv("USER", "oncall-bob")
-    bare = _incident(controlplane, namespace, tmp_path, capsys)
+    """``--resume-after opened``: auto-sync resumes as soon as the PR exists (the pre-merged-first behaviour)."""
+    bare = start_incident(controlplane, namespace, tmp_path, capsys)
     fake_cls, project, token = FORGES[forge]
     monkeypatch.setenv(TOKEN_ENV, token)
     fake = fake_cls(bare=bare).start()
     flags = (
         "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", forge, "--forge-url", fake.url,
         "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
-        "--kubeconfig", controlplane.kubeconfig,
+        "--kubeconfig", controlplane.kubeconfig, "--resume-after", "opened",
     )  # fmt: skip
     try:
         # --dry-run: the cycle runs without a push or an API write, and auto-sync is not restored
@@ -107,7 +90,7 @@ def test_end_with_the_forge_down_keeps_auto_sync_suspended_and_exits_3(
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    bare = _incident(controlplane, namespace, tmp_path, capsys)
+    bare = start_incident(controlplane, namespace, tmp_path, capsys)
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     cfg = write_config(tmp_path / "writeback.yaml",

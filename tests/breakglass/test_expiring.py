@@ -26,8 +26,6 @@ from breakglass.support import (
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.pipeline import breakglass as flow
-from writeback.pipeline.cycling import CycleOptions, TargetRun
-from writeback.pipeline.targets import Edges, spec_for
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
@@ -59,7 +57,7 @@ def test_expire_ends_only_the_records_past_their_ttl(
         cfg = write_config(tmp_path / "writeback.yaml",
                            target("shop", bare=bare, namespace=namespace, app="due", forge_url=fake.url))  # fmt: skip
         code, out, err = run(capsys, "break-glass", "expire", "--config", str(cfg), "--controller-namespace",
-                             namespace, *kc)  # fmt: skip
+                             namespace, "--resume-after", "opened", *kc)  # fmt: skip
         assert fake.violations == []
     finally:
         fake.stop()
@@ -76,12 +74,8 @@ def test_expire_ends_only_the_records_past_their_ttl(
 
     # nothing else is due: a second run touches nothing
     before = {n: get(controlplane, APPS, namespace, n)["metadata"]["resourceVersion"] for n in ("later", "due")}
-    ended = flow.expire_for_targets(
-        objects=objects,
-        targets=(),
-        run_for=lambda t: TargetRun(spec=spec_for(t), edges=Edges(), options=CycleOptions(workdir=tmp_path)),
-        namespace=namespace,
-    )
+    found = flow.held(objects=objects, namespace=namespace)
+    ended = flow.sweep(objects=objects, found=found, backing_for=lambda item: None)
     assert [(e.held.ref.name, e.restored, e.failed) for e in ended] == [("orphan", False, True)]
     assert {n: get(controlplane, APPS, namespace, n)["metadata"]["resourceVersion"] for n in before} == before
     assert objects.patch_calls == 0

@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from breakglass.support import (
+    ADMIN,
     AUTOMATED,
     argocd_app,
+    events,
     flux_helmrelease,
     flux_kustomization,
     get,
@@ -30,13 +32,13 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
     controlplane: Any, crds: list[str], namespace: str, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setenv("USER", "alice")
+    monkeypatch.setenv("USER", "mallory")  # a local name proves nothing: the record says who the API server says
     argocd_app(controlplane, namespace, "web")
     kc = ("--kubeconfig", controlplane.kubeconfig)
     before = datetime.now(UTC)
     code, out, err = run(
         capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "DB failover, pin replicas",
-        "--ttl", "2h", "--incident", "https://status.example.com/inc/42", *kc,
+        "--ttl", "2h", "--incident", "https://status.example.com/inc/42", "--actor", "alice", *kc,
     )  # fmt: skip
     assert code == 0, err
     assert f"break-glass started: Application {namespace}/web" in out
@@ -49,6 +51,7 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
     assert rec is not None
     assert rec["reason"] == "DB failover, pin replicas" and rec["incident"] == "https://status.example.com/inc/42"
     assert rec["by"] == "alice" and rec["controller"] == "argocd"
+    assert rec["kubeUser"] == ADMIN  # the SelfSubjectReview's user name, not $USER or the kubeconfig's alias
     assert rec["previous"] == {"present": True, "value": AUTOMATED}
     expires = _time(rec["expires"])
     assert timedelta(hours=2) - timedelta(seconds=5) <= expires - before <= timedelta(hours=2, seconds=5)
@@ -72,13 +75,24 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
 
     # --extend: a new expiry from now, the previous value kept (not the suspended state)
     code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason",
-                         "still failing over", "--ttl", "4h", "--extend", *kc)  # fmt: skip
+                         "still failing over", "--ttl", "4h", "--extend", "--actor", "alice", *kc)  # fmt: skip
     assert code == 0, err
     assert "break-glass extended" in out
     ext = record(get(controlplane, "applications.argoproj.io", namespace, "web"))
     assert ext is not None and _time(ext["expires"]) > expires + timedelta(hours=1)
     assert ext["previous"] == rec["previous"] and ext["start"] == rec["start"]
     assert ext["extensions"][0]["reason"] == "still failing over"
+    # each step is a Kubernetes Event on the Application
+    assert events(controlplane, namespace, "web") == [
+        ("Normal", "BreakGlassStarted", f"auto-sync suspended by alice until {rec['expires']}: DB failover, pin "
+         "replicas (incident: https://status.example.com/inc/42)"),
+        ("Normal", "BreakGlassExtended", f"break-glass extended by alice until {ext['expires']}: still failing over "
+         "(incident: https://status.example.com/inc/42)"),
+    ]  # fmt: skip
+    # a TTL past break_glass.max_ttl (default 24h) is refused before anything is read
+    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
+                       "--ttl", "25h", "--extend", *kc)  # fmt: skip
+    assert code == 2 and "--ttl '25h': at most 1d (break_glass.max_ttl" in err
 
 
 def test_flux_objects_are_suspended_and_resumed_exactly(
@@ -118,14 +132,13 @@ def test_dry_run_changes_nothing_and_a_missing_object_is_named(
 ) -> None:
     kc = ("--kubeconfig", controlplane.kubeconfig)
     argocd_app(controlplane, namespace, "web")
-    # an app of apps: the parent Application applies this one and would put auto-sync back on its next sync
+    # an app of apps: the parent Application applies this one; it is not there, so nothing would undo it
     tracking = f"argocd.argoproj.io/tracking-id=apps:argoproj.io/Application:{namespace}/web"
     controlplane.kubectl("annotate", "-n", namespace, "application/web", tracking)
     rv = get(controlplane, "applications.argoproj.io", namespace, "web")["metadata"]["resourceVersion"]
     code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "x",
                          "--ttl", "1h", "--dry-run", *kc)  # fmt: skip
     assert code == 0, err
-    assert "is applied by Argo CD Application apps, whose next sync may put auto-sync back" in err
     assert "would start" in out and '"op": "remove"' in out and '"path": "/spec/syncPolicy/automated"' in out
     app = get(controlplane, "applications.argoproj.io", namespace, "web")
     assert app["metadata"]["resourceVersion"] == rv and app["spec"]["syncPolicy"]["automated"] == AUTOMATED

@@ -88,6 +88,13 @@ def test_service_account_is_allowed_exactly_what_it_needs(
         dict(verb="patch", group="kustomize.toolkit.fluxcd.io", resource="kustomizations", namespace="flux-system"),
         dict(verb="get", group="helm.toolkit.fluxcd.io", resource="helmreleases", namespace="flux-system"),
         dict(verb="list", group="source.toolkit.fluxcd.io", resource="gitrepositories"),
+        # break-glass: the source revision, the ApplicationSet parent, the access review, who, and its Events
+        dict(verb="get", group="source.toolkit.fluxcd.io", resource="gitrepositories", namespace="flux-system"),
+        dict(verb="patch", group="argoproj.io", resource="applicationsets", namespace="argocd", name="teams"),
+        dict(verb="create", group="authorization.k8s.io", resource="selfsubjectaccessreviews"),
+        dict(verb="create", group="authentication.k8s.io", resource="selfsubjectreviews"),
+        dict(verb="create", resource="events", namespace="argocd"),
+        dict(verb="create", resource="events", namespace="flux-system"),
     ]
     must_deny = [
         dict(verb="get", resource="secrets", namespace=APPS, name="db"),
@@ -102,7 +109,10 @@ def test_service_account_is_allowed_exactly_what_it_needs(
         dict(verb="get", group="coordination.k8s.io", resource="leases", namespace="kube-system", name="x"),
         dict(verb="update", group="coordination.k8s.io", resource="leases", namespace=APPS, name="writeback-target-x"),
         dict(verb="update", resource="configmaps", namespace=ns, name="someone-elses"),
-        dict(verb="create", resource="events", namespace=APPS),
+        dict(verb="update", resource="events", namespace=APPS),  # Events: create only, wherever they go
+        dict(verb="delete", resource="events", namespace="argocd"),
+        dict(verb="list", resource="events", namespace="flux-system"),
+        dict(verb="delete", group="argoproj.io", resource="applicationsets", namespace="argocd", name="teams"),
         dict(verb="delete", group="argoproj.io", resource="applications", namespace="argocd", name="payments"),
         dict(verb="create", group="argoproj.io", resource="applications", namespace="argocd"),
         dict(verb="update", group="helm.toolkit.fluxcd.io", resource="helmreleases", namespace="flux-system"),

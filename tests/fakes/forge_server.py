@@ -107,6 +107,10 @@ class Bare:
         out = self._git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}", check=False)
         return out.stdout.strip() or None
 
+    def contains(self, branch: str, sha: str) -> bool:
+        """Whether ``sha`` is in ``branch``'s history (a PR whose head was pushed to its base is merged)."""
+        return self._git("merge-base", "--is-ancestor", sha, f"refs/heads/{branch}", check=False).returncode == 0
+
     def delete(self, branch: str) -> bool:
         return self._git("update-ref", "-d", f"refs/heads/{branch}", check=False).returncode == 0
 

@@ -104,6 +104,14 @@ class GitHubFake(FakeForge):
         pr = self.prs.get(int(number))
         if pr is None:
             raise Reply(404, {"message": "Not Found"})
+        return self._merged_by_push(pr)
+
+    def _merged_by_push(self, pr: dict[str, Any]) -> dict[str, Any]:
+        """Like GitHub: an open PR whose head commit someone pushed to its base branch is merged."""
+        head = self.bare.sha(pr["head"]) or pr["head_sha"]
+        if pr["state"] == "open" and head and self.bare.contains(pr["base"], head):
+            pr.update(state="closed", closed_at="2026-11-30T12:00:00Z", merged_at="2026-11-30T12:00:00Z",
+                      merge_commit_sha=head)  # fmt: skip
         return pr
 
     def pr_json(self, pr: dict[str, Any], *, simple: bool = False) -> dict[str, Any]:
@@ -133,6 +141,7 @@ class GitHubFake(FakeForge):
             requested_teams=[],
             closed_at=pr["closed_at"],
             merged_at=pr["merged_at"],
+            merge_commit_sha=pr.get("merge_commit_sha"),
         )
         value["user"] = {**value["user"], "login": self.bot_login}
         value["head"] = {**value["head"], "ref": pr["head"], "sha": head_sha, "label": f"{self.owner}:{pr['head']}"}
@@ -157,7 +166,8 @@ class GitHubFake(FakeForge):
         sha = self.bare.sha(pr["head"])
         if sha:
             self.bare._git("update-ref", f"refs/heads/{pr['base']}", sha)
-        pr.update(state="closed", closed_at="2026-11-30T12:00:00Z", merged_at="2026-11-30T12:00:00Z")
+        pr.update(state="closed", closed_at="2026-11-30T12:00:00Z", merged_at="2026-11-30T12:00:00Z",
+                  merge_commit_sha=sha)  # fmt: skip
 
     # ------------------------------------------------------------ handlers
 
@@ -179,6 +189,7 @@ class GitHubFake(FakeForge):
         base = rec.query.get("base", [None])[0]
         out = []
         for pr in sorted(self.prs.values(), key=lambda p: p["number"], reverse=True):
+            self._merged_by_push(pr)
             if state != "all" and pr["state"] != state:
                 continue
             if head is not None and head != f"{self.owner}:{pr['head']}":

@@ -80,6 +80,13 @@ class GitLabFake(FakeForge):
         mr = self.mrs.get(int(iid))
         if mr is None:
             raise Reply(404, {"message": "404 Not found"})
+        return self._merged_by_push(mr)
+
+    def _merged_by_push(self, mr: dict[str, Any]) -> dict[str, Any]:
+        """Like GitLab: an open MR whose source commit someone pushed to its target branch is merged."""
+        head = self.bare.sha(mr["source_branch"]) or mr["sha"]
+        if mr["state"] == "opened" and head and self.bare.contains(mr["target_branch"], head):
+            mr.update(state="merged", merged_at="2026-11-30T12:00:00Z")
         return mr
 
     def _user(self, uid: int) -> dict[str, Any]:
@@ -100,6 +107,7 @@ class GitLabFake(FakeForge):
             assignees=[self._user(u) for u in mr["assignee_ids"]],
             assignee=self._user(mr["assignee_ids"][0]) if mr["assignee_ids"] else None,
             merged_at=mr["merged_at"], closed_at=mr["closed_at"], reference=f"!{iid}",
+            merge_commit_sha=None, squash_commit_sha=None,  # a fast-forward merge makes neither
             references={"short": f"!{iid}", "relative": f"!{iid}", "full": f"{self.project}!{iid}"},
             web_url=f"https://gitlab.example/{self.project}/-/merge_requests/{iid}",
             user_notes_count=len(self.notes.get(iid, [])),
@@ -138,6 +146,7 @@ class GitLabFake(FakeForge):
         branch = rec.query.get("source_branch", [None])[0]
         out = []
         for mr in sorted(self.mrs.values(), key=lambda m: m["iid"], reverse=True):
+            self._merged_by_push(mr)
             if state != "all" and mr["state"] != state:
                 continue
             if branch is not None and mr["source_branch"] != branch:

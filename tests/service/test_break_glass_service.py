@@ -24,9 +24,11 @@ from breakglass.support import (
     TOKEN,
     TOKEN_ENV,
     argocd_app,
+    events,
     get,
     record,
     run,
+    synced_to,
 )
 from fakes.github_fake import GitHubFake
 from support.gitrepos import git, seed_bare
@@ -36,7 +38,7 @@ from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.config import Target
 from writeback.errors import ConfigError
-from writeback.pipeline import breakglass as flow
+from writeback.pipeline import breakglass_targets as targets
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.targets import Edges, spec_for
 
@@ -82,7 +84,7 @@ def start_break_glass(
 ) -> None:
     code, _, err = run(
         capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", ttl,
-        "--incident", INCIDENT, "--kubeconfig", controlplane.kubeconfig,
+        "--incident", INCIDENT, "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip
     assert code == 0, err
 
@@ -91,7 +93,6 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setenv("USER", "oncall-bob")
     repos = {app: make_repo(tmp_path, app) for app in ("web", "api", "cart")}
     for app in repos:
         controlplane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace,
@@ -134,6 +135,16 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         patched = git("--git-dir", str(repos["web"]), "show", f"{branch}:apps/web.yaml")
         assert 'value: "off"' in patched or "value: off" in patched
 
+        # merged first: past its TTL, with the PR open, auto-sync stays suspended; an Event and a gauge say so
+        wait_for(lambda: metric(scrape(port), "writeback_break_glass_expired_waiting", target="shop") == 1,
+                 timeout=30, what="shop's expired-waiting gauge", proc=proc, log=log)  # fmt: skip
+        assert ("Warning", "BreakGlassExpiredWaiting") in [e[:2] for e in events(controlplane, namespace, "web")]
+        assert record(get(controlplane, APPS, namespace, "web")) is not None
+        # the reviewer merges, and Argo CD resolves main to the merge commit: the next cycle resumes auto-sync
+        [number] = fake.prs
+        fake.merge(number)
+        synced_to(controlplane, namespace, "web", git("--git-dir", str(repos["web"]), "rev-parse", "main"))
+
         def restored() -> bool:
             return record(get(controlplane, APPS, namespace, "web")) is None
 
@@ -146,6 +157,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         wait_for(lambda: metric(scrape(port), "writeback_break_glass_active", target="shop") == 0,
                  timeout=30, what="the gauge of shop back to 0", proc=proc, log=log)  # fmt: skip
         text = scrape(port)
+        assert metric(text, "writeback_break_glass_expired_waiting", target="shop") == 0
         assert metric(text, "writeback_break_glass_active", target="down") == 1
         assert metric(text, "writeback_break_glass_expired", target="down") == 1  # past its TTL, still suspended
         expires_api = metric(text, "writeback_break_glass_expires_timestamp_seconds", target="down")
@@ -202,19 +214,19 @@ def test_the_per_target_step_only_gets_the_objects_the_target_names(
 
     named = Target.model_validate({**base, "name": "shop", "argocd_application": f"{namespace}/web",
                                    "flux_kustomization": f"{namespace}/absent"})  # fmt: skip
-    expiry = flow.expire_for_target(objects=objects, run=_run(named, options))
+    expiry = targets.expire_for_target(objects=objects, run=_run(named, options))
     assert [(h.ref.kind, h.name, h.record.reason) for h in expiry.held] == [("Application", f"{namespace}/web", REASON)]
     assert expiry.ended == () and [h.name for h in expiry.active] == [f"{namespace}/web"]
 
     nothing = Target.model_validate({**base, "name": "plain"})
-    assert flow.target_refs(nothing) == ()
-    assert flow.expire_for_target(objects=objects, run=_run(nothing, options)).held == ()
+    assert targets.target_refs(nothing) == ()
+    assert targets.expire_for_target(objects=objects, run=_run(nothing, options)).held == ()
     assert cluster.list_calls == 0 and objects.patch_calls == 0  # GETs only, and nothing was due
 
     # an hour later the record is due: the backport runs with the target's forge, which is not configured here,
     # so auto-sync stays suspended and the record is untouched
     later = datetime.now(UTC).replace(microsecond=0) + (expiry.held[0].record.expires - expiry.held[0].record.start)
-    due = flow.expire_for_target(objects=objects, run=_run(named, options), now=later)
+    due = targets.expire_for_target(objects=objects, run=_run(named, options), now=later)
     [ended] = due.failed
     assert "auto-sync stays suspended" in ended.detail and "forge" in ended.detail
     assert [h.name for h in due.active] == [f"{namespace}/web"]
@@ -223,7 +235,7 @@ def test_the_per_target_step_only_gets_the_objects_the_target_names(
 
     bad = Target.model_validate({**base, "name": "bad", "argocd_application": "web"})
     with pytest.raises(ConfigError, match=r"targets\[bad\]\.argocd_application: 'web': expected NAMESPACE/NAME"):
-        flow.target_refs(bad)
+        targets.target_refs(bad)
 
 
 def _run(target: Target, options: CycleOptions) -> TargetRun:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from writeback.config import Selector
-from writeback.errors import ClusterError, ClusterUnreachable
+from writeback.errors import ClusterConflict, ClusterError, ClusterForbidden, ClusterUnreachable, KindNotServed
 from writeback.model import LiveObject, ObjectRef, Source
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,29 @@ class Cluster(Protocol):
     def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]: ...
 
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None: ...
+
+
+def _status_error(status: int | None, message: str) -> ClusterError:
+    """The ClusterError subclass of an HTTP status: 403 denied, 409/422 a conflict (or a failed ``test``)."""
+    if status == 403:
+        return ClusterForbidden(message)
+    if status in (409, 422):
+        return ClusterConflict(message)
+    return ClusterError(message)
+
+
+def _reason(e: BaseException) -> str:
+    """The innermost cause of a transport error, short: ``connection refused``, ``timed out``, a TLS error."""
+    seen: BaseException | None = e
+    while seen is not None:
+        inner = getattr(seen, "reason", None)
+        if isinstance(seen, OSError) and seen.strerror:
+            return seen.strerror.lower()
+        if not isinstance(inner, BaseException):
+            break
+        seen = inner
+    text = str(seen or e)
+    return text.rsplit(": ", 1)[-1].strip() or type(e).__name__
 
 
 def _status_message(data: bytes) -> str:
@@ -102,7 +125,7 @@ class KubeCluster:
         path: str,
         what: str,
         query: list[tuple[str, str]] | None = None,
-        body: str | list[Any] | Mapping[str, Any] | None = None,  # a list or mapping: the client serializes it
+        body: str | list[Any] | dict[str, Any] | None = None,  # a list or dict: JSON (the client serializes it)
         content_type: str | None = None,
         allow_404: bool = False,
     ) -> dict[str, Any] | None:
@@ -124,16 +147,17 @@ class KubeCluster:
             response = self._api.call_api(*request, _request_timeout=_TIMEOUT)
             data = response.read()
         except ApiException as e:
-            raise ClusterError(f"{what}: {method} {path}: {e.reason or e}") from e
+            raise _status_error(e.status, f"{what}: {method} {path}: {e.reason or e}") from e
         except (HTTPError, OSError) as e:
-            raise ClusterUnreachable(f"{what}: {method} {path}: {e}") from e
+            host = getattr(getattr(self._api, "configuration", None), "host", "") or "?"
+            raise ClusterUnreachable(f"{what}: cannot reach the API server {host} ({_reason(e)})") from e
         except OpenApiException as e:
             raise ClusterError(f"{what}: {method} {path}: {e}") from e
         if response.status == 404 and allow_404:
             return None
         if not 200 <= response.status <= 299:
             msg = _status_message(data) or str(response.reason)
-            raise ClusterError(f"{what}: {method} {path}: HTTP {response.status}: {msg}")
+            raise _status_error(response.status, f"{what}: {method} {path}: HTTP {response.status}: {msg}")
         try:
             parsed = json.loads(data)
         except ValueError as e:
@@ -142,6 +166,19 @@ class KubeCluster:
             raise ClusterError(f"{what}: {method} {path}: expected a JSON object")
         return parsed
 
+    def request(
+        self, *, method: str, path: str, what: str, body: list[Any] | Mapping[str, Any] | None = None,
+        query: list[tuple[str, str]] | None = None, content_type: str | None = None, allow_404: bool = False,
+    ) -> dict[str, Any] | None:  # fmt: skip
+        """One raw API call for the other adapters (break-glass's patches, access reviews and Events); every
+        error is a ``ClusterError`` subclass (403 ``ClusterForbidden``, 409/422 ``ClusterConflict``, no answer
+        ``ClusterUnreachable``). A write through here must carry its ``# real write:`` mark at the call site."""
+        payload = dict(body) if isinstance(body, Mapping) else body
+        return self._request(
+            method=method, path=path, what=what, query=query, body=payload, content_type=content_type,
+            allow_404=allow_404,
+        )  # fmt: skip
+
     # ------------------------------------------------------------ discovery
 
     def _group_resources(self, api_version: str) -> list[dict[str, Any]]:
@@ -149,7 +186,7 @@ class KubeCluster:
             path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
             doc = self._request(method="GET", path=path, what=f"discovery of {api_version}", allow_404=True)
             if doc is None:
-                raise ClusterError(f"apiVersion {api_version}: not served by this cluster (is the CRD installed?)")
+                raise KindNotServed(f"apiVersion {api_version}: not served by this cluster (is the CRD installed?)")
             self._groups[api_version] = [r for r in doc.get("resources", []) if isinstance(r, dict)]
         return self._groups[api_version]
 
@@ -164,7 +201,7 @@ class KubeCluster:
                     )
                     break
             else:
-                raise ClusterError(f"{kind} ({api_version}): kind not served by this cluster")
+                raise KindNotServed(f"{kind} ({api_version}): kind not served by this cluster")
         return self._resources[key]
 
     # ------------------------------------------------------------ reads

@@ -163,6 +163,14 @@ class GitRepo:
         lines = [line for line in log.splitlines() if line.strip()]
         return tuple(line for line in lines if line.split(" ", 1)[1].lower() != self.bot.email.lower())
 
+    def contains(self, *, commit: str, ancestor: str) -> bool:
+        """Whether ``commit`` has ``ancestor`` in its history (or is it); False when either is unknown here."""
+        try:
+            self._git("merge-base", "--is-ancestor", ancestor, commit)
+        except GitError:  # exit 1: not an ancestor; 128: an unknown commit
+            return False
+        return True
+
     def read(self, path: str) -> str | None:
         """A file of the current checkout (the base after ``sync``); None when absent."""
         p = self._safe_path(path)

@@ -73,7 +73,7 @@ class TargetRun:
 
 
 @contextmanager
-def _git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) -> Iterator[GitAuth]:
+def git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) -> Iterator[GitAuth]:
     key = target.git.ssh_key
     if key is not None and key.file:
         yield GitAuth(ssh_key_file=key.file)
@@ -90,23 +90,27 @@ def _git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) -
     yield GitAuth(username=cred[0], token=cred[1]) if cred else GitAuth()
 
 
+def target_forge(target: config.Target, *, edges: Edges) -> Forge:
+    """The target's forge: ``edges.forge``, else opened from its config (a ConfigError when it has none)."""
+    if edges.forge is not None:
+        return edges.forge
+    if target.forge is None:
+        raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
+    return open_forge(
+        target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=edges.retry,
+        environ=edges.environ,
+    )  # fmt: skip
+
+
 def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[EnsureResult]:
     """Snapshot, plan, push and ensure the PRs of one target. Raises WritebackError on a target-wide failure."""
     target = spec.target
     if target is None:
         raise ConfigError(f"target {spec.name}: run needs a repository and a forge (repo_url, forge)")
-    if target.forge is None and edges.forge is None:
-        raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
-    forge = edges.forge
-    if forge is None:
-        assert target.forge is not None
-        forge = open_forge(
-            target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=edges.retry,
-            environ=edges.environ,
-        )  # fmt: skip
+    forge = target_forge(target, edges=edges)
     stage = options.on_stage or (lambda _: None)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
-    with _git_auth(target, forge, edges.environ) as auth:
+    with git_auth(target, forge, edges.environ) as auth:
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
         stage("clone")
         base_sha = repo.sync(base=target.base)

@@ -12,11 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from writeback.core.gitopskinds import ARGOCD, FLUX_KUSTOMIZATION
 from writeback.errors import InputError
 from writeback.model import LiveObject, ObjectRef
-
-ARGOCD_APPLICATION = ("argoproj.io/v1alpha1", "Application")
-FLUX_KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io/v1", "Kustomization")
 
 Getter = Callable[[ObjectRef], Mapping[str, Any] | None]
 
@@ -31,13 +29,6 @@ class ControllerState:
     ignore_differences: tuple[Mapping[str, Any], ...] = ()
 
 
-def _ref(text: str, *, api_version: str, kind: str, flag: str) -> ObjectRef:
-    ns, sep, name = text.partition("/")
-    if not sep or not ns or not name or "/" in name:
-        raise InputError(f"{flag} {text!r}: expected NAMESPACE/NAME")
-    return ObjectRef(api_version=api_version, kind=kind, namespace=ns, name=name)
-
-
 def live_getter(objects: Sequence[LiveObject]) -> Getter:
     """Look a controller object up in a live dump (offline mode): same group, kind, namespace, name."""
     by_id = {o.ref.identity: o.body for o in objects}
@@ -45,7 +36,7 @@ def live_getter(objects: Sequence[LiveObject]) -> Getter:
 
 
 def read_argocd(*, application: str, get: Getter) -> ControllerState:
-    ref = _ref(application, api_version=ARGOCD_APPLICATION[0], kind=ARGOCD_APPLICATION[1], flag="--argocd-app")
+    ref = ARGOCD.ref(application)
     body = get(ref)
     if body is None:
         raise InputError(f"Argo CD Application {ref.namespace}/{ref.name}: not found")
@@ -63,9 +54,7 @@ def read_argocd(*, application: str, get: Getter) -> ControllerState:
 
 
 def read_flux(*, kustomization: str, get: Getter) -> ControllerState:
-    ref = _ref(
-        kustomization, api_version=FLUX_KUSTOMIZATION[0], kind=FLUX_KUSTOMIZATION[1], flag="--flux-kustomization"
-    )
+    ref = FLUX_KUSTOMIZATION.ref(kustomization)
     body = get(ref)
     if body is None:
         raise InputError(f"Flux Kustomization {ref.namespace}/{ref.name}: not found")

@@ -100,6 +100,12 @@ class Metrics:
             registry=r,
         )
         ProcessCollector(registry=r)  # process_start_time_seconds: how long a target has had for its first success
+        self.break_glass_expired_waiting = Gauge(
+            "writeback_break_glass_expired_waiting",
+            "Break-glass records past their TTL whose backport PR is not merged: auto-sync stays suspended (page)",
+            ["target"],
+            registry=r,
+        )
         self._persistent_cycles = persistent_cycles
         self._seen: dict[str, dict[tuple[str, str], int]] = {}  # target -> drift key -> consecutive cycles
         self._merged: dict[str, set[tuple[str, str]]] = {}  # target -> drift keys whose PR went away
@@ -114,9 +120,11 @@ class Metrics:
                 self.cycles.labels(target=target, result=result)
             self.forge_rate_limited.labels(target=target)
 
-    def break_glass(self, *, target: str, expires: Sequence[datetime], now: datetime) -> None:
-        """The break-glass gauges of one target from the expiry times of the records still in place."""
+    def break_glass(self, *, target: str, expires: Sequence[datetime], now: datetime, expired_waiting: int = 0) -> None:
+        """The break-glass gauges of one target from the expiry times of the records still in place, and the
+        number of those past their TTL still waiting for their backport PR to merge."""
         self.break_glass_active.labels(target=target).set(1 if expires else 0)
+        self.break_glass_expired_waiting.labels(target=target).set(expired_waiting)
         self.break_glass_expired.labels(target=target).set(sum(1 for e in expires if e <= now))
         if expires:
             self.break_glass_expires.labels(target=target).set(min(expires).timestamp())
@@ -128,7 +136,8 @@ class Metrics:
         """Drop the gauges of a target's current state once another replica runs it: a stale value here would
         keep an alert firing. Counters, the interval and the last success stay (alerts aggregate those)."""
         series: list[tuple[Gauge, tuple[str, ...]]] = [(self.drift_fields, (target, str(d))) for d in Decision]
-        state = (self.persistent_drift, self.break_glass_active, self.break_glass_expired, self.break_glass_expires)
+        state = (self.persistent_drift, self.break_glass_active, self.break_glass_expired, self.break_glass_expires,
+                 self.break_glass_expired_waiting)  # fmt: skip
         series += [(gauge, (target,)) for gauge in state]
         for gauge, labels in series:
             with contextlib.suppress(KeyError):  # prometheus_client < 0.21 raises for a series never set

@@ -30,6 +30,7 @@ from writeback.adapters.watching import WatchingCluster
 from writeback.errors import ExitCode, WritebackError
 from writeback.model import Capture, Drift, EnsureResult, LiveObject, ObjectRef, Outcome
 from writeback.pipeline import breakglass as bgflow
+from writeback.pipeline import breakglass_targets as bgtargets
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.plan import PlanOutcome
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
@@ -129,7 +130,7 @@ class TargetRuntime:
     def controller_objects(self) -> breakglassing.CountedObjects | None:
         """Break-glass reads/patches of the target's controller objects (the real cluster, never the watch cache);
         None when the target names no Argo CD Application or Flux Kustomization."""
-        if not bgflow.target_refs(self.target):
+        if not bgtargets.target_refs(self.target):
             return None
         self.cluster()
         assert self._direct is not None
@@ -277,7 +278,7 @@ class Service:
             spec=runtime.spec(), edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name), options=options
         )
         expiry, results = self._break_glass(ctx, runtime=runtime, run=run)
-        if expiry is None or not expiry.ended:  # a backport cycle that ran is this cycle
+        if expiry is None or not expiry.backported:  # a backport cycle that ran is this cycle
             active = expiry.active if expiry is not None else ()
             results = tuple(breakglassing.with_incident(run, active=active).run())
         self.metrics.results(target=name, results=results)
@@ -297,15 +298,17 @@ class Service:
 
     def _break_glass(
         self, ctx: CycleContext, *, runtime: TargetRuntime, run: TargetRun
-    ) -> tuple[bgflow.TargetExpiry | None, tuple[EnsureResult, ...]]:
-        """End the target's expired break-glass (backport cycle first) and set its gauge; None: no object named."""
+    ) -> tuple[bgtargets.TargetExpiry | None, tuple[EnsureResult, ...]]:
+        """End the target's expired break-glass (backport cycle first) and set its gauges; None: no object named."""
         objects = runtime.controller_objects()
         if objects is None:
             self.metrics.break_glass(target=ctx.target.name, expires=(), now=bgflow.now_utc())
             return None, ()
-        expiry = breakglassing.check(objects=objects, run=run, keep_going=ctx.keep_going)
+        expiry = breakglassing.check(objects=objects, run=run, keep_going=ctx.keep_going,
+                                     settings=self.config.break_glass)  # fmt: skip
         expires = [h.record.expires for h in expiry.active]
-        self.metrics.break_glass(target=ctx.target.name, expires=expires, now=bgflow.now_utc())
+        self.metrics.break_glass(target=ctx.target.name, expires=expires, now=bgflow.now_utc(),
+                                 expired_waiting=expiry.expired_waiting)  # fmt: skip
         return expiry, tuple(r for e in expiry.ended for r in e.results)
 
     # ------------------------------------------------------------ lifecycle

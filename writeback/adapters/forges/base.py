@@ -29,6 +29,7 @@ class PRInfo:
     draft: bool = False
     fingerprint: str | None = None  # from the body marker
     changeset_id: str | None = None
+    merge_sha: str | None = None  # the commit that brought it into the base branch (merged PRs only)
 
 
 def pr_info(
@@ -41,6 +42,7 @@ def pr_info(
     head_branch: str,
     head_sha: str,
     draft: bool,
+    merge_sha: str | None = None,
 ) -> PRInfo:
     marker = parse_marker(body)
     return PRInfo(
@@ -54,6 +56,7 @@ def pr_info(
         draft=draft,
         fingerprint=marker.fingerprint if marker else None,
         changeset_id=marker.changeset_id if marker else None,
+        merge_sha=merge_sha if state is PRState.MERGED and merge_sha else None,
     )
 
 
@@ -77,6 +80,9 @@ class Forge(Protocol):
         """PRs whose head is ``branch`` (any state when None), newest first."""
 
     def find_open_pr(self, *, branch: str) -> PRInfo | None: ...
+
+    def get_pr(self, *, number: int) -> PRInfo:
+        """One PR as it is now (its state, and once merged its ``merge_sha``); a ForgeError when there is none."""
 
     def list_open_prs(self, *, branch_prefix: str) -> list[PRInfo]: ...
 

@@ -108,6 +108,7 @@ def _info(pr: PullRequest) -> PRInfo:
         head_branch=pr.head.ref,
         head_sha=pr.head.sha,
         draft=bool(pr.draft),
+        merge_sha=pr.merge_commit_sha,
     )
 
 
@@ -151,6 +152,10 @@ class GitHubForge:
     def find_open_pr(self, *, branch: str) -> PRInfo | None:
         found = self.find_prs(branch=branch, state=PRState.OPEN)
         return found[0] if found else None
+
+    def get_pr(self, *, number: int) -> PRInfo:
+        with _errors(f"read pull request #{number}"):
+            return self._remember(self._repo.get_pull(number))
 
     def list_open_prs(self, *, branch_prefix: str) -> list[PRInfo]:
         with _errors("list open pull requests"):

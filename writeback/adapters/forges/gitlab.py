@@ -98,6 +98,8 @@ def _info(mr: ProjectMergeRequest) -> PRInfo:
         head_branch=mr.source_branch,
         head_sha=mr.sha or "",
         draft=bool(getattr(mr, "draft", False)) or prefixed,
+        # a fast-forward merge makes no merge commit: the MR's head is then what reached the target branch
+        merge_sha=getattr(mr, "merge_commit_sha", None) or getattr(mr, "squash_commit_sha", None) or mr.sha,
     )
 
 
@@ -134,6 +136,10 @@ class GitLabForge:
     def find_open_pr(self, *, branch: str) -> PRInfo | None:
         found = self.find_prs(branch=branch, state=PRState.OPEN)
         return found[0] if found else None
+
+    def get_pr(self, *, number: int) -> PRInfo:
+        with _errors(f"read merge request !{number}"):
+            return self._remember(self._project.mergerequests.get(number))
 
     def list_open_prs(self, *, branch_prefix: str) -> list[PRInfo]:
         with _errors("list open merge requests"):
