@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from writeback.config import IgnoreRule, Policy
+from writeback.core.consequent import DroppedDefault, separate
 from writeback.core.controlled import autoscaled
 from writeback.core.deciding import ObjectContext, Role, decide, manager_role
 from writeback.core.diffing import Leaf, diff, get_at
@@ -34,6 +35,7 @@ from writeback.model import (
     Drift,
     Dropped,
     DryRun,
+    DryRunKind,
     FieldPath,
     LiveObject,
     ObjectRef,
@@ -356,10 +358,11 @@ def _object_drifts(
     )
     secret = _secret(ref)
     out: list[Drift] = []
+    defaults: list[DroppedDefault] = []
     for leaf in leaves:
         v = decide(ctx, leaf)
         if v.default:
-            dropped.append(Dropped(resource=ref, path=leaf.path, rule=v.reason, side="live"))
+            defaults.append(DroppedDefault(leaf=leaf, rule=v.reason))
             continue
         sensitive = secret or matches_within(run.sensitive_patterns, path=leaf.path, values=(leaf.live, leaf.git))
         reason = v.reason + ("; report-only: the value is sensitive and is never written back" if sensitive else "")
@@ -379,7 +382,9 @@ def _object_drifts(
                 digest=_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
             )
         )
-    return out, dropped
+    git_alone = nd if dry is not None and dry.kind is DryRunKind.CREATE else None
+    out, brought = separate(ref=ref, drifts=out, defaults=defaults, git=git_body, git_alone=git_alone)
+    return out, [*dropped, *brought]
 
 
 def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
