@@ -1,6 +1,7 @@
 """The scale benchmark's world: N objects in a real control plane and the matching GitOps repo.
 
 Objects come in apps of three (a Deployment, its ConfigMap and its Service) spread over a few namespaces. The
+Services are headless (``clusterIP: None``): the test control plane's service range is a /24. The
 Git repo holds one file per app (``apps/<namespace>/<app>.yaml``, three documents). The cluster gets the very
 same manifests, server-side applied as ``argocd-controller`` in parallel over HTTP (one PATCH per object, a
 thread pool, no kubectl per object). Then, as in a real cluster:
@@ -158,6 +159,7 @@ metadata:
   labels:
     app.kubernetes.io/name: {name}
 spec:
+  clusterIP: None
   selector:
     app.kubernetes.io/name: {name}
   ports:

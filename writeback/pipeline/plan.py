@@ -21,9 +21,10 @@ from writeback.core.kustomizing import find_kustomization
 from writeback.core.locating import SourceKind, locate
 from writeback.core.planning import Plan, plan_changesets, tracked_app
 from writeback.core.verifying import mismatches
-from writeback.errors import PatchError, ToolMissing
+from writeback.errors import PatchError, ToolMissing, YamlError
 from writeback.model import ChangeSet, Drift, ObjectRef
 from writeback.pipeline.drift import Detection, DriftRequest, detect
+from writeback.yamlreading import load_all
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +90,6 @@ def plan_files(
 
 def verify_kustomize(plan: Plan, *, repo: Path, path: str, binary: Path | None = None) -> Plan:
     """Abort a change set whose patched overlay does not render the live values of its located drifts."""
-    from ruamel.yaml import YAML
-
     out: list[ChangeSet] = []
     errors = list(plan.errors)
     for cs in plan.changesets:
@@ -107,7 +106,12 @@ def verify_kustomize(plan: Plan, *, repo: Path, path: str, binary: Path | None =
             errors.append(f"change set {cs.id} aborted: the patched overlay does not build: {e}")
             out.append(replace(cs, files=()))
             continue
-        objects = [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
+        try:
+            objects = [d for d in load_all(text, source=f"kustomize build {path}") if isinstance(d, dict)]
+        except YamlError as e:
+            errors.append(f"change set {cs.id} aborted: the patched overlay renders unreadable YAML: {e}")
+            out.append(replace(cs, files=()))
+            continue
         unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
         checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
         wrong = mismatches(objects, checked)

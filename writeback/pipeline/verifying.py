@@ -11,14 +11,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.cluster import Cluster
 from writeback.core.verifying import find_rendered, mismatches
 from writeback.errors import WritebackError
 from writeback.model import ChangeSet, Decision
+from writeback.yamlreading import load_all
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +26,9 @@ PREFIX = "Server-side dry-run apply of the patched manifests against the live cl
 def _objects(cs: ChangeSet, *, repo: Path, path: str, source: str) -> list[Mapping[str, Any]]:
     if source == "kustomize":
         text = kustomize_cli.build_patched(repo, path=path, changes={f.path: f.after for f in cs.files})
-        docs = list(YAML(typ="safe", pure=True).load_all(text))
+        docs = load_all(text, source=f"kustomize build {path}")
     else:
-        docs = [d for f in cs.files for d in YAML(typ="safe", pure=True).load_all(f.after)]
+        docs = [d for f in cs.files for d in load_all(f.after, source=f.path)]
     out: list[Mapping[str, Any]] = []
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List":
@@ -67,7 +65,7 @@ def dry_run_verifier(
                 body["metadata"] = meta
                 applied.append(cluster.dry_run_apply(body=body))
             wrong = mismatches(applied, drifts)
-        except (WritebackError, YAMLError) as e:
+        except WritebackError as e:
             log.warning("change set %s: dry-run verification failed: %s", cs.id, e)
             return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
         if wrong:
