@@ -32,6 +32,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -41,7 +42,18 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from writeback.errors import YamlError
 
-__all__ = ["MAX_ALIAS_GROWTH", "MAX_CHARS", "MAX_DEPTH", "ComplexKey", "YamlError", "load_all"]
+__all__ = [
+    "MAX_ALIAS_GROWTH",
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "CacheInfo",
+    "ComplexKey",
+    "YamlError",
+    "cache_info",
+    "cached",
+    "clear_cache",
+    "load_all",
+]
 
 MAX_CHARS = 64 * 2**20  # 64 Mi characters: a bigger text is refused (a 10 MB file reads in about a second)
 MAX_DEPTH = 200  # nesting levels, aliases followed; Kubernetes objects nest a few dozen at most
@@ -322,10 +334,11 @@ def _syntax_error(err: yaml.YAMLError, *, source: str) -> YamlError:
 
 def _documents(loader: Any, *, text: str, source: str) -> list[Any]:
     out: list[Any] = []
+    anchored = "&" in text  # without an anchor there is no alias: nothing to expand
     try:
         while loader.check_node():
             root = loader.get_node()
-            if "&" in text:  # without an anchor there is no alias: nothing to expand
+            if anchored:
                 _Measure(source=source).check(root)
             out.append(_construct(root, 1, source))
     finally:
@@ -354,8 +367,17 @@ def _parse(text: str, *, source: str) -> list[Any]:
         raise YamlError(f"{source}: invalid YAML: {e}", source=source) from e
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheInfo:
+    hits: int
+    misses: int  # texts parsed
+    texts: int  # texts held
+    chars: int  # their size
+
+
 _cache: OrderedDict[tuple[str, str], tuple[Any, ...]] = OrderedDict()
 _cache_chars = 0
+_cache_counts = [0, 0]  # hits, misses
 _cache_lock = threading.Lock()
 
 
@@ -369,8 +391,10 @@ def load_all(text: str, *, source: str) -> list[Any]:
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
+            _cache_counts[0] += 1
             _cache.move_to_end(key)
             return list(hit)
+        _cache_counts[1] += 1
     docs = _parse(text, source=source)
     if len(text) <= CACHE_CHARS // 4:
         with _cache_lock:
@@ -389,3 +413,15 @@ def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
         _cache_chars = 0
+        _cache_counts[:] = [0, 0]
+
+
+def cache_info() -> CacheInfo:
+    with _cache_lock:
+        return CacheInfo(hits=_cache_counts[0], misses=_cache_counts[1], texts=len(_cache), chars=_cache_chars)
+
+
+def cached() -> list[tuple[str, str, tuple[Any, ...]]]:
+    """What the cache holds: (source, text, documents), for checks that nobody modified shared data."""
+    with _cache_lock:
+        return [(source, text, docs) for (source, text), docs in _cache.items()]
