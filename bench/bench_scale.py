@@ -235,6 +235,7 @@ def main() -> int:
     ap.add_argument("--src", type=Path, help="the writeback source tree to measure (default: the installed one)")
     ap.add_argument("--compare", type=Path, help="another writeback source tree, measured side by side")
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--no-warmup", action="store_true", help="skip the unmeasured first run of each command")
     args = ap.parse_args()
     from controlplane import cp
 
@@ -245,7 +246,7 @@ def main() -> int:
             try:
                 result = measure_scale(
                     objects=n, rounds=args.rounds, kubeconfig=plane.kubeconfig, kubectl=plane.bin_dir / "kubectl",
-                    workdir=Path(tmp), src=args.src, compare=args.compare,
+                    workdir=Path(tmp), src=args.src, compare=args.compare, warmup=not args.no_warmup,
                     progress=lambda s: print(s, file=sys.stderr, flush=True),
                 )  # fmt: skip
             finally:
