@@ -60,12 +60,20 @@ class ProcessRun:
     stderr: str
 
 
-def run_process(cmd: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> ProcessRun:
-    """Run ``cmd`` to completion and measure it (``os.wait4``: its own rusage, not the benchmark's)."""
+def run_process(
+    cmd: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None, stdin: str | None = None
+) -> ProcessRun:
+    """Run ``cmd`` to completion and measure it (``os.wait4``: its own rusage, not the benchmark's).
+
+    ``stdin``: a file to read standard input from.
+    """
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(list(cmd), stdout=out_w, stderr=err_w, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+    source = open(stdin, "rb") if stdin else None  # noqa: SIM115 (closed below, after the child has it)
+    proc = subprocess.Popen(list(cmd), stdout=out_w, stderr=err_w, stdin=source or subprocess.DEVNULL, env=env, cwd=cwd)
+    if source is not None:
+        source.close()
     os.close(out_w)
     os.close(err_w)
     with os.fdopen(out_r, "rb") as out, os.fdopen(err_r, "rb") as err:
