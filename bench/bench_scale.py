@@ -114,9 +114,10 @@ def writeback_cmd(command: str, *, kubeconfig: str, repo: Path, src: Path | None
     argv = [command, "--kubeconfig", kubeconfig, "--repo", str(repo), "--path", "apps", "--output", "json"]
     if src is None:
         return [sys.executable, "-m", "writeback.cli", *argv], env
-    # -S: no site-packages processing, so the editable install's finder does not shadow SRC
+    # -S: no site-packages processing, so the editable install's finder does not shadow SRC; -P: the current
+    # directory (maybe this very worktree) does not go first on sys.path either
     env["PYTHONPATH"] = os.pathsep.join([str(src), sysconfig.get_paths()["purelib"]])
-    return [sys.executable, "-S", "-m", "writeback.cli", *argv], env
+    return [sys.executable, "-S", "-P", "-m", "writeback.cli", *argv], env
 
 
 def floor_cmd(*, kubeconfig: str, world: World, repo: Path, roundtrip: Sequence[str] = ()) -> list[str]:
