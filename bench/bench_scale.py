@@ -142,15 +142,20 @@ def measure_scale(
     compare: Path | None = None,
     namespace_prefix: str = "scale",
     warmup: bool = True,
+    loaded: bool = False,
     progress: Callable[[str], None] = lambda s: None,
 ) -> ScaleResult:
-    """Load ``objects`` objects into the control plane of ``kubeconfig``, then measure all runs interleaved."""
+    """Load ``objects`` objects into the control plane of ``kubeconfig``, then measure all runs interleaved.
+
+    ``loaded``: the world and its repo (``workdir/repo``) are there already, from an earlier call.
+    """
     world = plan_world(objects, namespace_prefix=namespace_prefix)
     repo = workdir / "repo"
-    write_repo(world, repo)
-    progress(f"{world.objects} objects: loading the control plane")
-    load_cluster(world, kubeconfig=kubeconfig, kubectl=kubectl, workdir=workdir)
-    progress(f"{world.objects} objects: loaded ({len(world.changed)} changed, {len(world.scaled)} scaled)")
+    if not loaded:
+        write_repo(world, repo)
+        progress(f"{world.objects} objects: loading the control plane")
+        load_cluster(world, kubeconfig=kubeconfig, kubectl=kubectl, workdir=workdir)
+        progress(f"{world.objects} objects: loaded ({len(world.changed)} changed, {len(world.scaled)} scaled)")
     result = ScaleResult(objects=world.objects, rounds=rounds)
 
     # a first plan says which files get edited (the plan floor round-trips exactly those) and checks the world
