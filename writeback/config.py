@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from writeback.durations import DurationError, parse_duration
-from writeback.errors import ConfigError
+from writeback.errors import ConfigError, YamlError
+from writeback.yamlreading import load_all
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
 
@@ -362,9 +363,6 @@ def parse_config(data: Any, *, source: str) -> Config:
 
 
 def load_config(path: str | Path) -> Config:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -373,12 +371,12 @@ def load_config(path: str | Path) -> Config:
     except UnicodeDecodeError as e:
         raise ConfigError(f"{p}: the configuration file is not UTF-8 text: {e.reason}") from e
     try:
-        data = YAML(typ="safe", pure=True).load(text)
-    except YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{p}: not valid YAML{where}: {problem}") from e
+        docs = load_all(text, source=str(p))
+    except YamlError as e:
+        raise ConfigError(str(e).replace("invalid YAML", "not valid YAML", 1)) from e
+    if len(docs) > 1:
+        raise ConfigError(f"{p}: the configuration must be one YAML document, not {len(docs)}")
+    data = docs[0] if docs else None
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
     return parse_config(data, source=str(p))

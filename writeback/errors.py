@@ -79,5 +79,17 @@ class PatchError(WritebackError):
     """A source file could not be edited safely."""
 
 
+class YamlError(PatchError):
+    """A YAML text that cannot be read: not valid YAML, or beyond the loading limits (size, depth, aliases).
+
+    The message names the source and, for a syntax error, the line (also in ``line``, 1-based).
+    """
+
+    def __init__(self, message: str, *, source: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.line = line
+
+
 class ToolMissing(InputError):
     """A required external tool (kustomize, git) is not on PATH."""

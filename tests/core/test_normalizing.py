@@ -36,11 +36,27 @@ def test_server_metadata_status_and_bookkeeping_annotations() -> None:
         'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]': "client-side apply bookkeeping",
         'metadata.annotations["argocd.argoproj.io/tracking-id"]': "Argo CD resource tracking",
         "spec.template.metadata.creationTimestamp": "server-populated: template",
+        "spec.template.spec.securityContext": "defaulted by the API server: empty pod securityContext",
     }
     out = normalize(live, ref=DEPLOY, side="live").body
     assert "annotations" not in out["metadata"]  # emptied by the drops
     assert "status" not in out and "uid" not in out["metadata"]
     assert out["spec"]["revisionHistoryLimit"] == 10  # defaults are not normalization's business
+
+
+def test_empty_pod_security_context_goes_unless_git_declares_it_or_it_holds_something() -> None:
+    pod = ObjectRef(api_version="v1", kind="Pod", namespace="shop", name="web-1")
+    rule = "defaulted by the API server: empty pod securityContext"
+    assert rules({"spec": {"securityContext": {}, "containers": []}}, ref=pod) == {"spec.securityContext": rule}
+    live = defaulted_live(deployment_git())
+    declared = deployment_git()
+    declared["spec"]["template"]["spec"]["securityContext"] = {}
+    assert "spec.template.spec.securityContext" not in rules(live, declared=declared)  # Git says so: compared
+    live["spec"]["template"]["spec"]["securityContext"] = {"runAsNonRoot": True}
+    assert "spec.template.spec.securityContext" not in rules(live)  # a person's value is never dropped
+    assert normalize(live, ref=DEPLOY, side="live").body["spec"]["template"]["spec"]["securityContext"] == {
+        "runAsNonRoot": True
+    }
 
 
 def test_controller_owner_references_go_other_references_stay() -> None:

@@ -7,18 +7,16 @@ per file, document or resource it could not (naming the file and, where known, t
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from writeback.errors import InputError
+from writeback.errors import InputError, YamlError
 from writeback.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.manifests import list_items
 from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
-from writeback.yamledit import load_documents
-from writeback.yamledit.errors import YamlSyntaxError
+from writeback.yamlreading import MAX_CHARS, load_all
 
 T = TypeVar("T")
 
@@ -67,28 +65,25 @@ class LoadResult(Generic[T]):
 # ---------------------------------------------------------------- YAML
 
 
-_LINE = re.compile(r" at line (\d+), column \d+")
-
-
 def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
     """All documents of a YAML stream (empty ones as None), as the patcher numbers them (YAML 1.2).
 
-    On a syntax error: no documents and a problem naming the file and line.
+    On a syntax error, or a file past the loading limits (a YAML bomb): no documents and a problem naming the
+    file (and the line). The data is shared with the parse cache: do not modify it.
     """
     try:
-        return [d.data for d in load_documents(text, source=file)], None
-    except YamlSyntaxError as e:
-        m = _LINE.search(str(e))
+        return load_all(text, source=file), None
+    except YamlError as e:
         msg = str(e).removeprefix(f"{file}: ")
-        return [], Problem(
-            file=file, line=int(m.group(1)) if m else None, message=msg.replace("invalid YAML", "not valid YAML", 1)
-        )
-    except RecursionError:
-        return [], Problem(file=file, message="not valid YAML: too deeply nested or recursive")
+        return [], Problem(file=file, line=e.line, message=msg.replace("invalid YAML", "not valid YAML", 1))
 
 
 def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
     try:
+        size = path.stat().st_size
+        if size > MAX_CHARS:  # refused before it is read into memory
+            limit = f"the {MAX_CHARS // 2**20} MiB that writeback reads from one YAML file"
+            return None, Problem(file=file, message=f"{size / 2**20:.1f} MiB, more than {limit}; split it")
         return path.read_text(encoding="utf-8"), None
     except UnicodeDecodeError as e:
         return None, Problem(file=file, message=f"not UTF-8 text: {e.reason}")
@@ -96,7 +91,7 @@ def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
         return None, Problem(file=file, message=f"cannot read: {e.strerror}")
 
 
-def _read_documents(path: Path, *, file: str) -> tuple[list[Any], list[Problem]]:
+def read_documents(path: Path, *, file: str) -> tuple[list[Any], list[Problem]]:
     """The documents of one YAML file, and a problem if it cannot be read or parsed (none of it then)."""
     text, problem = _read_text(path, file=file)
     if problem is not None or text is None:
@@ -164,7 +159,7 @@ def read_live(*, path: Path) -> LoadResult[LiveObject]:
     seen: dict[tuple[str, str, str, str], str] = {}
     for p in _yaml_files(path):
         file = str(p)
-        docs, unread = _read_documents(p, file=file)
+        docs, unread = read_documents(p, file=file)
         problems.extend(unread)
         for d, doc in enumerate(docs):
             if not _is_k8s(doc):
@@ -227,7 +222,7 @@ class _KustomizeNamespaces:
         for name in KUSTOMIZATION_FILES:
             p = directory / name
             if p.is_file():
-                docs, unread = _read_documents(p, file=str(p))
+                docs, unread = read_documents(p, file=str(p))
                 self.problems.extend(unread)
                 doc = docs[0] if docs else None
                 ns = doc.get("namespace") if isinstance(doc, Mapping) else None
@@ -270,7 +265,7 @@ def read_manifests(
     problems: list[Problem] = []
     for p in _yaml_files(top):
         file = p.relative_to(root).as_posix()
-        docs, unread = _read_documents(p, file=file)
+        docs, unread = read_documents(p, file=file)
         problems.extend(unread)
         for d, doc in enumerate(docs):
             if not _is_k8s(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):

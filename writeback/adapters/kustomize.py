@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,12 @@ from writeback.adapters.files import (
     NamespacedFn,
     Problem,
     builtin_namespaced,
+    read_documents,
     read_stream,
 )
 from writeback.errors import PatchError, ToolMissing
 from writeback.model import DesiredObject
+from writeback.yamlreading import load_all
 
 ENV_VAR = "WRITEBACK_KUSTOMIZE"
 TIMEOUT_SECONDS = 120.0
@@ -67,11 +70,9 @@ def build(directory: Path, *, binary: Path | None = None) -> str:
 
 
 def render(directory: Path, *, binary: Path | None = None) -> list[dict[str, Any]]:
-    """The objects ``kustomize build`` produces for ``directory``."""
-    from ruamel.yaml import YAML
-
+    """The objects ``kustomize build`` produces for ``directory`` (bounded reading: raises YamlError)."""
     text = build(directory, binary=binary)
-    return [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
+    return [d for d in load_all(text, source=f"kustomize build {directory}") if isinstance(d, dict)]
 
 
 def build_patched(repo: Path, *, path: str, changes: Mapping[str, str], binary: Path | None = None) -> str:
@@ -92,6 +93,39 @@ def kustomization_file(directory: Path) -> Path | None:
         if (directory / name).is_file():
             return directory / name
     return None
+
+
+def unsafe_inputs(*, root: Path, top: Path) -> list[Problem]:
+    """The local YAML files ``kustomize build top`` may read that writeback's bounded loader refuses.
+
+    kustomize expands YAML aliases without a bound: a billion-laughs file among its inputs makes it grow by
+    gigabytes for minutes. So the files it may read (under the overlay and, through ``resources``, ``bases`` and
+    ``components``, under the local directories it refers to) are read here first. Only files with an anchor
+    (``&``) can expand, so only those are parsed. Remote and out-of-repo references are kustomize's own.
+    """
+    problems: list[Problem] = []
+    seen: set[Path] = set()
+    pending = [top]
+    base = root.resolve()
+    while pending:
+        d = pending.pop().resolve()
+        if d in seen or not d.is_dir() or (d != base and base not in d.parents):
+            continue
+        seen.add(d)
+        for p in sorted(d.rglob("*")):
+            if p.name.endswith((".yaml", ".yml")) or p.name == "Kustomization":
+                if not p.is_file() or "&" not in p.read_text(encoding="utf-8", errors="replace"):
+                    continue
+                _, bad = read_documents(p, file=p.relative_to(base).as_posix())
+                problems.extend(bad)
+        kfile = kustomization_file(d)
+        docs, _ = read_documents(kfile, file=kfile.relative_to(base).as_posix()) if kfile is not None else ([], [])
+        spec = docs[0] if docs and isinstance(docs[0], dict) else {}
+        for key in ("resources", "bases", "components"):
+            entries = spec.get(key)
+            if isinstance(entries, list):
+                pending.extend(d / e for e in entries if isinstance(e, str) and "://" not in e)
+    return problems
 
 
 def read_rendered(
@@ -117,6 +151,10 @@ def read_rendered(
         names = ", ".join(KUSTOMIZATION_FILES)
         return LoadResult(problems=(Problem(file=rel, message=f"no kustomization ({names}){where}"),))
     file = found.relative_to(root).as_posix()
+    unsafe = unsafe_inputs(root=root, top=top)
+    if unsafe:
+        not_run = f"; kustomize build not run{where}"
+        return LoadResult(problems=tuple(replace(p, message=p.message + not_run) for p in unsafe))
     try:
         text = build(top, binary=exe)
     except PatchError as e:

@@ -8,9 +8,9 @@ from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Op, Select
 from writeback.paths import format_path
-from writeback.yamledit import Edit, EditRefused, VerifyError, apply_edits, load_documents
+from writeback.yamledit import Edit, EditRefused, VerifyError, apply_edits
 
-from .documents import lookup
+from .documents import documents, lookup
 from .locations import Location, Transform
 from .markers import parse_image
 
@@ -18,10 +18,11 @@ __all__ = ["apply_location", "set_path"]
 
 
 def _data(text: str, *, file: str, document: int) -> Any:
-    docs = load_documents(text, source=file)
+    """A document's data (read fast, no positions: only ``apply_edits`` needs them, and composes them itself)."""
+    docs = documents(text, source=file)
     if document >= len(docs):
         raise EditRefused(f"{file}: has no document {document + 1}")
-    return docs[document].data
+    return docs[document]
 
 
 def set_path(text: str, *, file: str, document: int, path: FieldPath, value: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from writeback.manifests import list_items
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
-from writeback.yamledit import load_documents
+from writeback.yamlreading import load_all
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -34,8 +34,12 @@ class Manifest:
 
 
 def documents(text: str, *, source: str) -> list[Any]:
-    """The data of each YAML document in ``text`` (raises PatchError subclasses on bad YAML)."""
-    return [doc.data for doc in load_documents(text, source=source)]
+    """The data of each YAML document in ``text``; raises YamlError (a PatchError) on bad YAML.
+
+    Parsed once: the same text was usually read by the drift step already (see writeback.yamlreading).
+    The data is shared with the parse cache: do not modify it.
+    """
+    return load_all(text, source=source)
 
 
 def is_yaml(path: str) -> bool:

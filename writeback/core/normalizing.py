@@ -265,12 +265,21 @@ def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:
             if not value:
                 del node[key]
         elif key in ("spec", "template", "jobTemplate") and isinstance(value, dict):
+            if key == "spec" and (at[-1:] == (Key("template"),) or (not at and d.ref.kind == "Pod")):
+                _empty_pod_security_context(value, path, d)
             _nested_metadata(value, path, d)
         elif key == "volumeClaimTemplates" and isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, dict):
                     d.drop(item, "status", (*path, Index(i), Key("status")), "server-populated: status")
                     _nested_metadata(item, (*path, Index(i)), d)
+
+
+def _empty_pod_security_context(spec: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
+    """The API server defaults a pod's ``securityContext`` to ``{}`` (kubectl-neat drops it too)."""
+    path = (*at, Key("securityContext"))
+    if d.side == "live" and spec.get("securityContext") == {} and not d.git_declares(path):
+        d.drop(spec, "securityContext", path, "defaulted by the API server: empty pod securityContext")
 
 
 def _node_ports(out: dict[str, Any], d: _Dropper) -> None:

@@ -29,10 +29,10 @@ from writeback.model import (
     Unresolved,
 )
 from writeback.paths import format_path
-from writeback.yamledit import VerifyError, load_documents
+from writeback.yamledit import VerifyError
 
 from .applying import apply_location
-from .documents import is_yaml, lookup
+from .documents import documents, is_yaml, lookup
 from .locations import Located, Location, Transform
 
 __all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
@@ -112,12 +112,12 @@ def _verify(texts: Mapping[str, str], before: Mapping[str, str], locations: Sequ
     """Re-parse every touched YAML file and check the plain values landed where intended."""
     for path, text in texts.items():
         if before.get(path) != text and is_yaml(path):
-            load_documents(text, source=path)
+            documents(text, source=path)
     for loc in locations:
         if loc.transform is not Transform.VALUE or loc.inline is not None or not is_yaml(loc.file):
             continue
-        docs = load_documents(texts[loc.file], source=loc.file)
-        got = lookup(docs[loc.document].data, loc.path)
+        docs = documents(texts[loc.file], source=loc.file)
+        got = lookup(docs[loc.document], loc.path)
         want = ABSENT if loc.drift.live is ABSENT else loc.drift.live
         if got != want:
             raise VerifyError(

@@ -18,9 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.cluster import Cluster
 from writeback.core.planning import Plan, aborted
@@ -28,6 +25,7 @@ from writeback.core.verifying import find_rendered, mismatches
 from writeback.errors import PatchError, ToolMissing, WritebackError
 from writeback.manifests import expand_lists
 from writeback.model import ChangeSet, Decision
+from writeback.yamlreading import load_all
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +38,9 @@ def render_change_set(cs: ChangeSet, *, repo: Path, path: str, source: str, bina
     """The objects merging ``cs`` would apply (raises PatchError when the patched overlay does not build)."""
     if source == "kustomize":
         text = kustomize_cli.build_patched(repo, path=path, changes={f.path: f.after for f in cs.files}, binary=binary)
+        docs = load_all(text, source=f"kustomize build of {path} (patched)")
     else:
-        text = "\n---\n".join(f.after for f in cs.files)
-    try:
-        docs = list(YAML(typ="safe", pure=True).load_all(text))
-    except YAMLError as e:
-        raise PatchError(f"the patched manifests do not parse: {e}") from e
+        docs = [d for f in cs.files for d in load_all(f.after, source=f.path)]
     return tuple(expand_lists(docs))
 
 

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Scale benchmark: `writeback diff` and `writeback plan` at N objects against the floor, whole processes.
+
+For each N: a fresh real control plane (tests/controlplane) gets N objects (Deployments, ConfigMaps and
+Services, applied server-side as argocd-controller in parallel over HTTP; 1% then changed by kubectl, 5% scaled
+through the scale subresource; see scale_cluster.py) and the matching Git repo. Then, round by round,
+interleaved: the floor for diff, `writeback diff`, the floor for plan, `writeback plan` (scale_floor.py says what
+the floor is). Each run is its own process: wall, CPU (user + system, children included) and peak RSS come from
+``os.wait4``; API requests are the apiserver's ``apiserver_request_total`` read before and after the run.
+
+    python3 bench/bench_scale.py --objects 1000 10000 --rounds 3 --json bench/scale.json
+
+``--src SRC`` measures the writeback package of another source tree instead of the installed one;
+``--compare SRC`` adds `writeback diff`/`plan` rows run from another source tree (e.g. ``git archive`` of an
+older commit), interleaved with the rest: an A/B on the same load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import sysconfig
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(HERE))
+
+from measuring import ProcessRun, run_process, spread  # noqa: E402
+from scale_cluster import World, api_client, load_cluster, plan_world, write_repo  # noqa: E402
+
+FLOOR = HERE / "scale_floor.py"
+_METRIC = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+# What the apiserver does on its own meanwhile (its Lease, the kubernetes Service's endpoints): not ours.
+_BACKGROUND = frozenset({"leases", "endpoints", "endpointslices"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured:
+    run: ProcessRun
+    requests: Counter[str]  # "VERB resource" (or the non-resource path) -> count
+
+
+@dataclass(slots=True, kw_only=True)
+class ScaleResult:
+    objects: int
+    rounds: int
+    runs: dict[str, list[Measured]] = field(default_factory=dict)
+    edited_files: int = 0
+    writeback_objects: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"objects": self.objects, "rounds": self.rounds, "edited_files": self.edited_files}
+        for name, ms in self.runs.items():
+            out[name] = {
+                "wall": spread([m.run.wall for m in ms]),
+                "cpu": spread([m.run.cpu for m in ms]),
+                "peak_rss_mib": spread([m.run.peak_rss / 2**20 for m in ms]),
+                "requests": spread([float(sum(m.requests.values())) for m in ms]),
+                "requests_by_kind": dict(sorted(ms[-1].requests.items())),
+            }
+        return out
+
+
+def scrape(api: Any) -> dict[tuple[tuple[str, str], ...], float]:
+    """apiserver_request_total, by label set."""
+    request = api.param_serialize(method="GET", resource_path="/metrics", header_params={"Accept": "text/plain"},
+                                  auth_settings=["BearerToken"])  # fmt: skip
+    text = api.call_api(*request).read().decode()
+    out: dict[tuple[tuple[str, str], ...], float] = {}
+    for line in text.splitlines():
+        m = _METRIC.match(line)
+        if m:
+            out[tuple(sorted(_LABEL.findall(m.group("labels"))))] = float(m.group("value"))
+    return out
+
+
+def request_delta(before: Mapping[Any, float], after: Mapping[Any, float]) -> Counter[str]:
+    """Resource requests made between two scrapes, without the apiserver's own background requests.
+
+    The benchmark's commands only make namespaced requests (lists per namespace, dry-runs of objects), while the
+    apiserver's own loops renew Leases, reconcile the kubernetes Service's endpoints, re-list all Services
+    cluster-wide (the IP repair loop) and re-open watches: those are left out, and so are non-resource requests
+    (``/metrics`` itself, ``/openapi``). Discovery requests are not in this metric.
+    """
+    out: Counter[str] = Counter()
+    for labels, value in after.items():
+        n = int(value - before.get(labels, 0.0))
+        d = dict(labels)
+        if n <= 0 or d.get("component") != "apiserver" or d.get("resource") in _BACKGROUND:
+            continue
+        if d.get("scope") == "cluster" or d.get("verb") == "WATCH":  # the apiserver's own controllers
+            continue
+        what = d.get("resource") or d.get("subresource") or "?"
+        sub = f"/{d['subresource']}" if d.get("resource") and d.get("subresource") else ""
+        dry = " (dry-run)" if d.get("dry_run") else ""
+        out[f"{d.get('verb')} {what}{sub}{dry}"] += n
+    return out
+
+
+def writeback_cmd(command: str, *, kubeconfig: str, repo: Path, src: Path | None) -> tuple[list[str], dict[str, str]]:
+    """`writeback COMMAND` as a process; with ``src``, the writeback package of that source tree instead."""
+    env = dict(os.environ)
+    argv = [command, "--kubeconfig", kubeconfig, "--repo", str(repo), "--path", "apps", "--output", "json"]
+    if src is None:
+        return [sys.executable, "-m", "writeback.cli", *argv], env
+    # -S: no site-packages processing, so the editable install's finder does not shadow SRC; -P: the current
+    # directory (maybe this very worktree) does not go first on sys.path either
+    env["PYTHONPATH"] = os.pathsep.join([str(src), sysconfig.get_paths()["purelib"]])
+    return [sys.executable, "-S", "-P", "-m", "writeback.cli", *argv], env
+
+
+def floor_cmd(*, kubeconfig: str, world: World, repo: Path, roundtrip: Sequence[str] = ()) -> list[str]:
+    cmd = [sys.executable, str(FLOOR), "--kubeconfig", kubeconfig, "--namespaces", ",".join(world.namespaces),
+           "--repo", str(repo), "--path", "apps"]  # fmt: skip
+    return [*cmd, "--roundtrip", *roundtrip] if roundtrip else cmd
+
+
+def _check(name: str, run: ProcessRun) -> None:
+    if run.returncode != 0:
+        raise RuntimeError(f"{name} exited {run.returncode}:\n{run.stderr[-3000:]}")
+
+
+def measure_scale(
+    *,
+    objects: int,
+    rounds: int,
+    kubeconfig: str,
+    kubectl: Path,
+    workdir: Path,
+    src: Path | None = None,
+    compare: Path | None = None,
+    namespace_prefix: str = "scale",
+    warmup: bool = True,
+    loaded: bool = False,
+    progress: Callable[[str], None] = lambda s: None,
+) -> ScaleResult:
+    """Load ``objects`` objects into the control plane of ``kubeconfig``, then measure all runs interleaved.
+
+    ``loaded``: the world and its repo (``workdir/repo``) are there already, from an earlier call.
+    """
+    world = plan_world(objects, namespace_prefix=namespace_prefix)
+    repo = workdir / "repo"
+    if not loaded:
+        write_repo(world, repo)
+        progress(f"{world.objects} objects: loading the control plane")
+        load_cluster(world, kubeconfig=kubeconfig, kubectl=kubectl, workdir=workdir)
+        progress(f"{world.objects} objects: loaded ({len(world.changed)} changed, {len(world.scaled)} scaled)")
+    result = ScaleResult(objects=world.objects, rounds=rounds)
+
+    # a first plan says which files get edited (the plan floor round-trips exactly those) and checks the world
+    cmd, env = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=src)
+    first = run_process(cmd, env=env)
+    _check("writeback plan", first)
+    plan = json.loads(first.stdout)
+    edited = sorted({f["path"] for cs in plan["changesets"] for f in cs["files"]})
+    result.edited_files = len(edited)
+    if len(edited) != len(world.changed):
+        raise RuntimeError(f"expected {len(world.changed)} edited files (one per changed object), plan edits {edited}")
+
+    runs: dict[str, tuple[list[str], dict[str, str]]] = {
+        "floor (diff)": (floor_cmd(kubeconfig=kubeconfig, world=world, repo=repo), dict(os.environ)),
+        "writeback diff": writeback_cmd("diff", kubeconfig=kubeconfig, repo=repo, src=src),
+    }
+    if compare is not None:
+        runs["writeback diff (compare)"] = writeback_cmd("diff", kubeconfig=kubeconfig, repo=repo, src=compare)
+    plan_floor = floor_cmd(kubeconfig=kubeconfig, world=world, repo=repo, roundtrip=edited)
+    runs["floor (plan)"] = (plan_floor, dict(os.environ))
+    runs["writeback plan"] = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=src)
+    if compare is not None:
+        runs["writeback plan (compare)"] = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=compare)
+    result.runs = {name: [] for name in runs}
+    api = api_client(kubeconfig)
+    try:
+        for name, (cmd, env) in runs.items():  # warm-up: imports, page cache, the apiserver's caches
+            if warmup:
+                _check(name, run_process(cmd, env=env))
+        for r in range(rounds):
+            for name, (cmd, env) in runs.items():
+                before = scrape(api)
+                run = run_process(cmd, env=env)
+                after = scrape(api)
+                _check(name, run)
+                if name.startswith("floor"):
+                    listed = json.loads(run.stdout)["listed"]
+                    if listed != world.objects:
+                        raise RuntimeError(f"{name}: listed {listed} objects, expected {world.objects}")
+                elif "diff" in name:
+                    _check_diff(world, json.loads(run.stdout), name=name)
+                result.runs[name].append(Measured(run=run, requests=request_delta(before, after)))
+                progress(f"{world.objects} objects, round {r + 1}/{rounds}: {name} {run.wall:.2f} s")
+    finally:
+        api.close()
+    result.writeback_objects = len(world.changed)
+    return result
+
+
+def _check_diff(world: World, report: Mapping[str, Any], *, name: str) -> None:
+    """The diff found exactly the people's changes to write back (and not the HPA's scaling)."""
+    written = {
+        (d["resource"]["kind"], d["resource"]["namespace"], d["resource"]["name"])
+        for d in report["drifts"]
+        if d["decision"] == "writeback"
+    }
+    suffix = {"Deployment": "", "ConfigMap": "-config", "Service": ""}
+    want = {(k, a.namespace, a.name + suffix[k]) for k, a in world.changed}
+    if written != want:
+        extra, missing = sorted(written - want), sorted(want - written)
+        raise RuntimeError(f"{name}: written back {extra} unexpected, {missing} missing")
+
+
+def print_result(result: ScaleResult, *, out: Callable[[str], None] = print) -> None:
+    s = result.summary()
+    out(f"\n{result.objects} objects, {result.rounds} rounds interleaved, plan edits {result.edited_files} files")
+    out(f"{'run':26} {'wall s median (min-max)':>24} {'ratio':>6} {'CPU s median (min-max)':>24} {'ratio':>6} "
+        f"{'peak MiB':>9} {'ratio':>6} {'API':>5}")  # fmt: skip
+    for name in result.runs:
+        floor = s["floor (plan)" if "plan" in name else "floor (diff)"]
+        w, c, m, q = s[name]["wall"], s[name]["cpu"], s[name]["peak_rss_mib"], s[name]["requests"]
+        out(f"{name:26} {w[0]:8.2f} ({w[1]:6.2f}-{w[2]:6.2f}) {w[0] / floor['wall'][0]:6.2f} "
+            f"{c[0]:8.2f} ({c[1]:6.2f}-{c[2]:6.2f}) {c[0] / floor['cpu'][0]:6.2f} "
+            f"{m[0]:9.0f} {m[0] / floor['peak_rss_mib'][0]:6.2f} {q[0]:5.0f}")  # fmt: skip
+    for name in result.runs:
+        out(f"  API requests, {name}: " + ", ".join(f"{k}: {v}" for k, v in s[name]["requests_by_kind"].items()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--objects", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--src", type=Path, help="the writeback source tree to measure (default: the installed one)")
+    ap.add_argument("--compare", type=Path, help="another writeback source tree, measured side by side")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--no-warmup", action="store_true", help="skip the unmeasured first run of each command")
+    args = ap.parse_args()
+    from controlplane import cp
+
+    results = []
+    for n in args.objects:
+        with tempfile.TemporaryDirectory(prefix="writeback-scale-") as tmp:
+            plane = cp.start(workdir=Path(tmp) / "cp")
+            try:
+                result = measure_scale(
+                    objects=n, rounds=args.rounds, kubeconfig=plane.kubeconfig, kubectl=plane.bin_dir / "kubectl",
+                    workdir=Path(tmp), src=args.src, compare=args.compare, warmup=not args.no_warmup,
+                    progress=lambda s: print(s, file=sys.stderr, flush=True),
+                )  # fmt: skip
+            finally:
+                plane.stop()
+        print_result(result)
+        results.append(result.summary())
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        for name in ("writeback diff", "writeback plan"):
+            growth = last[name]["wall"][0] / first[name]["wall"][0]
+            print(f"growth {first['objects']} -> {last['objects']} objects, {name}: {growth:.1f}x")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

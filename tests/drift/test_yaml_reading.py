@@ -1,0 +1,134 @@
+"""writeback.yamlreading reads YAML exactly as the documented rules (and the YAML editor) say, parsed once."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.yamledit.generating import documents, layouts, render
+from writeback import yamlreading
+from writeback.errors import YamlError
+from writeback.pipeline.drift import DriftRequest
+from writeback.pipeline.plan import PlanOptions, plan_target
+from writeback.yamledit import load_documents
+from writeback.yamlreading import ComplexKey, load_all
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "yaml-corpus" / "files"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hotfix"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with the same types (1, 1.0 and True differ), NaN equal to NaN."""
+    if isinstance(a, dict):
+        return type(b) is dict and a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple):
+        return isinstance(b, list | tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return type(a) is type(b) and a == b
+
+
+def _editor_reading(text: str) -> list[Any]:
+    return [d.data for d in load_documents(text, source="f.yaml")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # YAML 1.2: only true/false are booleans; yes/on/y stay text (kubectl's YAML 1.1 is the editor's concern)
+        ("a: true\nb: False\nc: yes\nd: on\ne: y\nf: NO\n", {"a": True, "b": False, "c": "yes", "d": "on", "e": "y",
+                                                           "f": "NO"}),
+        # numbers: 0755 is decimal, 0o755 octal, 0x hex, 1e3 and .inf floats, 1_000 an int, 1:20 text
+        ("a: 0755\nb: 0o755\nc: 0x1F\nd: 1e3\ne: .inf\nf: 1_000\ng: 1:20\nh: -.5\n",
+         {"a": 755, "b": 493, "c": 31, "d": 1000.0, "e": math.inf, "f": 1000, "g": "1:20", "h": -0.5}),
+        # null, timestamps stay text (as the API server gets them), explicit tags
+        ("a: ~\nb: null\nc:\nd: 2026-11-30T03:07:00Z\ne: 2026-11-30\nf: !!str 12\ng: !!int '7'\nh: !Ref x\n",
+         {"a": None, "b": None, "c": None, "d": "2026-11-30T03:07:00Z", "e": "2026-11-30", "f": "12", "g": 7,
+          "h": "x"}),
+        # quoted scalars are strings; merge keys apply, own keys win
+        ("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\nq: '0755'\n",
+         {"base": {"x": 1, "y": 2}, "m": {"x": 1, "y": 3}, "q": "0755"}),
+        # a %YAML 1.1 directive switches to YAML 1.1 resolution (from that document on, as ruamel.yaml does)
+        ("%YAML 1.1\n---\na: yes\nb: off\nc: 0755\n", {"a": True, "b": False, "c": 755}),
+        # an anchor defined again: the later one wins
+        ("a: &x 1\nb: *x\nc: &x 2\nd: *x\n", {"a": 1, "b": 1, "c": 2, "d": 2}),
+    ],
+)  # fmt: skip
+def test_reading_rules_are_the_documented_ones_and_the_editors(text: str, expected: dict[str, Any]) -> None:
+    (got,) = load_all(text, source="rules.yaml")
+    assert _same(got, expected)
+    assert _same(got, _editor_reading(text)[0])
+
+
+def test_documents_empty_ones_and_complex_keys() -> None:
+    assert load_all("", source="e.yaml") == []
+    assert load_all("# only a comment\n", source="e.yaml") == []
+    assert load_all("---\n---\na: 1\n", source="e.yaml") == [None, {"a": 1}]
+    (doc,) = load_all("{{ .Values.x }}: 1\n", source="tpl.yaml")
+    (key,) = doc
+    assert isinstance(key, ComplexKey) and doc[key] == 1
+
+
+def test_every_corpus_file_reads_as_the_editor_reads_it() -> None:
+    files = sorted(p for p in CORPUS.rglob("*") if p.is_file())
+    assert len(files) >= 160
+    for p in files:
+        text = p.read_text(encoding="utf-8")
+        assert _same(load_all(text, source=p.name), _editor_reading(text)), p.name
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_files_read_as_the_editor_reads_them(data: st.DataObject) -> None:
+    rendered = render(data.draw(documents()), data.draw(layouts()), data.draw(st.lists(st.integers(0, 11), min_size=1)))
+    got = load_all(rendered.text, source="gen.yaml")
+    assert _same(got, rendered.data), rendered.text
+    assert _same(got, _editor_reading(rendered.text)), rendered.text
+
+
+def test_syntax_errors_name_the_source_and_line() -> None:
+    with pytest.raises(YamlError) as err:
+        load_all("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: [1, 2\n", source="apps/bad.yaml")
+    assert str(err.value).startswith("apps/bad.yaml: invalid YAML at line 5")
+    assert err.value.source == "apps/bad.yaml" and err.value.line == 5
+    with pytest.raises(YamlError, match=r"^x.yaml: invalid YAML at line 1, column \d+: found undefined alias"):
+        load_all("a: *nope\n", source="x.yaml")
+
+
+def test_a_text_is_parsed_once_and_by_source() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\n"
+    yamlreading.clear_cache()
+    first = load_all(text, source="a.yaml")
+    again = load_all(text, source="a.yaml")
+    assert again == first and again[0] is first[0]  # the cached data, not a new parse
+    other = load_all(text, source="b.yaml")  # errors name their file: another source is another entry
+    assert other == first and other[0] is not first[0]
+    info = yamlreading.cache_info()
+    assert (info.hits, info.misses, info.texts) == (1, 2, 2)
+
+
+def test_plan_parses_each_file_once_and_a_second_cycle_parses_nothing() -> None:
+    request = DriftRequest(repo=EXAMPLE / "gitops", path=".")
+    options = PlanOptions(target="hotfix")
+    yamlreading.clear_cache()
+    first = plan_target(request=request, options=options, live_path=EXAMPLE / "live.yaml")
+    assert first.plan.changesets and first.plan.changesets[0].files
+    cold = yamlreading.cache_info()
+    texts = yamlreading.cached()
+    assert cold.misses == len(texts) >= 3  # the manifests and the live dump, each parsed once ...
+    assert cold.hits >= len(texts) - 1  # ... and plan's locating read the manifests from the cache
+    second = plan_target(request=request, options=options, live_path=EXAMPLE / "live.yaml")
+    warm = yamlreading.cache_info()
+    assert warm.misses == cold.misses  # the next cycle (same commit, same files) parses nothing
+    assert [cs.files for cs in second.plan.changesets] == [cs.files for cs in first.plan.changesets]
+    # nobody modified the shared data: every cached document still equals a fresh parse of its text
+    kept = [(source, text, copy.deepcopy(docs)) for source, text, docs in texts]
+    yamlreading.clear_cache()
+    for source, text, docs in kept:
+        assert list(docs) == load_all(text, source=source), source
