@@ -25,6 +25,14 @@ _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook"
 _BUILT: dict[str, Any] = {}
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that needs the Go-built binaries (the control plane, kubectl, kustomize) is a ``controlplane`` test,
+    marked or not: so ``-m "not controlplane"`` runs without Go."""
+    for item in items:
+        if _NEEDS_BINARIES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("controlplane") is None:
+            item.add_marker(pytest.mark.controlplane)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Build the binaries before the first test when any selected test needs them: a cold build takes minutes
     and must not count against one test's timeout. Progress goes to the terminal."""

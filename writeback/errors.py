@@ -47,6 +47,10 @@ class ClusterUnreachable(ClusterError):
     """No answer from the API server at all (connection refused, timeout, TLS): no use trying other kinds."""
 
 
+class ClusterNotFound(ClusterError):
+    """The object (or the kind) does not exist (HTTP 404)."""
+
+
 class ClusterForbidden(ClusterError):
     """The API server denied the request (HTTP 403)."""
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 
+from writeback.model import group_of
+
 __all__ = [
     "DATA_FILE",
     "KUBERNETES_MINOR",
@@ -44,10 +46,6 @@ def data() -> Mapping[str, Any]:
 @functools.cache
 def _scopes() -> Mapping[tuple[str, str], bool]:
     return {(group, kind): bool(ns) for group, kinds in data()["scopes"].items() for kind, ns in kinds.items()}
-
-
-def group_of(api_version: str) -> str:
-    return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
 def builtin_namespaced(api_version: str, kind: str) -> bool | None:

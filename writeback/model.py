@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 
 class _Absent:
@@ -46,6 +46,10 @@ class Key:
     """A mapping key: ``spec``, ``metadata.annotations["a.b/c"]``."""
 
     name: str
+
+
+# A list-map key field the API server defaults: an item that leaves it out is the item with this value.
+KEY_DEFAULTS: Final[Mapping[str, str]] = {"protocol": "TCP"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,20 @@ def scalar_text(value: object) -> str:
 # ---------------------------------------------------------------- resources
 
 
+def group_of(api_version: str) -> str:
+    """The API group of an apiVersion: ``apps`` of ``apps/v1``, ``""`` (core) of ``v1``."""
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+class Identity(NamedTuple):
+    """What makes two objects the same, whatever their version: group, kind, namespace ("" if none), name."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ObjectRef:
     api_version: str
@@ -109,12 +127,17 @@ class ObjectRef:
 
     @property
     def group(self) -> str:
-        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+        return group_of(self.api_version)
 
     @property
-    def identity(self) -> tuple[str, str, str, str]:
+    def identity(self) -> Identity:
         """Identity ignores the version: group, kind, namespace, name."""
-        return (self.group, self.kind, self.namespace or "", self.name)
+        return Identity(self.group, self.kind, self.namespace or "", self.name)
+
+    @property
+    def is_secret(self) -> bool:
+        """A core Secret (its values never leave the process)."""
+        return self.kind == "Secret" and self.group == ""
 
     def __str__(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""

@@ -30,17 +30,20 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jsonpointer
 
 from writeback.errors import PathSyntaxError
-from writeback.model import FieldPath, Index, Key, PatternSegment, Select, Wildcard
+from writeback.model import ABSENT, KEY_DEFAULTS, FieldPath, Index, Key, PatternSegment, Select, Wildcard, scalar_text
 
 _BARE = re.compile(r"[A-Za-z0-9_$/:@+\-]+")
 _BARE_VALUE = re.compile(r"[^\],=\"]+")
 _INDEX = re.compile(r"-?[0-9]{1,18}\]")
 _GLOBSTAR = Wildcard(many=True)
 
-__all__ = ["format_path", "match", "parse_path", "parse_pattern"]
+__all__ = ["format_path", "json_pointer", "lookup", "match", "parse_path", "parse_pattern", "parse_pointer"]
 
 
 def _quote(text: str) -> str:
@@ -247,3 +250,62 @@ def _match_from(
         i += 1
         j += 1
     return prefix or j == m
+
+
+# ---------------------------------------------------------------- walking a path, and JSON pointers
+
+
+def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:
+    """The value at ``path`` in plain data (parsed YAML or JSON), or ABSENT: the one walk of a field path.
+
+    A key matches by name (a YAML key that is not a string, ``80:``, by its text). A keyed item is the only item
+    its selector matches; a key field the item leaves out counts with the server's default (``protocol: TCP``);
+    no item, or several, is ABSENT. An index is a position.
+    """
+    node = data
+    for seg in path:
+        if isinstance(seg, Key):
+            if not isinstance(node, Mapping):
+                return ABSENT
+            if seg.name in node:
+                node = node[seg.name]
+                continue
+            key = next((k for k in node if not isinstance(k, str) and scalar_text(k) == seg.name), ABSENT)
+            if key is ABSENT:
+                return ABSENT
+            node = node[key]
+        elif not isinstance(node, list):
+            return ABSENT
+        elif isinstance(seg, Index):
+            if not 0 <= seg.index < len(node):
+                return ABSENT
+            node = node[seg.index]
+        else:
+            found = [item for item in node if _selects(seg, item)]
+            if len(found) != 1:
+                return ABSENT
+            node = found[0]
+    return node
+
+
+def _selects(sel: Select, item: Any) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    for k, v in sel.keys:
+        got = scalar_text(item[k]) if k in item and item[k] is not None else KEY_DEFAULTS.get(k)
+        if got != v:
+            return False
+    return True
+
+
+def json_pointer(parts: Sequence[str | int]) -> str:
+    """RFC 6901 pointer of the given reference tokens (``~`` and ``/`` escaped): ``/metadata/annotations/a~1b``."""
+    return str(jsonpointer.JsonPointer.from_parts([str(p) for p in parts]).path)
+
+
+def parse_pointer(pointer: str) -> tuple[str, ...]:
+    """The reference tokens of an RFC 6901 pointer; PathSyntaxError when it is not one."""
+    try:
+        return tuple(jsonpointer.JsonPointer(pointer).parts)
+    except jsonpointer.JsonPointerException as e:
+        raise PathSyntaxError(f"{pointer!r}: not a JSON pointer ({e})") from e

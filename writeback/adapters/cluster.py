@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from writeback.adapters.api_errors import body_message, for_status, transport_reason
 from writeback.config import Selector
-from writeback.errors import ClusterConflict, ClusterError, ClusterForbidden, ClusterUnreachable, KindNotServed
+from writeback.errors import ClusterError, ClusterUnreachable, KindNotServed
 from writeback.model import LiveObject, ObjectRef, Source
 
 log = logging.getLogger(__name__)
@@ -57,39 +58,6 @@ class Cluster(Protocol):
     def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]: ...
 
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None: ...
-
-
-def _status_error(status: int | None, message: str) -> ClusterError:
-    """The ClusterError subclass of an HTTP status: 403 denied, 409/422 a conflict (or a failed ``test``)."""
-    if status == 403:
-        return ClusterForbidden(message)
-    if status in (409, 422):
-        return ClusterConflict(message)
-    return ClusterError(message)
-
-
-def _reason(e: BaseException) -> str:
-    """The innermost cause of a transport error, short: ``connection refused``, ``timed out``, a TLS error."""
-    seen: BaseException | None = e
-    while seen is not None:
-        inner = getattr(seen, "reason", None)
-        if isinstance(seen, OSError) and seen.strerror:
-            return seen.strerror.lower()
-        if not isinstance(inner, BaseException):
-            break
-        seen = inner
-    text = str(seen or e)
-    return text.rsplit(": ", 1)[-1].strip() or type(e).__name__
-
-
-def _status_message(data: bytes) -> str:
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return data[:300].decode("utf-8", "replace").strip()
-    if isinstance(doc, dict) and doc.get("message"):
-        return str(doc["message"])
-    return ""
 
 
 class KubeCluster:
@@ -147,17 +115,17 @@ class KubeCluster:
             response = self._api.call_api(*request, _request_timeout=_TIMEOUT)
             data = response.read()
         except ApiException as e:
-            raise _status_error(e.status, f"{what}: {method} {path}: {e.reason or e}") from e
+            raise for_status(e.status, f"{what}: {method} {path}: {e.reason or e}") from e
         except (HTTPError, OSError) as e:
             host = getattr(getattr(self._api, "configuration", None), "host", "") or "?"
-            raise ClusterUnreachable(f"{what}: cannot reach the API server {host} ({_reason(e)})") from e
+            raise ClusterUnreachable(f"{what}: cannot reach the API server {host} ({transport_reason(e)})") from e
         except OpenApiException as e:
             raise ClusterError(f"{what}: {method} {path}: {e}") from e
         if response.status == 404 and allow_404:
             return None
         if not 200 <= response.status <= 299:
-            msg = _status_message(data) or str(response.reason)
-            raise _status_error(response.status, f"{what}: {method} {path}: HTTP {response.status}: {msg}")
+            msg = body_message(data) or str(response.reason)
+            raise for_status(response.status, f"{what}: {method} {path}: HTTP {response.status}: {msg}")
         try:
             parsed = json.loads(data)
         except ValueError as e:

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from writeback.errors import InputError, YamlError
 from writeback.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.manifests import list_items
-from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
+from writeback.model import DesiredObject, Identity, LiveObject, ObjectRef, Source
 from writeback.yamlreading import MAX_CHARS, load_all
 
 T = TypeVar("T")
@@ -156,7 +156,7 @@ def read_live(*, path: Path) -> LoadResult[LiveObject]:
         raise InputError(f"--live {path}: no such file or directory")
     objects: list[LiveObject] = []
     problems: list[Problem] = []
-    seen: dict[tuple[str, str, str, str], str] = {}
+    seen: dict[Identity, str] = {}
     for p in _yaml_files(path):
         file = str(p)
         docs, unread = read_documents(p, file=file)
@@ -338,7 +338,7 @@ def _namespace_of(
 
 
 def _unique(found: list[DesiredObject]) -> tuple[list[DesiredObject], list[Problem]]:
-    by_id: dict[tuple[str, str, str, str], list[DesiredObject]] = {}
+    by_id: dict[Identity, list[DesiredObject]] = {}
     for obj in found:
         by_id.setdefault(obj.ref.identity, []).append(obj)
     objects: list[DesiredObject] = []

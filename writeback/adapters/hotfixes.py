@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 
-from writeback.errors import ClusterError, InputError
+from writeback.adapters.api_errors import api_error
+from writeback.errors import InputError
 from writeback.model import Capture
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ class HotfixStore(Protocol):
 
 
 def _refuse_secrets(capture: Capture) -> None:
-    if capture.ref.group == "" and capture.ref.kind == "Secret":
+    if capture.ref.is_secret:
         raise InputError(f"{capture.ref}: Secrets are never captured into writeback's state")
 
 
@@ -93,7 +94,7 @@ class ConfigMapStore:
         except ApiException as e:
             if e.status == 404:
                 return {}
-            raise ClusterError(f"state ConfigMap {self.namespace}/{self.name}: read: {e.reason}") from e
+            raise api_error(e, what=f"state ConfigMap {self.namespace}/{self.name}: read") from e
         return dict(cm.data or {})
 
     def _patch(self, data: dict[str, str | None]) -> None:
@@ -105,13 +106,13 @@ class ConfigMapStore:
             core.patch_namespaced_config_map(name=self.name, namespace=self.namespace, body=body)
         except ApiException as e:
             if e.status != 404:
-                raise ClusterError(f"state ConfigMap {self.namespace}/{self.name}: patch: {e.reason}") from e
+                raise api_error(e, what=f"state ConfigMap {self.namespace}/{self.name}: patch") from e
             created = {"metadata": {"name": self.name, "labels": {"app.kubernetes.io/managed-by": "writeback"}}}
             created["data"] = {k: v for k, v in data.items() if v is not None}
             try:
                 core.create_namespaced_config_map(namespace=self.namespace, body=created)
             except ApiException as e2:
-                raise ClusterError(f"state ConfigMap {self.namespace}/{self.name}: create: {e2.reason}") from e2
+                raise api_error(e2, what=f"state ConfigMap {self.namespace}/{self.name}: create") from e2
 
     def save(self, capture: Capture) -> None:
         _refuse_secrets(capture)

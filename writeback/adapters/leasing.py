@@ -11,12 +11,12 @@ needs many Leases per replica, a heartbeat per replica and a fair share, so the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from writeback.adapters.api_errors import api_error
 from writeback.errors import ClusterError
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -79,11 +79,7 @@ class LeaseStore:
 
     def _fail(self, what: str, name: str | None, e: Exception) -> ClusterError:
         where = f"lease {self.namespace}/{name}" if name else f"leases in namespace {self.namespace}"
-        status = getattr(e, "status", None)
-        reason = getattr(e, "reason", None) or type(e).__name__
-        detail = f"HTTP {status} {reason}" if status else f"{reason}: {e}"
-        message = _status_message(getattr(e, "body", None))
-        return ClusterError(f"{what} {where} failed: {detail}" + (f": {message}" if message else ""))
+        return api_error(e, what=f"{what} {where} failed")
 
     def list(self, *, label_selector: str) -> list[LeaseRecord]:
         try:
@@ -198,17 +194,6 @@ class LeaseStore:
         except Exception as e:
             raise self._fail("deleting", record.name, e) from e
         return True
-
-
-def _status_message(body: Any) -> str:
-    """The ``message`` of a Kubernetes Status body, if there is one."""
-    if not body:
-        return ""
-    try:
-        data = json.loads(body)
-    except (TypeError, ValueError):
-        return ""
-    return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
 def _opt_time(moment: datetime | None) -> datetime | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from writeback.adapters.api_errors import api_error, body_message, for_status
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, KubeCluster, Resource
 from writeback.config import Selector
 from writeback.errors import ClusterError
@@ -257,15 +258,15 @@ class Informer:
                 auth_settings=["BearerToken"],
             )
             response = self._api.call_api(*request, _request_timeout=(_CONNECT_TIMEOUT, read_timeout))
-        except ApiException as e:
-            raise ClusterError(f"{verb} {self.what}: {e.reason or e}") from e
-        except (OpenApiException, HTTPError, OSError) as e:
-            raise ClusterError(f"{verb} {self.what}: {e}") from e
+        except (ApiException, OpenApiException, HTTPError, OSError) as e:
+            raise api_error(e, what=f"{verb} {self.what}") from e
         if response.status == 410:
             response.read()
             raise Gone(f"{verb} {self.what}: 410 Gone (resourceVersion too old)")
         if not 200 <= response.status <= 299:
-            raise ClusterError(f"{verb} {self.what}: HTTP {response.status}: {_message(response.read())}")
+            raise for_status(
+                response.status, f"{verb} {self.what}: HTTP {response.status}: {body_message(response.read())}"
+            )
         return response if stream else response.read()
 
 
@@ -279,13 +280,6 @@ def _json(data: bytes) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ClusterError("the API server returned something other than a JSON object")
     return doc
-
-
-def _message(data: bytes) -> str:
-    try:
-        return str(json.loads(data).get("message", ""))
-    except (ValueError, AttributeError):
-        return data[:300].decode("utf-8", "replace")
 
 
 def _lines(response: Any) -> Iterator[bytes]:

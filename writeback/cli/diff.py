@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
 from writeback.core.engine import report_to_json
-from writeback.model import Dropped
+from writeback.model import Dropped, group_of
 from writeback.paths import format_path
 from writeback.pipeline.drift import Detection, detect
 
@@ -63,7 +63,7 @@ def _value(v: Any) -> str:
 
 def _resource_title(r: Mapping[str, Any]) -> str:
     api = str(r.get("apiVersion", ""))
-    group = api.rpartition("/")[0] if "/" in api else ""
+    group = group_of(api)
     ns = f"{r['namespace']}/" if r.get("namespace") else ""
     return f"{r.get('kind')}{'.' + group if group else ''} {ns}{r.get('name')}"
 

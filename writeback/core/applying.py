@@ -7,10 +7,10 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Op, Select
-from writeback.paths import format_path
+from writeback.paths import format_path, lookup
 from writeback.yamledit import Edit, EditRefused, VerifyError, apply_edits
 
-from .documents import documents, lookup
+from .documents import documents
 from .locations import Location, Transform
 from .markers import parse_image
 

@@ -18,16 +18,13 @@ from typing import Any
 from writeback.core.breakglass import ANNOTATION, Record, dump_record, get_at
 from writeback.core.gitopskinds import ARGOCD, ARGOCD_APPLICATIONSET, ControllerKind
 from writeback.errors import InputError
+from writeback.paths import json_pointer
 
 SYNC_POLICY_POINTER = "/spec/syncPolicy"
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _pointer(path: tuple[str, ...]) -> str:
-    return "".join("/" + _escape(p) for p in path)
+    return json_pointer(path)
 
 
 def _set_op(body: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:

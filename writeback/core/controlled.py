@@ -22,11 +22,10 @@ from typing import Any
 
 from writeback.core.diffing import Leaf
 from writeback.core.ownership import Ownership
-from writeback.model import FieldOwner, Key, ObjectRef, Select
+from writeback.model import FieldOwner, Identity, Key, ObjectRef, Select, group_of
 
 __all__ = ["CA_INJECTORS", "autoscaled", "filled_by"]
 
-Identity = tuple[str, str, str, str]
 
 # Field managers of CA injectors: cert-manager's cainjector (SSA and older Update), ingress-nginx's
 # kube-webhook-certgen, open-policy-agent's cert-controller (Gatekeeper), OpenShift's service CA operator.
@@ -52,9 +51,11 @@ def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[I
         if what is None or not isinstance(target, Mapping) or not target.get("name"):
             continue
         api = str(target.get("apiVersion") or "apps/v1")
-        group = api.rpartition("/")[0] if "/" in api else ""
+        group = group_of(api)
         kind = str(target.get("kind") or "Deployment")
-        out.setdefault((group, kind, ref.namespace or "", str(target["name"])), f"{what} {ref.namespace}/{ref.name}")
+        out.setdefault(
+            Identity(group, kind, ref.namespace or "", str(target["name"])), f"{what} {ref.namespace}/{ref.name}"
+        )
     return out
 
 

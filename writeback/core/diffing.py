@@ -9,7 +9,7 @@ stores an empty string field as unset).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from writeback.core.listkeys import KeyResolver, item_selector
 from writeback.core.normalizing import is_empty, values_equal
 from writeback.model import ABSENT, FieldPath, Index, Key, Op, Segment, Select
 
-__all__ = ["Leaf", "diff", "get_at", "is_prefix"]
+__all__ = ["Leaf", "diff", "is_prefix"]
 
 Equal = Callable[..., bool]
 
@@ -31,36 +31,6 @@ class Leaf:
     live: Any = ABSENT
     git: Any = ABSENT
     item: bool = False  # a whole keyed-list item present on one side only
-
-
-def get_at(body: Any, path: Sequence[Segment]) -> Any:
-    """The value at ``path`` in a plain body, or ABSENT."""
-    node = body
-    for seg in path:
-        if isinstance(seg, Key):
-            if not isinstance(node, Mapping) or seg.name not in node:
-                return ABSENT
-            node = node[seg.name]
-        elif not isinstance(node, list):
-            return ABSENT
-        elif isinstance(seg, Index):
-            if seg.index >= len(node):
-                return ABSENT
-            node = node[seg.index]
-        else:
-            node = _find(node, seg)
-            if node is ABSENT:
-                return ABSENT
-    return node
-
-
-def _find(items: list[Any], sel: Select) -> Any:
-    want = dict(sel.keys)
-    for item in items:
-        got = item_selector(item, tuple(want))
-        if got is not None and dict(got.keys) == want:
-            return item
-    return ABSENT
 
 
 def is_prefix(a: Sequence[Segment], b: Sequence[Segment]) -> bool:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from writeback.manifests import list_items
-from writeback.model import ABSENT, FieldPath, Index, Key, Select
+from writeback.model import FieldPath, Index, Key, group_of
 from writeback.yamlreading import load_all
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -27,7 +27,7 @@ class Manifest:
     def identity(self) -> tuple[str, str, str | None, str]:
         meta = self.data.get("metadata") or {}
         api = str(self.data.get("apiVersion") or "")
-        group = api.rpartition("/")[0] if "/" in api else ""
+        group = group_of(api)
         ns = meta.get("namespace") if isinstance(meta, Mapping) else None
         name = meta.get("name") if isinstance(meta, Mapping) else None
         return (group, str(self.data.get("kind") or ""), None if ns is None else str(ns), str(name or ""))
@@ -70,25 +70,3 @@ def manifests_in(text: str, *, file: str) -> Iterator[Manifest]:
             if isinstance(item, Mapping):
                 prefix: FieldPath = () if i is None else (Key("items"), Index(i))
                 yield Manifest(file=file, document=index, prefix=prefix, data=item)
-
-
-def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:
-    """The value at ``path`` in plain data, or ABSENT."""
-    cur = data
-    for seg in path:
-        if isinstance(seg, Key):
-            if not isinstance(cur, Mapping) or seg.name not in cur:
-                return ABSENT
-            cur = cur[seg.name]
-        elif isinstance(seg, Select):
-            if not isinstance(cur, list):
-                return ABSENT
-            found = [item for item in cur if seg.matches(item)]
-            if len(found) != 1:
-                return ABSENT
-            cur = found[0]
-        else:
-            if not isinstance(cur, list) or seg.index >= len(cur):
-                return ABSENT
-            cur = cur[seg.index]
-    return cur

@@ -18,7 +18,7 @@ from writeback.config import IgnoreRule, Policy
 from writeback.core.consequent import DroppedDefault, separate
 from writeback.core.controlled import autoscaled
 from writeback.core.deciding import ObjectContext, Role, decide, manager_role
-from writeback.core.diffing import Leaf, diff, get_at
+from writeback.core.diffing import Leaf, diff
 from writeback.core.flux_annotations import flux_skip
 from writeback.core.ignoring import Ignores, build_ignores
 from writeback.core.listkeys import KeyResolver
@@ -37,11 +37,11 @@ from writeback.model import (
     DryRun,
     DryRunKind,
     FieldPath,
+    Identity,
     LiveObject,
-    ObjectRef,
     Op,
 )
-from writeback.paths import format_path, parse_path, parse_pattern
+from writeback.paths import format_path, lookup, parse_path, parse_pattern
 
 UNATTRIBUTED_NOTE = (
     "{n} live object(s) carry no managedFields, so their drift is unattributed (not written back): dump them "
@@ -60,8 +60,6 @@ __all__ = [
     "prepare_object",
     "report_to_json",
 ]
-
-Identity = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,16 +193,13 @@ def _without_secrets(
     if policy.include_secrets:
         return list(live), list(desired), list(head)
 
-    def secret(ref: ObjectRef) -> bool:
-        return ref.group == "" and ref.kind == "Secret"
-
-    skipped = {o.ref.identity for o in live if secret(o.ref)} | {o.ref.identity for o in desired if secret(o.ref)}
+    skipped = {o.ref.identity for o in live if o.ref.is_secret} | {o.ref.identity for o in desired if o.ref.is_secret}
     if skipped:
         notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
     return (
-        [o for o in live if not secret(o.ref)],
-        [o for o in desired if not secret(o.ref)],
-        [o for o in head if not secret(o.ref)],
+        [o for o in live if not o.ref.is_secret],
+        [o for o in desired if not o.ref.is_secret],
+        [o for o in head if not o.ref.is_secret],
     )
 
 
@@ -250,7 +245,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
     policy = run.options.policy
     if any(manager_role(policy, m.manager) is not Role.PERSON for m in own.managers):
         return None
-    secret = _secret(obj.ref)
+    secret = obj.ref.is_secret
     sensitive = secret or matches_within(run.sensitive_patterns, path=(), values=(obj.body,))
     body: Any = normalize(obj.body, ref=obj.ref, side="live").body
     body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
@@ -283,10 +278,6 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
         reason=reason,
         sensitive=sensitive,
     )
-
-
-def _secret(ref: ObjectRef) -> bool:
-    return ref.group == "" and ref.kind == "Secret"
 
 
 def _redacted_body(obj: LiveObject) -> dict[str, Any]:
@@ -356,7 +347,7 @@ def _object_drifts(
         autoscaler=run.autoscaled.get(ref.identity),
         raw_live=obj.body,
     )
-    secret = _secret(ref)
+    secret = ref.is_secret
     out: list[Drift] = []
     defaults: list[DroppedDefault] = []
     for leaf in leaves:
@@ -389,14 +380,14 @@ def _object_drifts(
 
 def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
     """The dry-run of Git's value equals live: the difference is only a spelling (or a dropped field)."""
-    target = get_at(dry, leaf.path)
+    target = lookup(dry, leaf.path)
     if leaf.op is Op.REMOVE:
         return is_empty(target)
     return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
 
 
 def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    text = get_at(body, _ANNOTATION_LAST_APPLIED)
+    text = lookup(body, _ANNOTATION_LAST_APPLIED)
     if not isinstance(text, str):
         return None
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from writeback.errors import PatchError
-from writeback.model import FieldPath, Index, Key
+from writeback.model import FieldPath, Identity, Index, Key
 
 from .documents import Manifest, documents, join, manifests_in, normdir
 
@@ -148,7 +148,7 @@ class Origin:
     def hashed(self) -> bool:
         return any(g.hashed for _, g in self.generators)
 
-    def matches(self, identity: tuple[str, str, str, str], *, default_namespace: str | None) -> bool:
+    def matches(self, identity: Identity, *, default_namespace: str | None) -> bool:
         group, kind, namespace, name = identity
         if (group, kind) != (self.group, self.kind):
             return False

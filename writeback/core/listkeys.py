@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from writeback import model
 from writeback.core.ownership import generalize
 from writeback.model import Key, Segment, Select, scalar_text
 
@@ -19,7 +20,7 @@ __all__ = ["KEY_DEFAULTS", "KeyResolver", "item_selector", "resolver", "static_k
 KeyResolver = Callable[[Sequence[Segment]], "tuple[str, ...] | None"]
 
 # A key field the API server defaults, so a Git item without it still matches the live item.
-KEY_DEFAULTS: Mapping[str, str] = {"protocol": "TCP"}
+KEY_DEFAULTS = model.KEY_DEFAULTS
 
 # By the list field's name; the tuple is sorted (FieldsV1 sorts key fields the same way).
 _BY_NAME: Mapping[str, tuple[str, ...]] = {

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Literal
 
 from writeback.errors import PatchError
-from writeback.model import Decision, Drift, FieldPath, ObjectRef, Op, PlanProblem, ProblemKind, Unresolved
+from writeback.model import Decision, Drift, FieldPath, Identity, ObjectRef, Op, PlanProblem, ProblemKind, Unresolved
 from writeback.paths import format_path
 
 from .documents import Manifest, is_yaml, manifests_in, under
@@ -27,11 +27,11 @@ LOCATED_DECISIONS = frozenset({Decision.WRITEBACK, Decision.FLAG})
 __all__ = ["Located", "Location", "locate"]
 
 
-def _identity(ref: ObjectRef) -> tuple[str, str, str, str]:
+def _identity(ref: ObjectRef) -> Identity:
     return ref.identity
 
 
-def _marker_ref(identity: tuple[str, str, str, str], live: Mapping[tuple[str, str, str, str], ObjectRef]) -> ObjectRef:
+def _marker_ref(identity: Identity, live: Mapping[Identity, ObjectRef]) -> ObjectRef:
     if identity in live:
         return live[identity]
     group, kind, namespace, name = identity
@@ -107,7 +107,7 @@ def locate(
     live = {_identity(r): r for r in live_refs or ()}
     unresolved: list[Unresolved] = []
     errors: list[PlanProblem] = []
-    by_field: dict[tuple[tuple[str, str, str, str], FieldPath], list[Marker]] = defaultdict(list)
+    by_field: dict[tuple[Identity, FieldPath], list[Marker]] = defaultdict(list)
     for marker in scan.markers:
         if live_refs is not None and marker.identity not in live:
             ref = _marker_ref(marker.identity, live)
@@ -115,7 +115,7 @@ def locate(
             unresolved.append(Unresolved(resource=ref, path=marker.field, reason=reason))
             continue
         by_field[(marker.identity, marker.field)].append(marker)
-    bad_markers: dict[tuple[str, str, str, str], list[MarkerError]] = defaultdict(list)
+    bad_markers: dict[Identity, list[MarkerError]] = defaultdict(list)
     for err in scan.errors:
         if err.identity is not None:
             bad_markers[err.identity].append(err)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from writeback.errors import PatchError, PathSyntaxError
-from writeback.model import FieldPath
+from writeback.model import FieldPath, Identity
 from writeback.paths import parse_path
 from writeback.yamledit import iter_scalars
 
@@ -33,7 +33,7 @@ class Marker:
     line: int
     document: int
     path: FieldPath  # of the marked value in its file
-    identity: tuple[str, str, str, str]  # group, kind, namespace ("" if cluster-scoped), name
+    identity: Identity  # group, kind, namespace ("" if cluster-scoped), name
     field: FieldPath  # of the live resource
     part: str | None = None
 
@@ -49,7 +49,7 @@ class MarkerError:
     file: str
     line: int
     message: str
-    identity: tuple[str, str, str, str] | None = None
+    identity: Identity | None = None
     field: FieldPath | None = None
 
     def __str__(self) -> str:
@@ -62,7 +62,7 @@ class MarkerScan:
     errors: tuple[MarkerError, ...] = ()
 
 
-def parse_reference(text: str) -> tuple[tuple[str, str, str, str], FieldPath]:
+def parse_reference(text: str) -> tuple[Identity, FieldPath]:
     """``Kind[.group]/ns/name:path`` -> (identity, path); raises ValueError or PathSyntaxError."""
     ref, sep, path_text = text.partition(":")
     if not sep or not path_text:
@@ -78,7 +78,7 @@ def parse_reference(text: str) -> tuple[tuple[str, str, str, str], FieldPath]:
     kind, _, group = kind_group.partition(".")
     if not _KIND.match(kind) or not name:
         raise ValueError(f"{ref!r}: expected <Kind>[.<group>]/<namespace>/<name>")
-    return (group, kind, namespace, name), parse_path(path_text)
+    return Identity(group, kind, namespace, name), parse_path(path_text)
 
 
 def _marker_json(comment: str) -> object | None:

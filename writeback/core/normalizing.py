@@ -159,7 +159,7 @@ def normalize(
                 d.drop(parent, names[-1], _keys(*names), rule)
     if ref.kind == "Service" and side == "live":
         _node_ports(out, d)
-    if ref.group == "" and ref.kind == "Secret" and side == "git":
+    if ref.is_secret and side == "git":
         _string_data(out, d)
     _nested_metadata(out, (), d)
     return Normalized(body=out, dropped=tuple(d.dropped))

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.model import ABSENT, Drift, FieldPath, Index, Key, Op, Select, Unresolved
+from writeback.paths import json_pointer, lookup
 
-from .documents import join, lookup, under
+from .documents import join, under
 from .kustomizing import Generator, LabelEntry, Layer, Origin, Patch, PatchTarget, Step, relative
 from .locations import Location, NewPatch, Transform
 from .markers import parse_image
@@ -79,11 +80,11 @@ def _targets(patch: Patch, origin: Origin, step: Step) -> bool:
 
 def _pointer(data: Any, path: FieldPath) -> str | None:
     """The JSON pointer of ``path`` in ``data`` (keyed list items by their position), or None."""
-    out: list[str] = []
+    out: list[str | int] = []
     cur = data
     for seg in path:
         if isinstance(seg, Key):
-            out.append(seg.name.replace("~", "~0").replace("/", "~1"))
+            out.append(seg.name)
             cur = cur.get(seg.name) if isinstance(cur, Mapping) else None
         elif isinstance(seg, Select):
             if not isinstance(cur, list):
@@ -91,12 +92,12 @@ def _pointer(data: Any, path: FieldPath) -> str | None:
             idx = next((i for i, item in enumerate(cur) if seg.matches(item)), None)
             if idx is None:
                 return None
-            out.append(str(idx))
+            out.append(idx)
             cur = cur[idx]
         else:
-            out.append(str(seg.index))
+            out.append(seg.index)
             cur = cur[seg.index] if isinstance(cur, list) and seg.index < len(cur) else None
-    return "/" + "/".join(out)
+    return json_pointer(out)
 
 
 _TEMPLATE_LABELS = (Key("spec"), Key("template"), Key("metadata"), Key("labels"))

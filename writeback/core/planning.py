@@ -23,16 +23,17 @@ from writeback.model import (
     Decision,
     Drift,
     FilePatch,
+    Identity,
     PlanProblem,
     ProblemKind,
     Review,
     Unresolved,
 )
-from writeback.paths import format_path
+from writeback.paths import format_path, lookup
 from writeback.yamledit import VerifyError
 
 from .applying import apply_location
-from .documents import documents, is_yaml, lookup
+from .documents import documents, is_yaml
 from .locations import Located, Location, Transform
 
 __all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
@@ -212,7 +213,7 @@ def plan_changesets(
     files: Mapping[str, str],
     drifts: Sequence[Drift],
     located: Located,
-    apps: Mapping[tuple[str, str, str, str], str] | None = None,
+    apps: Mapping[Identity, str] | None = None,
     fingerprint_key: bytes | None = None,
 ) -> Plan:
     """Change sets for one target. ``files``: repo-relative path -> text.

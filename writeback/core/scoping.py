@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from writeback.config import Selector
-from writeback.model import DesiredObject, LiveObject
+from writeback.model import DesiredObject, LiveObject, group_of
 
 __all__ = ["Scope", "filter_desired", "filter_dump", "scopes_for"]
 
@@ -57,12 +57,12 @@ def scopes_for(
 
 
 def _is_secret(api_version: str, kind: str) -> bool:
-    return api_version == "v1" and kind == "Secret"
+    return kind == "Secret" and group_of(api_version) == ""
 
 
 def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
     sel = scope.selector
-    group = sel.api_version.rpartition("/")[0] if "/" in sel.api_version else ""
+    group = group_of(sel.api_version)
     if (obj.ref.group, obj.ref.kind) != (group, sel.kind):
         return False
     if sel.namespaces and obj.ref.namespace and obj.ref.namespace not in sel.namespaces:

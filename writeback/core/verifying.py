@@ -7,10 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.model import ABSENT, Drift, FieldPath, ObjectRef, Op
-from writeback.paths import format_path
-
-from .documents import lookup
+from writeback.model import ABSENT, Drift, FieldPath, ObjectRef, Op, group_of
+from writeback.paths import format_path, lookup
 
 __all__ = ["Mismatch", "find_rendered", "mismatches"]
 
@@ -42,7 +40,7 @@ def find_rendered(objects: Iterable[Mapping[str, Any]], ref: ObjectRef) -> Mappi
     for obj in objects:
         api = str(obj.get("apiVersion") or "")
         meta = obj.get("metadata") or {}
-        if obj.get("kind") != kind or (api.rpartition("/")[0] if "/" in api else "") != group:
+        if obj.get("kind") != kind or group_of(api) != group:
             continue
         if namespace and (meta.get("namespace") or namespace) != namespace:
             continue

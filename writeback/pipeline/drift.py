@@ -44,7 +44,7 @@ from writeback.core.engine import (
 from writeback.core.locating import SourceKind
 from writeback.core.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
-from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject, ObjectRef
+from writeback.model import DesiredObject, DryRun, DryRunKind, Identity, LiveObject, ObjectRef
 from writeback.pipeline import gitops, snapshots
 from writeback.pipeline.targets import Edges, TargetSpec
 
@@ -102,7 +102,7 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
         dump = with_default_namespace(dump, namespaced=scoped, fallback=fallback)
     if not spec.policy.include_secrets:
-        desired = tuple(d for d in desired if not (d.ref.api_version == "v1" and d.ref.kind == "Secret"))
+        desired = tuple(d for d in desired if not d.ref.is_secret)
     scopes = snapshots.scopes_for(
         desired=desired,
         selectors=spec.selectors,
@@ -123,8 +123,8 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         fingerprint_key=spec.fingerprint_key,
     )
     notes = list(git.notes)
-    dry_run: dict[tuple[str, str, str, str], DryRun] | None = None
-    prepared: dict[tuple[str, str, str, str], PreparedObject] | None = None
+    dry_run: dict[Identity, DryRun] | None = None
+    prepared: dict[Identity, PreparedObject] | None = None
     if cluster is None:
         live = snapshots.filter_dump(objects=dump, scopes=scopes)
     else:
@@ -251,7 +251,7 @@ def _git_side(*, spec: TargetSpec, load: _Loader, state: gitops.ControllerState,
 
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
-) -> tuple[dict[tuple[str, str, str, str], DryRun], dict[tuple[str, str, str, str], PreparedObject], list[str]]:
+) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
     A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
@@ -262,8 +262,8 @@ def _dry_runs(
     defaults table, as offline, with a note.
     """
     by_id = {o.ref.identity: o for o in live}
-    results: dict[tuple[str, str, str, str], DryRun] = {}
-    prepared: dict[tuple[str, str, str, str], PreparedObject] = {}
+    results: dict[Identity, DryRun] = {}
+    prepared: dict[Identity, PreparedObject] = {}
     notes: list[str] = []
     refused: list[str] = []
     for d in desired:

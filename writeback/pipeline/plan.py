@@ -18,7 +18,7 @@ from writeback.core.documents import normdir
 from writeback.core.kustomizing import find_kustomization
 from writeback.core.locating import SourceKind, locate
 from writeback.core.planning import Plan, plan_changesets, tracked_app
-from writeback.model import ChangeSet, Drift, ObjectRef
+from writeback.model import ChangeSet, Drift, Identity, ObjectRef
 from writeback.pipeline.drift import Detection, detect
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.verifying import Rendered, check_rendered, render_change_set
@@ -50,7 +50,7 @@ def plan_files(
     spec: TargetSpec,
     source: SourceKind | None = None,
     live_refs: Collection[ObjectRef] | None = None,
-    apps: Mapping[tuple[str, str, str, str], str] | None = None,
+    apps: Mapping[Identity, str] | None = None,
     repo: Path | None = None,
     kustomize: Path | None = None,
 ) -> PlanOutcome:

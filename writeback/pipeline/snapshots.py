@@ -9,7 +9,7 @@ from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.adapters.files import Problem
 from writeback.core.scoping import Scope, filter_desired, filter_dump, scopes_for
 from writeback.errors import ClusterError, ClusterUnreachable
-from writeback.model import DesiredObject, LiveObject
+from writeback.model import DesiredObject, LiveObject, group_of
 
 # scopes_for and the filters moved to writeback.core.scoping; importable from here until pipeline/drift.py imports them
 __all__ = ["Scope", "Snapshot", "filter_desired", "filter_dump", "scopes_for", "snapshot"]
@@ -38,7 +38,7 @@ def snapshot(
             raise  # the whole cluster is down: one error, not one problem per resource
         except ClusterError as e:
             sel = scope.selector
-            group = sel.api_version.rpartition("/")[0] if "/" in sel.api_version else ""
+            group = group_of(sel.api_version)
             affected = [d for d in desired if (d.ref.group, d.ref.kind) == (group, sel.kind)]
             if not affected:
                 raise

@@ -67,7 +67,7 @@ class HotfixCapturer:
         if event.initial or event.type == "DELETED":
             return
         ref = _ref(event.object, event.resource)
-        if ref.group == "" and ref.kind == "Secret":
+        if ref.is_secret:
             return
         owner = person_write(event.object, policy=self._policy)
         if owner is None:
