@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from writeback.adapters.cluster import KubeCluster
-from writeback.pipeline.drift import DriftRequest, detect
+from writeback.pipeline.drift import detect
+from writeback.pipeline.targets import Edges, TargetSpec
 
 # (label, module path suffix, function name): the stages a reader of the engine cares about
 STAGES = (
@@ -47,9 +48,9 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
     cluster = KubeCluster.connect(kubeconfig=args.kubeconfig)
-    request = DriftRequest(repo=args.repo, path=args.path)
+    spec, edges = TargetSpec(name="profile", path=args.path), Edges(cluster=cluster)
     t0, c0 = time.perf_counter(), time.process_time()
-    detection = detect(request=request, cluster=cluster)  # unprofiled: the real figure
+    detection = detect(spec=spec, repo=args.repo, edges=edges)  # unprofiled: the real figure
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(
         f"{len(detection.live)} live objects, {len(detection.report.drifts)} drifts: {wall:.2f} s wall, {cpu:.2f} s CPU"
@@ -59,7 +60,7 @@ def main() -> int:
     yamlreading.clear_cache()  # the profiled run parses the repo again, as a first cycle does
     prof = cProfile.Profile()
     prof.enable()
-    detect(request=request, cluster=cluster)
+    detect(spec=spec, repo=args.repo, edges=edges)
     prof.disable()
     stats = pstats.Stats(prof)
     entries = stats.stats  # type: ignore[attr-defined]

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from tests.yamledit.generating import documents, layouts, render
 from writeback import yamlreading
 from writeback.errors import YamlError
-from writeback.pipeline.drift import DriftRequest
-from writeback.pipeline.plan import PlanOptions, plan_target
+from writeback.pipeline.plan import plan_target
+from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.yamledit import load_documents
 from writeback.yamlreading import ComplexKey, load_all
 
@@ -114,16 +114,16 @@ def test_a_text_is_parsed_once_and_by_source() -> None:
 
 
 def test_plan_parses_each_file_once_and_a_second_cycle_parses_nothing() -> None:
-    request = DriftRequest(repo=EXAMPLE / "gitops", path=".")
-    options = PlanOptions(target="hotfix")
+    spec, repo = TargetSpec(name="hotfix"), EXAMPLE / "gitops"
+    edges = Edges(live_path=EXAMPLE / "live.yaml")
     yamlreading.clear_cache()
-    first = plan_target(request=request, options=options, live_path=EXAMPLE / "live.yaml")
+    first = plan_target(spec=spec, repo=repo, edges=edges)
     assert first.plan.changesets and first.plan.changesets[0].files
     cold = yamlreading.cache_info()
     texts = yamlreading.cached()
     assert cold.misses == len(texts) >= 3  # the manifests and the live dump, each parsed once ...
     assert cold.hits >= len(texts) - 1  # ... and plan's locating read the manifests from the cache
-    second = plan_target(request=request, options=options, live_path=EXAMPLE / "live.yaml")
+    second = plan_target(spec=spec, repo=repo, edges=edges)
     warm = yamlreading.cache_info()
     assert warm.misses == cold.misses  # the next cycle (same commit, same files) parses nothing
     assert [cs.files for cs in second.plan.changesets] == [cs.files for cs in first.plan.changesets]
