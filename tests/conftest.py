@@ -26,10 +26,11 @@ _BUILT: dict[str, Any] = {}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test that needs the Go-built binaries (the control plane, kubectl, kustomize) is a ``controlplane`` test,
-    marked or not: so ``-m "not controlplane"`` runs without Go."""
+    """A test that needs Go-built test infrastructure (the control plane, kubectl, kustomize, promtool) is a
+    ``controlplane`` test, marked so or not: ``-m "not controlplane"`` runs without Go."""
     for item in items:
-        if _NEEDS_BINARIES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("controlplane") is None:
+        needs = _NEEDS_BINARIES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("promtool")
+        if needs and item.get_closest_marker("controlplane") is None:
             item.add_marker(pytest.mark.controlplane)
 
 
