@@ -106,8 +106,11 @@ class Policy(_Model):
             "vpa-updater",
             "vpa-recommender",
             "cluster-autoscaler",
+            "gotk-*",
+            "source-controller",
         ),
-        description="glob patterns of managers whose fields are never written back",
+        description="glob patterns of managers whose fields are never written back (gotk-* and source-controller: "
+        "Flux's own status and finalizers on its Kustomizations, HelmReleases and sources)",
     )
     gitops_managers: tuple[str, ...] = Field(
         default=(
