@@ -28,6 +28,8 @@ from controlplane import processes
 from controlplane.cp import ControlPlane, KubectlError
 from fakes.git_http import GitHTTPServer
 
+from flux.sync import WATCH_LABEL
+
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"
 NAMES = ("source-controller", "kustomize-controller")
@@ -211,6 +213,7 @@ def _spawn_all(flux: FluxControllers) -> None:
             str(flux.bin_dir / name),
             "--enable-leader-election=false",
             "--watch-all-namespaces=true",
+            f"--watch-label-selector={','.join(f'{k}={v}' for k, v in WATCH_LABEL.items())}",
             f"--metrics-addr=127.0.0.1:{processes.free_port()}",
             f"--health-addr={health}",
             "--log-level=info",

@@ -22,7 +22,7 @@ from flux.controllers import FluxControllers, FluxError
 from flux.sync import FluxSync, GitWorkClone, create_sync
 
 SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[3] / "shared" / "crds"))
-NEEDS_FLUX = {"flux", "flux_sync"}
+NEEDS_FLUX = {"flux", "flux_sync", "flux_bin_dir"}
 _BUILT: dict[str, Any] = {}
 
 
@@ -59,6 +59,12 @@ def _bin_dir() -> Path:
             _BUILT["error"] = exc
             pytest.fail(str(exc), pytrace=False)
     return Path(_BUILT["bin_dir"])
+
+
+@pytest.fixture(scope="session")
+def flux_bin_dir() -> Path:
+    """The directory of the built controllers (builds them if needed; starts nothing)."""
+    return _bin_dir()
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,9 @@ SOURCE = ("source.toolkit.fluxcd.io", "v1", "gitrepositories")
 KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
 REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 FIELD_MANAGER = "writeback-tests"
+# The controllers reconcile only Flux objects with this label (--watch-label-selector), so the Kustomizations that
+# other tests create as plain fixtures (suspend/resume, drift) are never touched by a real controller.
+WATCH_LABEL = {"writeback-test/flux": "enabled"}
 
 
 class GitWorkClone(Protocol):
@@ -183,7 +186,8 @@ def create_sync(
     target_namespace: str | None = None,
 ) -> FluxSync:
     """Create a GitRepository (url, branch, interval) and a Kustomization on it (interval, path, prune,
-    targetNamespace when given), both named `name` (default a random "flux-xxxxxx") in `namespace`."""
+    targetNamespace when given), both named `name` (default a random "flux-xxxxxx") in `namespace` and labelled
+    writeback-test/flux=enabled (the controllers reconcile nothing else)."""
     from kubernetes import client
 
     name = name or f"flux-{uuid.uuid4().hex[:6]}"
@@ -191,7 +195,7 @@ def create_sync(
     source = {
         "apiVersion": "source.toolkit.fluxcd.io/v1",
         "kind": "GitRepository",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "labels": WATCH_LABEL},
         "spec": {"interval": interval, "url": url, "ref": {"branch": branch}, "timeout": "20s"},
     }
     spec: dict[str, Any] = {
@@ -207,7 +211,7 @@ def create_sync(
     kustomization = {
         "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
         "kind": "Kustomization",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "labels": WATCH_LABEL},
         "spec": spec,
     }
     for (group, version, plural), body in ((SOURCE, source), (KUSTOMIZATION, kustomization)):

@@ -15,7 +15,7 @@ import pytest
 from controlplane.cp import ControlPlane
 
 from flux.fixtures import SyncMaker
-from flux.sync import FluxSync
+from flux.sync import KUSTOMIZATION, WATCH_LABEL, FluxSync
 from writeback.config import Policy
 from writeback.core.deciding import Role, manager_role
 
@@ -165,3 +165,27 @@ def test_a_suspended_kustomization_keeps_the_edit_and_resuming_reverts_it_at_onc
     )
     print(f"resume to revert: {took:.1f}s")
     assert _managers(_configmap(controlplane, namespace)) == [("kustomize-controller", "Apply")]
+
+
+def test_flux_objects_without_the_watch_label_are_left_alone(
+    flux_sync: SyncMaker, namespace: str, git_remote: Any, k8s: Any
+) -> None:
+    from kubernetes import client
+
+    api = client.CustomObjectsApi(k8s)
+    plain = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "plain-fixture", "namespace": namespace},
+        "spec": {"interval": "5s", "prune": True, "sourceRef": {"kind": "GitRepository", "name": "absent"}},
+    }
+    api.create_namespaced_custom_object(
+        *KUSTOMIZATION[:2], namespace, KUSTOMIZATION[2], plain, field_manager="writeback-tests"
+    )
+    sync = flux_sync(namespace=namespace, remote=git_remote, target_namespace=namespace)
+    sync.wait_applied(sync.push({"app/config.yaml": CONFIGMAP}, "app config"))  # the controller is busy here
+    left = api.get_namespaced_custom_object(*KUSTOMIZATION[:2], namespace, KUSTOMIZATION[2], "plain-fixture")
+    assert left["status"] == {"observedGeneration": -1}  # the CRD's default: no controller wrote it
+    assert "finalizers" not in left["metadata"]
+    assert {e["manager"] for e in left["metadata"]["managedFields"]} == {"writeback-tests"}
+    assert sync.kustomization()["metadata"]["labels"] == WATCH_LABEL
