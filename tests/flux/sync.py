@@ -144,8 +144,8 @@ class FluxSync:
 
         group, version, plural = what
         api = client.CustomObjectsApi(self.api_client)
-        got: dict[str, Any] = api.get_namespaced_custom_object(group, version, self.namespace, plural, self.name)
-        return got
+        got: Any = api.get_namespaced_custom_object(group, version, self.namespace, plural, self.name)
+        return dict(got)
 
     def _patch(self, what: tuple[str, str, str], body: Mapping[str, Any]) -> None:
         from kubernetes import client
@@ -158,7 +158,7 @@ class FluxSync:
             self.namespace,
             plural,
             self.name,
-            body,
+            dict(body),
             field_manager=FIELD_MANAGER,
             _content_type="application/merge-patch+json",
         )

@@ -184,7 +184,7 @@ def test_flux_objects_without_the_watch_label_are_left_alone(
     )
     sync = flux_sync(namespace=namespace, remote=git_remote, target_namespace=namespace)
     sync.wait_applied(sync.push({"app/config.yaml": CONFIGMAP}, "app config"))  # the controller is busy here
-    left = api.get_namespaced_custom_object(*KUSTOMIZATION[:2], namespace, KUSTOMIZATION[2], "plain-fixture")
+    left: Any = api.get_namespaced_custom_object(*KUSTOMIZATION[:2], namespace, KUSTOMIZATION[2], "plain-fixture")
     assert left["status"] == {"observedGeneration": -1}  # the CRD's default: no controller wrote it
     assert "finalizers" not in left["metadata"]
     assert {e["manager"] for e in left["metadata"]["managedFields"]} == {"writeback-tests"}
