@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane`
 
 from controlplane import cp, webhook
 
+pytest_plugins = ("flux.fixtures",)  # the real Flux controllers: fixtures `flux`, `flux_sync` (docs/flux-tests.md)
+
 SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[2] / "shared" / "crds"))
 _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}
 _BUILT: dict[str, Any] = {}

@@ -110,8 +110,11 @@ class Policy(_Model):
             "vpa-recommender",
             "cluster-autoscaler",
             "clusterrole-aggregation-controller",
+            "gotk-*",
+            "source-controller",
         ),
-        description="glob patterns of managers whose fields are never written back",
+        description="glob patterns of managers whose fields are never written back (gotk-* and source-controller: "
+        "Flux's own status and finalizers on its Kustomizations, HelmReleases and sources)",
     )
     gitops_managers: tuple[str, ...] = Field(
         default=(

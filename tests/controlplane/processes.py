@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 STOP_GRACE = 5.0
@@ -26,14 +26,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def spawn(cmd: Sequence[str], *, log: Path, detach: bool) -> int:
-    """Start `cmd` in its own process group (session); tie it to our life unless `detach`."""
+def spawn(cmd: Sequence[str], *, log: Path, detach: bool, env: Mapping[str, str] | None = None) -> int:
+    """Start `cmd` in its own process group (session); tie it to our life unless `detach`. `env` is added to
+    this process's environment."""
     setpriv = shutil.which("setpriv")
     if not detach and setpriv:
         cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **env} if env is not None else None,
         )
     CHILDREN[proc.pid] = proc
     return proc.pid
