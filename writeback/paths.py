@@ -43,7 +43,16 @@ _BARE_VALUE = re.compile(r"[^\],=\"]+")
 _INDEX = re.compile(r"-?[0-9]{1,18}\]")
 _GLOBSTAR = Wildcard(many=True)
 
-__all__ = ["format_path", "json_pointer", "lookup", "match", "parse_path", "parse_pattern", "parse_pointer"]
+__all__ = [
+    "format_path",
+    "json_pointer",
+    "lookup",
+    "lookup_as_served",
+    "match",
+    "parse_path",
+    "parse_pattern",
+    "parse_pointer",
+]
 
 
 def _quote(text: str) -> str:
@@ -255,12 +264,13 @@ def _match_from(
 # ---------------------------------------------------------------- walking a path, and JSON pointers
 
 
-def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:
+def lookup(data: Any, path: Sequence[Key | Select | Index], *, key_defaults: bool = False) -> Any:
     """The value at ``path`` in plain data (parsed YAML or JSON), or ABSENT: the one walk of a field path.
 
     A key matches by name (a YAML key that is not a string, ``80:``, by its text). A keyed item is the only item
-    its selector matches; a key field the item leaves out counts with the server's default (``protocol: TCP``);
-    no item, or several, is ABSENT. An index is a position.
+    that holds every key field of its selector with that value; no item, or several, is ABSENT. With
+    ``key_defaults`` (data as the API server reads it), a key field an item leaves out counts with the server's
+    default (``protocol: TCP``). An index is a position.
     """
     node = data
     for seg in path:
@@ -281,14 +291,21 @@ def lookup(data: Any, path: Sequence[Key | Select | Index]) -> Any:
                 return ABSENT
             node = node[seg.index]
         else:
-            found = [item for item in node if _selects(seg, item)]
+            found = [item for item in node if _selects(seg, item, key_defaults=key_defaults)]
             if len(found) != 1:
                 return ABSENT
             node = found[0]
     return node
 
 
-def _selects(sel: Select, item: Any) -> bool:
+def lookup_as_served(data: Any, path: Sequence[Key | Select | Index]) -> Any:
+    """``lookup`` as the API server reads the data: a key field an item leaves out has its default."""
+    return lookup(data, path, key_defaults=True)
+
+
+def _selects(sel: Select, item: Any, *, key_defaults: bool) -> bool:
+    if not key_defaults:
+        return sel.matches(item)
     if not isinstance(item, Mapping):
         return False
     for k, v in sel.keys:

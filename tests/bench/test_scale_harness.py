@@ -48,7 +48,7 @@ def test_scale_harness_loads_measures_and_counts_requests(controlplane, tmp_path
     assert {k: v for k, v in diff.items() if k.startswith("LIST")} == floor
     dry_runs = {k: v for k, v in diff.items() if "dry-run" in k}
     assert dry_runs == {
-        "APPLY deployments (dry-run)": 1,
-        "APPLY configmaps (dry-run)": 1,
-        "APPLY services (dry-run)": 1,
+        "POST deployments (dry-run)": 1,
+        "POST configmaps (dry-run)": 1,
+        "POST services (dry-run)": 1,
     }

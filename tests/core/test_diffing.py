@@ -9,7 +9,7 @@ import pytest
 from writeback.core.diffing import diff
 from writeback.core.listkeys import resolver
 from writeback.model import ABSENT, Op
-from writeback.paths import format_path, lookup, parse_path
+from writeback.paths import format_path, lookup_as_served, parse_path
 
 KEYS = resolver(kind="Deployment", learned={})
 
@@ -101,8 +101,8 @@ def test_type_changes_are_changes() -> None:
 
 def test_get_at_follows_selectors() -> None:
     body = pod({"name": "a", "ports": [{"containerPort": 80}]})
-    assert lookup(body, parse_path("spec.template.spec.containers[name=a].ports[containerPort=80,protocol=TCP]")) == {
-        "containerPort": 80
-    }
-    assert lookup(body, parse_path("spec.template.spec.containers[name=zz]")) is ABSENT
-    assert lookup(body, parse_path("spec.template.spec.containers[3]")) is ABSENT
+    assert lookup_as_served(
+        body, parse_path("spec.template.spec.containers[name=a].ports[containerPort=80,protocol=TCP]")
+    ) == {"containerPort": 80}
+    assert lookup_as_served(body, parse_path("spec.template.spec.containers[name=zz]")) is ABSENT
+    assert lookup_as_served(body, parse_path("spec.template.spec.containers[3]")) is ABSENT

@@ -12,7 +12,7 @@ from writeback.core.diffing import diff
 from writeback.core.listkeys import resolver
 from writeback.core.normalizing import is_empty
 from writeback.model import ABSENT, Index, Op
-from writeback.paths import format_path, lookup, parse_path
+from writeback.paths import format_path, lookup_as_served, parse_path
 
 KEYS = resolver(kind="Deployment", learned={})
 NAMES = st.sampled_from(["a", "b", "c", "name", "image", "value", "x.y", "*", "with space"])
@@ -62,7 +62,7 @@ def test_every_leaf_is_at_its_path_on_both_sides(
     live, git = pod(lc, lx), pod(gc, gx)
     for leaf in diff(live=live, git=git, keys=KEYS):
         assert parse_path(format_path(leaf.path)) == leaf.path
-        at_live, at_git = lookup(live, leaf.path), lookup(git, leaf.path)
+        at_live, at_git = lookup_as_served(live, leaf.path), lookup_as_served(git, leaf.path)
         positional = isinstance(leaf.path[-1], Index)  # an atomic list item: even a null one counts
         if leaf.op is Op.ADD:
             assert leaf.live == at_live and is_empty(at_git)

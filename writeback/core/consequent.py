@@ -25,7 +25,7 @@ from typing import Any
 from writeback.core.defaults import Filled, strip_defaults
 from writeback.core.diffing import Leaf
 from writeback.model import ABSENT, Decision, Drift, Dropped, FieldPath, Key, ObjectRef, Op, Select
-from writeback.paths import format_path, lookup
+from writeback.paths import format_path, lookup_as_served
 
 __all__ = ["DroppedDefault", "separate"]
 
@@ -117,7 +117,7 @@ def _cause(path: FieldPath, person: Sequence[Drift], git: Mapping[str, Any], git
     """The person's drift that brought the default at ``path``, or None when Git's manifest alone gets it."""
     if not person:
         return None
-    if git_alone is not None and lookup(git_alone, path) is not ABSENT:
+    if git_alone is not None and lookup_as_served(git_alone, path) is not ABSENT:
         return None  # the server fills it in for Git's manifest alone
     depth = _declared_depth(path, git)  # path[:depth] exists in Git; path[depth] starts what Git lacks
     new = path[: depth + 1]
@@ -133,7 +133,7 @@ def _cause(path: FieldPath, person: Sequence[Drift], git: Mapping[str, Any], git
 
 def _declared_depth(path: FieldPath, git: Mapping[str, Any]) -> int:
     depth = 0
-    while depth < len(path) and lookup(git, path[: depth + 1]) is not ABSENT:
+    while depth < len(path) and lookup_as_served(git, path[: depth + 1]) is not ABSENT:
         depth += 1
     return depth
 

@@ -35,7 +35,7 @@ from writeback.model import (
     Op,
     PatternSegment,
 )
-from writeback.paths import lookup
+from writeback.paths import lookup_as_served
 
 __all__ = [
     "ObjectContext",
@@ -261,7 +261,7 @@ def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bo
     if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
         return None
     value = leaf.live
-    if not is_default(kind=kind, path=leaf.path, value=value, parent=lookup(live, leaf.path[:-1])) and not (
+    if not is_default(kind=kind, path=leaf.path, value=value, parent=lookup_as_served(live, leaf.path[:-1])) and not (
         # an atomic list whose every item the server adds (a Pod's default tolerations)
         isinstance(value, list)
         and value
@@ -284,7 +284,7 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
     if leaf.item or _origin(leaf) != "defaulted":
         return None
     if ctx.dry_kind is DryRunKind.CREATE and ctx.dry is not None:
-        if not diff(live=leaf.live, git=lookup(ctx.dry, leaf.path), keys=ctx.keys, at=leaf.path):
+        if not diff(live=leaf.live, git=lookup_as_served(ctx.dry, leaf.path), keys=ctx.keys, at=leaf.path):
             return "defaulted by the API server (a dry-run create of the Git manifest alone fills it in)"
         return None
     if owner is None:
@@ -293,7 +293,7 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
         return None
     if (
         ctx.last_applied is not None
-        and lookup(ctx.last_applied, leaf.path) is ABSENT
+        and lookup_as_served(ctx.last_applied, leaf.path) is ABSENT
         and any(o.manager == owner.manager for o in ctx.ownership.owners_of(_ANNOTATION_LAST_APPLIED))
     ):
         return (

@@ -41,7 +41,7 @@ from writeback.model import (
     LiveObject,
     Op,
 )
-from writeback.paths import format_path, lookup, parse_path, parse_pattern
+from writeback.paths import format_path, lookup_as_served, parse_path, parse_pattern
 
 UNATTRIBUTED_NOTE = (
     "{n} live object(s) carry no managedFields, so their drift is unattributed (not written back): dump them "
@@ -380,14 +380,14 @@ def _object_drifts(
 
 def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
     """The dry-run of Git's value equals live: the difference is only a spelling (or a dropped field)."""
-    target = lookup(dry, leaf.path)
+    target = lookup_as_served(dry, leaf.path)
     if leaf.op is Op.REMOVE:
         return is_empty(target)
     return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
 
 
 def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    text = lookup(body, _ANNOTATION_LAST_APPLIED)
+    text = lookup_as_served(body, _ANNOTATION_LAST_APPLIED)
     if not isinstance(text, str):
         return None
     try:

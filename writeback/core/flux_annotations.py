@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from writeback.model import Key
-from writeback.paths import lookup
+from writeback.paths import lookup_as_served
 
 __all__ = ["flux_skip"]
 
@@ -21,7 +21,7 @@ _FLUX_RECONCILE = "kustomize.toolkit.fluxcd.io/reconcile"
 def flux_skip(*bodies: Any) -> str | None:
     """Flux does not enforce this object (``ssa: IfNotPresent|Ignore``, ``reconcile: disabled``): a reason."""
     for body in bodies:
-        ann = lookup(body, (Key("metadata"), Key("annotations")))
+        ann = lookup_as_served(body, (Key("metadata"), Key("annotations")))
         if not isinstance(ann, Mapping):
             continue
         ssa = str(ann.get(_FLUX_SSA, "")).lower()

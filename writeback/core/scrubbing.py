@@ -20,7 +20,7 @@ from writeback.core.listkeys import KeyResolver, item_selector, resolver
 from writeback.core.ownership import parse_managed_fields
 from writeback.core.subtree_matching import matches_within
 from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Segment, Select, scalar_text
-from writeback.paths import lookup, match
+from writeback.paths import lookup_as_served, match
 
 __all__ = ["LAST_APPLIED", "PLACEHOLDER", "Scrubbed", "restore", "scrub"]
 
@@ -148,15 +148,15 @@ def _put(body: Any, *, source: Any, paths: Sequence[FieldPath]) -> None:
     for path in paths:
         if not path:
             continue
-        parent = lookup(body, path[:-1])
-        value = lookup(source, path)
+        parent = lookup_as_served(body, path[:-1])
+        value = lookup_as_served(source, path)
         last = path[-1]
         if isinstance(last, Key):
             if isinstance(parent, dict):
                 parent[last.name] = PLACEHOLDER if value is ABSENT else copy.deepcopy(value)
         elif isinstance(last, Select) and isinstance(parent, list) and value is not ABSENT:
             # A whole keyed item: back at its live position (a person's new sensitive item is not restored).
-            items = lookup(source, path[:-1])
+            items = lookup_as_served(source, path[:-1])
             at = next((i for i, x in enumerate(items) if x is value), len(parent))
             parent.insert(min(at, len(parent)), copy.deepcopy(value))
 
