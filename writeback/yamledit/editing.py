@@ -10,7 +10,7 @@ from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
 from writeback.yamledit.errors import EditRefused, VerifyError
-from writeback.yamledit.slots import Layout, Missing, Slot, detect_layout, key_name, refuse, walk
+from writeback.yamledit.slots import Layout, Missing, Slot, detect_layout, key_name, overridden_merge, refuse, walk
 from writeback.yamledit.spans import Text, kind
 from writeback.yamledit.structures import Change, Editor, Splice
 from writeback.yamledit.trees import MERGE_TAG, ParsedDoc, compose, construct, same, tag_of
@@ -71,6 +71,14 @@ def _change(editor: Editor, found: Slot | Missing, edit: Edit) -> Change | _Expa
     if edit.value is ABSENT:
         if isinstance(found, Missing):
             raise refuse(source, edit.path, "the path is not in the file (nothing to remove)")
+        if found.parent is not None and found.key_node is not None and kind(found.parent.node) == "mapping":
+            merge = overridden_merge(editor.t, found.parent.node, str(key_name(found.key_node)))
+            if merge is not None:
+                raise refuse(
+                    source,
+                    edit.path,
+                    f"the key overrides the merge key `{merge}`; removing it would bring the merged value back",
+                )
         return editor.remove(found)
     if isinstance(found, Missing):
         slot, at = found.slot, found.at
