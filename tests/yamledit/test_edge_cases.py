@@ -94,3 +94,19 @@ def test_a_single_quoted_value_that_gets_several_lines_stays_single_quoted(value
 def test_single_quotes_that_cannot_hold_the_value_become_double_quotes(text: str, value: str, expected: str) -> None:
     path = "q[0]" if "[" in text else "q"
     assert apply(text, edit(path, value)) == expected
+
+
+# ---------------------------------------------------------------- found by the fuzz tests (test_properties.py)
+
+
+def test_block_scalar_spans_count_the_carriage_return_of_crlf_files() -> None:
+    text = "a: 0\r\n---\r\na: |\r\n  a\r\n"
+    assert apply(text, edit("a", "b\n", document=1)) == "a: 0\r\n---\r\na: |\r\n  b\r\n"
+    assert apply("a: |\r\n  :\r\n", edit("b", "v")) == "a: |\r\n  :\r\nb: v\r\n"
+
+
+def test_the_end_of_a_keep_block_scalar_is_the_start_of_its_last_blank_line() -> None:
+    text = "a: 0\naa: |+\n  w\n  x\n  x\n\n"
+    info = next(s for s in iter_scalars(text, source="f.yaml") if s.style == "|")
+    assert (info.end_line, info.end_column) == (5, 0)  # past "  x\n": the blank line is the final line break
+    assert apply(text, edit("aa", 0)) == "a: 0\naa: 0\n"

@@ -135,15 +135,16 @@ def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
             if stripped.endswith("\r"):
                 stripped = stripped[:-1]
         return max(header_end, header_end + len(stripped))
-    lines = [line.removesuffix("\r") for line in body.split("\n")[1:]]
+    raw = body.split("\n")  # raw[0] is the header's "\r" (CRLF) or ""
+    lines = [line.removesuffix("\r") for line in raw[1:]]
     indent = _block_indent(lines, node, header)
-    pos, last = header_end, header_end
-    for line in body.split("\n")[1:]:
-        pos += 1  # the line break before this line
-        if len(line.removesuffix("\r")) > indent and not line[:indent].strip(" "):
-            last = pos + len(line.removesuffix("\r"))
-        pos += len(line)
-    return last
+    pos = last = header_end + len(raw[0])
+    for line, raw_line in zip(lines, raw[1:], strict=True):
+        pos += 1  # past the "\n" before this line
+        if len(line) > indent and not line[:indent].strip(" "):
+            last = pos + len(line)
+        pos += len(raw_line)
+    return last if last > header_end + len(raw[0]) else header_end
 
 
 def scalar_span(t: Text, node: Any) -> tuple[int, int]:
