@@ -34,6 +34,7 @@ def fuzz(*, ci: int) -> Callable[[Any], Any]:
     chosen = settings(base, max_examples=ci) if PROFILE == "ci" else base
 
     def decorate(test: Any) -> Any:
-        return pytest.mark.fuzz(chosen(test))
+        marked = pytest.mark.fuzz(chosen(test))
+        return pytest.mark.timeout(0)(marked) if PROFILE == "long" else marked  # no per-test limit when long
 
     return decorate

@@ -295,6 +295,8 @@ class Config(_Model):
 
     @model_validator(mode="after")
     def _refs(self) -> Config:
+        if not self.targets:
+            raise ValueError("targets: give at least one target (the list is empty)")
         names = [t.name for t in self.targets]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -307,13 +309,11 @@ class Config(_Model):
 
 
 def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
+    """The key path in the path grammar: an unusual key is quoted (``token["x\\ny"]``), never spliced raw."""
+    from writeback.model import Index, Key
+    from writeback.paths import format_path
+
+    return format_path([Index(p) if isinstance(p, int) else Key(str(p)) for p in loc]) or "(top level)"
 
 
 def _msg(msg: str) -> str:
@@ -349,7 +349,10 @@ def load_config(path: str | Path) -> Config:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        problem = problem.partition(" with value ")[0]  # a duplicate key's values may be secrets: never echoed
         raise ConfigError(f"{p}: not valid YAML{where}: {problem}") from e
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid YAML: the configuration nests too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
     return parse_config(data, source=str(p))

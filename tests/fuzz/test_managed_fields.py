@@ -97,7 +97,9 @@ def test_the_latest_writer_owns_each_leaf(managers: list[tuple[dict[Any, Any], s
 
 
 JUNK_KEYS = st.one_of(
-    st.sampled_from([".", "f:", "k:", "k:{}", "k:[1]", 'k:{"a":{"b":1}}', "v:", "v:[1]", "i:-1", "i:1.5", "i:x", "x:y"]),
+    st.sampled_from(
+        [".", "f:", "k:", "k:{}", "k:[1]", 'k:{"a":{"b":1}}', "v:", "v:[1]", "i:-1", "i:1.5", "i:x", "x:y"]
+    ),
     st.text(max_size=6),
     SEGMENTS.map(lambda s: s[0]),
 )

@@ -17,7 +17,6 @@ from writeback.model import ABSENT, FieldPath, Index, Key
 from writeback.yamledit import Edit, apply_edits, iter_scalars, load_documents
 
 
-
 def _rendered(draw: st.DrawFn) -> Rendered:
     docs = draw(documents())
     layout = draw(layouts())
