@@ -110,3 +110,20 @@ def test_the_end_of_a_keep_block_scalar_is_the_start_of_its_last_blank_line() ->
     info = next(s for s in iter_scalars(text, source="f.yaml") if s.style == "|")
     assert (info.end_line, info.end_column) == (5, 0)  # past "  x\n": the blank line is the final line break
     assert apply(text, edit("aa", 0)) == "a: 0\naa: 0\n"
+
+
+# ---------------------------------------------------------------- verification: libyaml first, ruamel when unsure
+
+
+def test_a_file_libyaml_refuses_is_verified_by_ruamel() -> None:
+    text = "a: &p 1\nb: *p\nc: &p 2\nd: *p\ne: x\n"  # an anchor defined twice: libyaml refuses the file
+    after = apply(text, edit("e", "z"))
+    assert after == text.replace("e: x", "e: z")
+    assert _data(after) == {"a": 1, "b": 1, "c": 2, "d": 2, "e": "z"}
+
+
+def test_a_yaml_11_directive_is_verified_with_its_own_rules() -> None:
+    text = "%YAML 1.1\n---\na: yes\nb: x\n"
+    after = apply(text, edit("b", "on"))
+    assert after == '%YAML 1.1\n---\na: yes\nb: "on"\n'
+    assert _data(after) == {"a": True, "b": "on"}
