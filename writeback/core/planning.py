@@ -21,7 +21,7 @@ from writeback.model import ABSENT, ChangeSet, Decision, Drift, FilePatch, Revie
 from writeback.paths import format_path
 from writeback.yamledit import VerifyError, load_documents
 
-from .applying import apply_location
+from .applying import apply_locations
 from .documents import is_yaml, lookup
 from .locations import Located, Location, Transform
 
@@ -100,13 +100,15 @@ def fingerprint(drifts: Iterable[Drift], *, key: bytes | None = None) -> str:
 
 def _verify(texts: Mapping[str, str], before: Mapping[str, str], locations: Sequence[Location]) -> None:
     """Re-parse every touched YAML file and check the plain values landed where intended."""
-    for path, text in texts.items():
-        if before.get(path) != text and is_yaml(path):
-            load_documents(text, source=path)
+    read = {
+        path: load_documents(text, source=path)
+        for path, text in texts.items()
+        if before.get(path) != text and is_yaml(path)
+    }
     for loc in locations:
         if loc.transform is not Transform.VALUE or loc.inline is not None or not is_yaml(loc.file):
             continue
-        docs = load_documents(texts[loc.file], source=loc.file)
+        docs = read.get(loc.file) or load_documents(texts[loc.file], source=loc.file)
         got = lookup(docs[loc.document].data, loc.path)
         want = ABSENT if loc.drift.live is ABSENT else loc.drift.live
         if got != want:
@@ -131,16 +133,14 @@ def _build(
     texts = dict(files)
     failed: list[Unresolved] = []
     applied: list[Location] = []
-    for loc in locations:
-        trial = dict(texts)
-        try:
-            apply_location(trial, loc)
-        except VerifyError as e:
-            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), f"change set {cs_id} aborted: {e}"
-        except PatchError as e:
-            failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {e}"))
+    outcomes = apply_locations(texts, locations)
+    for loc, error in zip(locations, outcomes, strict=True):
+        if isinstance(error, VerifyError):
+            aborted = _aborted(cs_id, target, review, drifts, unresolved, ignored, key)
+            return aborted, f"change set {cs_id} aborted: {error}"
+        if error is not None:
+            failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {error}"))
             continue
-        texts = trial
         applied.append(loc)
     try:
         _verify(texts, files, applied)

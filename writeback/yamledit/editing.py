@@ -125,13 +125,21 @@ class _Batch:
             return True  # positions in that list may have shifted
         if edit.value is ABSENT and slot.parent is not None and id(slot.parent.node) in self.grown:
             return True
-        return any(s.start <= b.end and b.start <= s.end for s in change.splices for b in self.splices)
+        return any(_collide(s, b) for s in change.splices for b in self.splices)
 
     def add(self, change: Change, slot: Slot, edit: Edit) -> None:
         self.splices.extend(change.splices)
         self.grown |= change.containers
         if edit.value is ABSENT or (change.splices and not change.containers):
             self.modified.add(id(slot.node))
+
+
+def _collide(a: Splice, b: Splice) -> bool:
+    """Do two splices of one text overlap or touch? An insertion just past a replaced value does not collide:
+    it is applied first (splices go from the end of the text), so it stays after the new value."""
+    if a.start == a.end == b.end > b.start or b.start == b.end == a.end > a.start:
+        return False
+    return a.start <= b.end and b.start <= a.end
 
 
 def _splice(text: str, splices: list[Splice]) -> str:
