@@ -101,7 +101,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-yq", action="store_true", help="leave yq out (no Go needed)")
     args = ap.parse_args()
-    files = {p.name: p.read_bytes().decode("utf-8") for p in sorted(CORPUS.rglob("*")) if p.is_file()}
+    files = {
+        str(p.relative_to(CORPUS)): p.read_bytes().decode("utf-8") for p in sorted(CORPUS.rglob("*")) if p.is_file()
+    }
     cases = [c for name, text in files.items() if (c := _case(name, text)) is not None]
     tools: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-patch-") as tmp:
@@ -121,10 +123,13 @@ def main() -> int:
                 work = root / f"{name}-{r}"
                 work.mkdir()
                 for c in cases:
+                    (work / c["file"]).parent.mkdir(parents=True, exist_ok=True)
                     (work / c["file"]).write_bytes(files[c["file"]].encode("utf-8"))
                 times[name].append(_run(tools[name], work))
                 if name not in results:
-                    outcomes = [_outcome(c, files[c["file"]], (work / c["file"]).read_text("utf-8")) for c in cases]
+                    outcomes = [
+                        _outcome(c, files[c["file"]], (work / c["file"]).read_bytes().decode("utf-8")) for c in cases
+                    ]
                     results[name] = (sum(o for o, _ in outcomes), sum(not ok for _, ok in outcomes))
                 shutil.rmtree(work)
     base = statistics.median(w for w, _ in times["ruamel"])

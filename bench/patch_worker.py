@@ -46,7 +46,7 @@ def main() -> int:
     for case in json.loads(cases_file.read_text(encoding="utf-8")):
         target = workdir / case["file"]
         try:
-            target.write_text(edit(target.read_text(encoding="utf-8"), case), encoding="utf-8")
+            target.write_bytes(edit(target.read_bytes().decode("utf-8"), case).encode("utf-8"))  # CRLF kept
         except Exception as e:  # a tool that cannot edit a file: counted, the others go on
             failed += 1
             print(f"{case['file']}: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
