@@ -101,6 +101,13 @@ PATTERN = st.tuples(
 ).map(lambda t: (t[0], *t[1]))
 
 
+def test_keys_with_unprintable_characters_are_escaped() -> None:
+    path = (Key("a"), Key("x\x85y\u2028z\U000e0001\n"), Select((("name", "a\u2029b"),)))
+    text = format_path(path)
+    assert text == 'a["x\\u0085y\\u2028z\\udb40\\udc01\\n"][name="a\\u2029b"]' and text.isprintable()
+    assert parse_path(text) == path
+
+
 @fuzz(ci=400)
 @given(PATTERN)
 def test_pattern_round_trip(pattern: tuple[Key | Select | Index | Wildcard, ...]) -> None:

@@ -112,6 +112,7 @@ def _check_error(err: ConfigError, source: str) -> None:
 
 @fuzz(ci=100)
 @example(data={"targets": []})  # found: an empty list of targets loaded as a valid configuration
+@example(data={"targets": [{"name": "a", "repo_url": "r", "x\x85y": 1}]})  # found: a key's NEL broke the line
 @given(configs())
 def test_configuration_data_loads_or_fails_naming_the_source(data: dict[str, Any]) -> None:
     try:
