@@ -127,3 +127,18 @@ def test_a_yaml_11_directive_is_verified_with_its_own_rules() -> None:
     after = apply(text, edit("b", "on"))
     assert after == '%YAML 1.1\n---\na: yes\nb: "on"\n'
     assert _data(after) == {"a": True, "b": "on"}
+
+
+def test_a_block_that_gets_kept_blank_lines_keeps_the_blank_lines_after_it() -> None:
+    # found by the long fuzz run: the line of two spaces after the block was rewritten as an empty line
+    text = "a: 0\n---\na: |\n  :\n  \n"
+    assert apply(text, edit("a", "w\nx\n\n", document=1)) == "a: 0\n---\na: |+\n  w\n  x\n  \n"
+    assert apply("a: |+\n  x\n\n\nb: 1\n", edit("a", "y\n\n\n\n")) == "a: |+\n  y\n\n\n\nb: 1\n"
+    assert apply("a: |+\n  x\n\n\nb: 1\n", edit("a", "y\n")) == "a: |\n  y\n\n\nb: 1\n"
+    assert apply("a: |+\n  x\n  y \n\nb: 1\n", edit("a", "z\n\n")) == "a: |+\n  z\n\nb: 1\n"
+
+
+def test_removing_the_last_entry_after_a_keep_block_keeps_the_blank_lines_of_the_block() -> None:
+    # found by the fuzz tests: the block's kept blank line was deleted with the entry (a file without final newline)
+    text = "a: |+\n  w\n  x\n\ncadc: []"
+    assert apply(text, edit("cadc")) == "a: |+\n  w\n  x\n\n"

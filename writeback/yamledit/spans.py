@@ -134,7 +134,7 @@ def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
             stripped = stripped[:-1]
             if stripped.endswith("\r"):
                 stripped = stripped[:-1]
-        return max(header_end, header_end + len(stripped))
+        return max(block_scalar_end(t, node, keep=False), header_end + len(stripped))  # not before content
     raw = body.split("\n")  # raw[0] is the header's "\r" (CRLF) or ""
     lines = [line.removesuffix("\r") for line in raw[1:]]
     indent = _block_indent(lines, node, header)

@@ -187,7 +187,15 @@ class Editor:
         if built is None:
             return None
         head, content = built
-        end = block_scalar_end(t, node, keep="+" in head or "+" in indicators)
+        end = block_scalar_end(t, node, keep=False)  # under | and |- the blank lines after it do not count
+        if "+" in head:
+            # Under |+ the blank lines after the content are part of the value: keep them and write fewer.
+            keep_end = block_scalar_end(t, node, keep=True)
+            blanks = t.nl * t.text[end:keep_end].count("\n")
+            if blanks and content.endswith(blanks):
+                content = content[: len(content) - len(blanks)]
+            else:
+                end = keep_end
         if end >= len(t.text) and value.endswith("\n"):
             return None  # the final line break would be missing at the end of the file
         return Change(splices=(Splice(start, end, head + tail + t.nl + content),))
@@ -327,7 +335,7 @@ class Editor:
             while line > 0 and not t.line(line).strip(" \t\r"):
                 line -= 1
             prev_end = t.line_end(t.starts[line])
-            if prev_end not in self._block_scalar_ends():
+            if not any(prev_end <= e < start for e in self._block_scalar_ends()):  # blank lines a |+ block keeps
                 start = prev_end
             end = len(t.text)
         return Splice(start, end, "")
