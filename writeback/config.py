@@ -328,6 +328,8 @@ class Config(_Model):
 
     @model_validator(mode="after")
     def _refs(self) -> Config:
+        if not self.targets:
+            raise ValueError("targets: give at least one target (the list is empty)")
         names = [t.name for t in self.targets]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -340,13 +342,11 @@ class Config(_Model):
 
 
 def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
+    """The key path in the path grammar: an unusual key is quoted (``token["x\\ny"]``), never spliced raw."""
+    from writeback.model import Index, Key
+    from writeback.paths import format_path
+
+    return format_path([Index(p) if isinstance(p, int) else Key(str(p)) for p in loc]) or "(top level)"
 
 
 def _msg(msg: str) -> str:

@@ -56,7 +56,12 @@ __all__ = [
 
 
 def _quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """A JSON string; characters that are not printable (line or paragraph separators too) as ``\\uXXXX``,
+    so that a path never breaks a line of a message, a log or a PR body."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    return "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in quoted)  # \\uXXXX (pairs too)
 
 
 def _format_value(value: str) -> str:

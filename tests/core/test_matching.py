@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fuzzing import fuzz
 from writeback.model import Index, Key, PatternSegment, Select, Wildcard
 from writeback.paths import match
 
@@ -41,7 +42,7 @@ def reference(pattern: list[PatternSegment], path: list[Key | Select | Index], p
     return ok and reference(rest, path[1:], prefix)
 
 
-@settings(max_examples=400, deadline=None)
+@fuzz(ci=400)
 @given(st.lists(PATTERN_SEGS, max_size=5), st.lists(PATH_SEGS, max_size=5), st.booleans())
 def test_match_agrees_with_the_grammar(
     pattern: list[PatternSegment], path: list[Key | Select | Index], prefix: bool

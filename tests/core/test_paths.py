@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fuzzing import fuzz
 from writeback.errors import PathSyntaxError
 from writeback.model import Index, Key, Select, Wildcard
 from writeback.paths import format_path, match, parse_path, parse_pattern
@@ -85,7 +86,7 @@ def test_wildcards_are_rejected_in_concrete_paths() -> None:
             parse_path(text)
 
 
-@settings(max_examples=400, deadline=None)
+@fuzz(ci=400)
 @given(CONCRETE)
 def test_round_trip(path: tuple[Key | Select | Index, ...]) -> None:
     text = format_path(path)
@@ -93,7 +94,27 @@ def test_round_trip(path: tuple[Key | Select | Index, ...]) -> None:
     assert parse_pattern(text) == path
 
 
-@settings(max_examples=400, deadline=None)
+WILD = st.sampled_from([Wildcard(), Wildcard(item=True), Wildcard(many=True)])
+PATTERN = st.tuples(
+    st.one_of(KEY.map(Key), st.sampled_from([Wildcard(), Wildcard(many=True)])),
+    st.lists(st.one_of(SEGMENT, WILD), max_size=6),
+).map(lambda t: (t[0], *t[1]))
+
+
+def test_keys_with_unprintable_characters_are_escaped() -> None:
+    path = (Key("a"), Key("x\x85y\u2028z\U000e0001\n"), Select((("name", "a\u2029b"),)))
+    text = format_path(path)
+    assert text == 'a["x\\u0085y\\u2028z\\udb40\\udc01\\n"][name="a\\u2029b"]' and text.isprintable()
+    assert parse_path(text) == path
+
+
+@fuzz(ci=400)
+@given(PATTERN)
+def test_pattern_round_trip(pattern: tuple[Key | Select | Index | Wildcard, ...]) -> None:
+    assert parse_pattern(format_path(pattern)) == pattern
+
+
+@fuzz(ci=400)
 @given(st.text(alphabet=st.sampled_from(list('ab.[]"=,*\\0123 -_/é')), max_size=24) | st.text(max_size=24))
 def test_parse_errors_name_the_column(text: str) -> None:
     for parse in (parse_path, parse_pattern):

@@ -65,6 +65,10 @@ def scalars() -> st.SearchStrategy[Any]:
         st.lists(st.text(alphabet="abc é\t-#:", min_size=1, max_size=8), min_size=1, max_size=3).map(
             lambda ls: "\n".join(x.strip() or "w" for x in ls) + "\n"
         ),
+        # trailing spaces, lines of spaces, empty and more-indented lines (content of a block scalar)
+        st.lists(st.sampled_from(["x", "y ", "z  ", "  ", " ", "", "  in", "\tt", "'q'"]), min_size=1, max_size=4).map(
+            lambda ls: "\n".join(["w", *ls]) + "\n" * (len(ls) % 3)
+        ),
     )
 
 
@@ -149,12 +153,14 @@ class _Writer:
         body = value.rstrip("\n")
         trailing = len(value) - len(body)
         lines = body.split("\n")
-        if not body or any(not ln or ln[0] in " \t" or not ln.strip() for ln in lines):
-            return False
+        if not lines[0] or lines[0][0] in " \t":
+            return False  # the first line would need an indentation digit
         chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
         self.lines.append(f"{head}|{chomp}{self.scalar_suffix()}")
-        self.lines.extend(" " * indent + ln for ln in lines)
+        self.lines.extend(" " * indent + ln if ln else "" for ln in lines)
         self.lines.extend([""] * (trailing - 1))
+        if chomp != "+" and self.pick() % 5 == 0:
+            self.lines.append(" " * indent)  # a line of spaces no deeper than the content: not content
         self.after_keep = chomp == "+"
         self.block_last = True
         return True

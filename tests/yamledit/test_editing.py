@@ -242,8 +242,9 @@ def test_multi_line_strings_are_written_as_literal_blocks() -> None:
         "data:\n  a: |-\n    one\n    two\n  q: 'y'\n  ca.crt: |\n    -----BEGIN CERTIFICATE-----\n"
         "    MIIBold1\n    MIIBold2\n    -----END CERTIFICATE-----\n"
     )
-    # a quoted value stays quoted; a trailing comment or a missing final newline keeps it on one line
-    assert apply(text, edit("data.q", "one\ntwo")) == 'data:\n  a: x\n  q: "one\\ntwo"\n'
+    # a quoted value keeps its quotes (single quotes fold over lines: test_edge_cases.py);
+    # a trailing comment or a missing final newline keeps a plain value on one line
+    assert apply('q: "y"\n', edit("q", "one\ntwo")) == 'q: "one\\ntwo"\n'
     assert apply("a: x  # c\n", edit("a", "1\n2")) == 'a: "1\\n2"  # c\n'
     assert apply("a: x", edit("b", "1\n2\n")) == 'a: x\nb: "1\\n2\\n"'
 

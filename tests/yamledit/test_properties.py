@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 import yaml as pyyaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fuzzing import fuzz
 from tests.yamledit.generating import Rec, Rendered, documents, layouts, render, scalars, values
 from tests.yamledit.support import kept_in_order, outside_bytes, same_line_endings, set_at, spans_of
 from writeback.model import ABSENT, FieldPath, Index, Key
 from writeback.yamledit import Edit, apply_edits, iter_scalars, load_documents
-
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _rendered(draw: st.DrawFn) -> Rendered:
@@ -32,7 +32,7 @@ def _get(data: Any, path: FieldPath) -> Any:
     return data
 
 
-@SETTINGS
+@fuzz(ci=60)
 @given(st.data())
 def test_scalar_edits_change_only_their_values(data: st.DataObject) -> None:
     rendered = _rendered(data.draw)
@@ -88,12 +88,22 @@ def _allowed_for_remove(recs: dict[FieldPath, Rec], path: FieldPath, siblings: i
     return allowed
 
 
+def _blank_lines_before(rendered: Rendered, allowed: set[int]) -> None:
+    """At the end of a file without a final newline, blank lines before a removed last entry go too."""
+    line = max(allowed) - 1
+    while line in allowed:
+        line -= 1
+    while line > 0 and not rendered.lines[line].strip():
+        allowed.add(line)
+        line -= 1
+
+
 def _next_key(recs: dict[FieldPath, Rec], path: FieldPath) -> str:
     keys = [p[-1] for p in recs if len(p) == len(path) and p[:-1] == path[:-1] and isinstance(p[-1], Key)]
     return keys[keys.index(path[-1]) + 1].name  # type: ignore[union-attr]
 
 
-@SETTINGS
+@fuzz(ci=60)
 @given(st.data())
 def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> None:
     rendered = _rendered(data.draw)
@@ -124,11 +134,7 @@ def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> Non
     if edit.value is ABSENT:
         allowed = _allowed_for_remove(recs, edit.path, len(container))
         if not text.endswith("\n") and max(allowed) == len(rendered.lines) - 1:
-            # At the end of a file without a final newline, blank lines before the removed entry go too.
-            line = min(allowed) - 1
-            while line > 0 and not rendered.lines[line].strip():
-                allowed.add(line)
-                line -= 1
+            _blank_lines_before(rendered, allowed)
     elif rec.flow or not container or rec.in_flow:
         allowed = set(range(rec.first, rec.last + 1))
     else:
@@ -136,50 +142,108 @@ def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> Non
     assert kept_in_order(text, after, allowed, inserts=True), (text, after, allowed)
 
 
-def _random_edit(data: st.DataObject, rendered: Rendered, expected: list[Any]) -> Edit | None:
-    """One random set/add/remove edit that still applies to ``expected`` (updated in place)."""
+@dataclass
+class _Shadow:
+    """Where a value of the edited data came from: its path in the rendered file, or None when an edit added it."""
+
+    origin: FieldPath | None
+    children: dict[str, _Shadow] | list[_Shadow] | None = None
+
+
+def _shadow(value: Any, origin: FieldPath | None) -> _Shadow:
+    def sub(seg: Key | Index) -> FieldPath | None:
+        return None if origin is None else (*origin, seg)
+
+    if isinstance(value, dict):
+        return _Shadow(origin, {k: _shadow(v, sub(Key(k))) for k, v in value.items()})
+    if isinstance(value, list):
+        return _Shadow(origin, [_shadow(v, sub(Index(i))) for i, v in enumerate(value)])
+    return _Shadow(origin)
+
+
+def _lines(rec: Rec) -> set[int]:
+    return set(range(rec.first, rec.last + 1))
+
+
+def _random_edit(
+    data: st.DataObject, rendered: Rendered, expected: list[Any], shadows: list[_Shadow]
+) -> tuple[Edit, set[int]] | None:
+    """One random set/add/remove edit that still applies to ``expected`` (updated in place, with ``shadows``),
+    and the lines of the rendered file that it may change."""
     index = data.draw(st.integers(0, len(expected) - 1))
+    recs = rendered.recs[index]
     containers = []
-    stack: list[tuple[FieldPath, Any]] = [((), expected[index])]
+    stack: list[tuple[FieldPath, Any, _Shadow]] = [((), expected[index], shadows[index])]
     while stack:
-        path, value = stack.pop()
+        path, value, shadow = stack.pop()
         if isinstance(value, dict | list):
-            containers.append((path, value))
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            stack.extend(((*path, Key(k) if isinstance(k, str) else Index(k)), v) for k, v in items)
-    path, container = data.draw(st.sampled_from(containers))
+            containers.append((path, value, shadow))
+            assert isinstance(shadow.children, dict | list)
+            if isinstance(value, dict):
+                assert isinstance(shadow.children, dict)
+                stack.extend(((*path, Key(k)), v, shadow.children[k]) for k, v in value.items())
+            else:
+                stack.extend(((*path, Index(i)), v, shadow.children[i]) for i, v in enumerate(value))
+    path, container, shadow = data.draw(st.sampled_from(containers))
+    children: Any = shadow.children
     keys = list(container) if isinstance(container, dict) else list(range(len(container)))
     action = data.draw(st.sampled_from(["set", "add", "remove"] if keys else ["add"]))
     if action == "add":
         value = data.draw(values(1))
+        allowed: set[int] = set()
+        if shadow.origin is not None:
+            rec = recs[shadow.origin]
+            if rec.flow or rec.in_flow or not container:
+                allowed = _lines(rec)  # written inside the flow collection, or over "{}" / "[]"
         if isinstance(container, dict):
             key = data.draw(st.sampled_from(["n1", "n2", "yes"]).filter(lambda k: k not in container))
             container[key] = value
-            return Edit(document=index, path=(*path, Key(key)), value=copy.deepcopy(value))
+            children[key] = _shadow(value, None)
+            return Edit(document=index, path=(*path, Key(key)), value=copy.deepcopy(value)), allowed
         container.append(value)
-        return Edit(document=index, path=(*path, Index(len(container) - 1)), value=copy.deepcopy(value))
+        children.append(_shadow(value, None))
+        return Edit(document=index, path=(*path, Index(len(container) - 1)), value=copy.deepcopy(value)), allowed
     chosen = data.draw(st.sampled_from(keys))
     seg = Key(chosen) if isinstance(chosen, str) else Index(chosen)
+    origin = children[chosen].origin
     if action == "remove":
         if not path and len(keys) == 1:
             return None  # keep documents non-empty
+        allowed = set()
+        if origin is not None:
+            allowed = _allowed_for_remove(recs, origin, len(container))
+            if recs[origin].dash_line_key:
+                allowed |= _lines(recs[origin[:-1]])  # a later entry moves up onto the dash line
         del container[chosen]
-        return Edit(document=index, path=(*path, seg))
+        del children[chosen]
+        return Edit(document=index, path=(*path, seg)), allowed
     value = data.draw(values(1))
     container[chosen] = value
-    return Edit(document=index, path=(*path, seg), value=copy.deepcopy(value))
+    children[chosen] = _shadow(value, None)
+    children[chosen].origin = origin  # a new value, but the entry (its key line and comments) stays
+    return Edit(document=index, path=(*path, seg), value=copy.deepcopy(value)), (
+        _lines(recs[origin]) if origin is not None else set()
+    )
 
 
-@SETTINGS
+@fuzz(ci=60)
 @given(st.data())
 def test_mixed_edit_batches_read_back_as_intended(data: st.DataObject) -> None:
     rendered = _rendered(data.draw)
+    text = rendered.text
     expected = copy.deepcopy(rendered.data)
-    edits = [e for e in (_random_edit(data, rendered, expected) for _ in range(data.draw(st.integers(1, 5)))) if e]
-    after = apply_edits(rendered.text, edits, source="gen.yaml")
-    assert [d.data for d in load_documents(after, source="gen.yaml")] == expected, (rendered.text, after)
+    shadows = [_shadow(doc, ()) for doc in expected]
+    drawn = [_random_edit(data, rendered, expected, shadows) for _ in range(data.draw(st.integers(1, 5)))]
+    edits = [d[0] for d in drawn if d]
+    allowed = set().union(*(d[1] for d in drawn if d))
+    after = apply_edits(text, edits, source="gen.yaml")
+    assert [d.data for d in load_documents(after, source="gen.yaml")] == expected, (text, after)
     # A removal at the end of a file without a final newline may add one after a block scalar (documented).
-    assert same_line_endings(rendered.text, after, final=False)
+    assert same_line_endings(text, after, final=False)
+    if allowed and not text.endswith("\n") and max(allowed) == len(rendered.lines) - 1:
+        _blank_lines_before(rendered, allowed)
+    # Bytes outside the edits: every line no edit may touch is kept, in order (new lines may come between).
+    assert kept_in_order(text, after, allowed, inserts=True), (text, after, sorted(allowed))
     if edits and edits[-1].value is not ABSENT:
         assert apply_edits(after, edits[-1:], source="gen.yaml") == after  # setting what is there changes nothing
     header = [line for line in rendered.lines if line.startswith("# file header")]

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
+from writeback.errors import PatchError
 from writeback.model import ABSENT, FieldPath, Index, Key, Op, Select
 from writeback.paths import format_path, lookup
 from writeback.yamledit import Edit, EditRefused, VerifyError, apply_edits
 
-from .documents import documents
+from .documents import documents, is_yaml
 from .locations import Location, Transform
 from .markers import parse_image
 
-__all__ = ["apply_location", "set_path"]
+__all__ = ["apply_location", "apply_locations", "set_path"]
 
 
 def _data(text: str, *, file: str, document: int) -> Any:
@@ -25,13 +26,17 @@ def _data(text: str, *, file: str, document: int) -> Any:
     return docs[document]
 
 
+def _needed(data: Any, path: FieldPath, value: Any) -> bool:
+    """Does setting (or with ABSENT removing) ``path`` change ``data``?"""
+    current = lookup(data, path)
+    if value is ABSENT:
+        return current is not ABSENT
+    return current is ABSENT or current != value or type(current) is not type(value)
+
+
 def set_path(text: str, *, file: str, document: int, path: FieldPath, value: Any) -> str:
     """Set (or with ABSENT remove) ``path`` in one document; missing parents are created by the editor."""
-    data = _data(text, file=file, document=document)
-    current = lookup(data, path)
-    if value is ABSENT and current is ABSENT:
-        return text
-    if value is not ABSENT and current is not ABSENT and current == value and type(current) is type(value):
+    if not _needed(_data(text, file=file, document=document), path, value):
         return text
     return apply_edits(text, [Edit(document=document, path=path, value=value)], source=file)
 
@@ -186,3 +191,71 @@ def _inner(loc: Location, source: str) -> Location:
     from dataclasses import replace
 
     return replace(loc, file=source, inline=None)
+
+
+_BATCHED = (Transform.VALUE, Transform.IMAGE_TAG, Transform.IMAGE_NAME, Transform.IMAGE_DIGEST)
+
+
+def _batchable(loc: Location) -> bool:
+    return loc.transform in _BATCHED and loc.inline is None and loc.new_patch is None and is_yaml(loc.file)
+
+
+def _one_by_one(texts: MutableMapping[str, str], locs: Sequence[Location]) -> list[PatchError | None]:
+    outcomes: list[PatchError | None] = []
+    for loc in locs:
+        trial = dict(texts)
+        try:
+            apply_location(trial, loc)
+        except PatchError as e:
+            outcomes.append(e)
+            continue
+        texts.update(trial)
+        outcomes.append(None)
+    return outcomes
+
+
+def _batch(texts: MutableMapping[str, str], file: str, locs: Sequence[Location]) -> list[PatchError | None]:
+    """All of one file's value edits in one ``apply_edits`` call; any refusal: one by one, to tell which."""
+    if file not in texts:
+        return _one_by_one(texts, locs)
+    text = texts[file]
+    try:
+        docs = documents(text, source=file)
+        edits = []
+        for loc in locs:
+            if loc.document >= len(docs):
+                raise EditRefused(f"{file}: has no document {loc.document + 1}")
+            if loc.transform is Transform.VALUE:
+                value: Any = ABSENT if loc.drift.op is Op.REMOVE else loc.drift.live
+            else:
+                value = _image_part(loc)
+            if _needed(docs[loc.document], loc.path, value):
+                edits.append(Edit(document=loc.document, path=loc.path, value=value))
+        texts[file] = apply_edits(text, edits, source=file)
+    except PatchError:
+        return _one_by_one(texts, locs)
+    return [None] * len(locs)
+
+
+def apply_locations(texts: MutableMapping[str, str], locs: Sequence[Location]) -> list[PatchError | None]:
+    """Write every location into ``texts``; the outcome of each: None (written) or why it was not.
+
+    A file's value edits go to the editor in one call (one parse, one verification). Locations that
+    create or touch other files (patch files, generators, inline patches) are written one by one, in order.
+    """
+    touched_by_others: set[str] = set()
+    for loc in locs:
+        if not _batchable(loc):
+            touched_by_others.add(loc.file)
+            if loc.new_patch is not None:
+                touched_by_others |= {loc.new_patch.file, loc.new_patch.kustomization}
+    outcomes: dict[int, PatchError | None] = {}
+    groups: dict[str, list[int]] = {}
+    for i, loc in enumerate(locs):
+        if _batchable(loc) and loc.file not in touched_by_others:
+            groups.setdefault(loc.file, []).append(i)
+    for file, members in groups.items():
+        outcomes.update(zip(members, _batch(texts, file, [locs[i] for i in members]), strict=True))
+    rest = [i for i in range(len(locs)) if i not in outcomes]
+    outcomes.update(zip(rest, _one_by_one(texts, [locs[i] for i in rest]), strict=True))
+    return [outcomes[i] for i in range(len(locs))]

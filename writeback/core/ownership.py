@@ -72,7 +72,9 @@ def parse_fields_v1(
     return out
 
 
-def _segment(raw: str, *, path: FieldPath, value: Any, keys: dict[str, tuple[str, ...]] | None) -> Segment | None:
+def _segment(raw: Any, *, path: FieldPath, value: Any, keys: dict[str, tuple[str, ...]] | None) -> Segment | None:
+    if not isinstance(raw, str):
+        return None  # a live dump read from YAML may hold any key; FieldsV1 keys are strings
     prefix, _, rest = raw.partition(":")
     if prefix == "f" and rest:
         return Key(rest)

@@ -32,7 +32,7 @@ from writeback.model import (
 from writeback.paths import format_path, lookup
 from writeback.yamledit import VerifyError
 
-from .applying import apply_location
+from .applying import apply_locations
 from .documents import documents, is_yaml
 from .locations import Located, Location, Transform
 
@@ -111,13 +111,13 @@ def fingerprint(drifts: Iterable[Drift], *, key: bytes | None = None) -> str:
 
 def _verify(texts: Mapping[str, str], before: Mapping[str, str], locations: Sequence[Location]) -> None:
     """Re-parse every touched YAML file and check the plain values landed where intended."""
-    for path, text in texts.items():
-        if before.get(path) != text and is_yaml(path):
-            documents(text, source=path)
+    read = {
+        path: documents(text, source=path) for path, text in texts.items() if before.get(path) != text and is_yaml(path)
+    }
     for loc in locations:
         if loc.transform is not Transform.VALUE or loc.inline is not None or not is_yaml(loc.file):
             continue
-        docs = documents(texts[loc.file], source=loc.file)
+        docs = read.get(loc.file) or documents(texts[loc.file], source=loc.file)
         got = lookup(docs[loc.document], loc.path)
         want = ABSENT if loc.drift.live is ABSENT else loc.drift.live
         if got != want:
@@ -142,16 +142,13 @@ def _build(
     texts = dict(files)
     failed: list[Unresolved] = []
     applied: list[Location] = []
-    for loc in locations:
-        trial = dict(texts)
-        try:
-            apply_location(trial, loc)
-        except VerifyError as e:
-            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), _abort(cs_id, e)
-        except PatchError as e:
-            failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {e}"))
+    outcomes = apply_locations(texts, locations)
+    for loc, error in zip(locations, outcomes, strict=True):
+        if isinstance(error, VerifyError):
+            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), _abort(cs_id, error)
+        if error is not None:
+            failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {error}"))
             continue
-        texts = trial
         applied.append(loc)
     try:
         _verify(texts, files, applied)

@@ -78,7 +78,7 @@ def _scalars(
         return
     start, end = scalar_span(t, node)
     comment_at = t.line_end(start) if node.style in ("|", ">") else end
-    line, end_line = t.line_of(start), t.line_of(max(start, end - 1) if end > start else start)
+    line, end_line = t.line_of(start), t.line_of(end)  # (end_line, end_column) is where the text ends
     yield ScalarInfo(
         document=document,
         path=path,
@@ -87,7 +87,7 @@ def _scalars(
         column=start - t.starts[line],
         comment=_trailing_comment(t, comment_at) if node.style not in ("|", ">") else _block_comment(t, start),
         end_line=end_line,
-        end_column=end - t.starts[t.line_of(end)] if end <= len(t.text) else 0,
+        end_column=end - t.starts[end_line],
         style=node.style or "plain",
         flow=flow,
         editable=not anchored and not has_tag(t, node),

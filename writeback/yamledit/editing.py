@@ -10,7 +10,7 @@ from typing import Any
 
 from writeback.model import ABSENT, FieldPath, Index, Key, Select
 from writeback.yamledit.errors import EditRefused, VerifyError
-from writeback.yamledit.slots import Layout, Missing, Slot, detect_layout, key_name, refuse, walk
+from writeback.yamledit.slots import Layout, Missing, Slot, detect_layout, key_name, overridden_merge, refuse, walk
 from writeback.yamledit.spans import Text, kind
 from writeback.yamledit.structures import Change, Editor, Splice
 from writeback.yamledit.trees import MERGE_TAG, ParsedDoc, compose, construct, same, tag_of
@@ -71,6 +71,14 @@ def _change(editor: Editor, found: Slot | Missing, edit: Edit) -> Change | _Expa
     if edit.value is ABSENT:
         if isinstance(found, Missing):
             raise refuse(source, edit.path, "the path is not in the file (nothing to remove)")
+        if found.parent is not None and found.key_node is not None and kind(found.parent.node) == "mapping":
+            merge = overridden_merge(editor.t, found.parent.node, str(key_name(found.key_node)))
+            if merge is not None:
+                raise refuse(
+                    source,
+                    edit.path,
+                    f"the key overrides the merge key `{merge}`; removing it would bring the merged value back",
+                )
         return editor.remove(found)
     if isinstance(found, Missing):
         slot, at = found.slot, found.at
@@ -117,13 +125,21 @@ class _Batch:
             return True  # positions in that list may have shifted
         if edit.value is ABSENT and slot.parent is not None and id(slot.parent.node) in self.grown:
             return True
-        return any(s.start <= b.end and b.start <= s.end for s in change.splices for b in self.splices)
+        return any(_collide(s, b) for s in change.splices for b in self.splices)
 
     def add(self, change: Change, slot: Slot, edit: Edit) -> None:
         self.splices.extend(change.splices)
         self.grown |= change.containers
         if edit.value is ABSENT or (change.splices and not change.containers):
             self.modified.add(id(slot.node))
+
+
+def _collide(a: Splice, b: Splice) -> bool:
+    """Do two splices of one text overlap or touch? An insertion just past a replaced value does not collide:
+    it is applied first (splices go from the end of the text), so it stays after the new value."""
+    if a.start == a.end == b.end > b.start or b.start == b.end == a.end > a.start:
+        return False
+    return a.start <= b.end and b.start <= a.end
 
 
 def _splice(text: str, splices: list[Splice]) -> str:

@@ -92,6 +92,26 @@ def single_quoted(text: str) -> str | None:
     return "'" + text.replace("'", "''") + "'"
 
 
+def single_quoted_lines(text: str) -> list[str] | None:
+    """A multi-line string as a single-quoted scalar over several lines, or None when it cannot be one.
+
+    Each line break of the value is an empty source line (line folding); the continuation lines are
+    returned without their indentation. Spaces next to a line break would be trimmed: no such value.
+    """
+    if "\r" in text or "\t" in text or _NONPRINTABLE.search(text):
+        return None
+    parts = text.split("\n")
+    if any(p != p.rstrip(" ") for p in parts[:-1]) or any(p != p.lstrip(" ") for p in parts[1:]):
+        return None
+    out = ["'" + parts[0].replace("'", "''")]
+    for i, part in enumerate(parts[1:], 1):
+        out.append("")  # the line break of the value
+        if part or i == len(parts) - 1:
+            out.append(part.replace("'", "''"))
+    out[-1] += "'"
+    return out
+
+
 def literal(value: Any) -> str:
     """A YAML literal for a non-string scalar."""
     if value is None:

@@ -70,15 +70,31 @@ def _select_matches(item: Any, seg: Select) -> bool:
     return all(name in have and scalar_text(have[name]) == value for name, value in seg.keys)
 
 
-def _merged_keys(node: Any) -> set[str]:
-    names: set[str] = set()
+def _merge_entries(node: Any) -> list[tuple[Any, Any, set[str]]]:
+    """The merge keys (``<<``) of a mapping: key node, value node, and the names each one brings in."""
+    entries = []
     for k, v in node.value:
         if tag_of(k) == MERGE_TAG:
             data = construct(v) if not isinstance(v, AliasRef) else construct(v.target)
+            names: set[str] = set()
             for src in data if isinstance(data, list) else [data]:
                 if isinstance(src, dict):
                     names.update(str(scalar_text(x)) for x in src)
-    return names
+            entries.append((k, v, names))
+    return entries
+
+
+def _merged_keys(node: Any) -> set[str]:
+    return set().union(*(names for _, _, names in _merge_entries(node)))
+
+
+def overridden_merge(t: Text, node: Any, name: str) -> str | None:
+    """The text of the merge key (``<<: *base``) that also brings ``name`` into mapping ``node``, if any."""
+    for key_node, value_node, names in _merge_entries(node):
+        if name in names:
+            end = value_node.end if isinstance(value_node, AliasRef) else value_node.end_mark.index
+            return " ".join(t.text[node_start(key_node) : end].split())
+    return None
 
 
 def child(t: Text, slot: Slot, seg: Key | Select | Index, *, source: str, full: FieldPath = ()) -> Slot | None:

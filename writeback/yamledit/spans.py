@@ -97,8 +97,29 @@ def is_empty_null(node: Any) -> bool:
     return kind(node) == "scalar" and node.value == "" and node.style is None and str(node.tag).endswith(":null")
 
 
+def _leading_spaces(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _block_indent(lines: list[str], node: Any, header: str) -> int:
+    """The content indentation of a block scalar whose body is ``lines`` (as ruamel's scanner finds it)."""
+    first = next((i for i, line in enumerate(lines) if line.strip(" ")), None)
+    if first is None:
+        return max((len(line) for line in lines), default=0)
+    if any(c.isdigit() for c in header):
+        # An explicit indentation digit counts from the parent's indentation: read it off the value.
+        value = str(node.value).replace("\a", "")
+        text_line = next((v for v in value.split("\n") if v.strip(" ")), None)
+        if text_line is not None:
+            return _leading_spaces(lines[first]) - _leading_spaces(text_line)
+    return max(_leading_spaces(line) if i == first else len(line) for i, line in enumerate(lines[: first + 1]))
+
+
 def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
-    """End of the last content line of a block scalar (keep chomping: of the last kept blank line)."""
+    """End of the last content line of a block scalar (keep chomping: of the last kept blank line).
+
+    A content line keeps its trailing spaces, and a line of spaces longer than the indentation is content.
+    """
     start = value_start(t, node)
     header_end = t.line_end(start)
     end: int = node.end_mark.index
@@ -113,9 +134,17 @@ def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
             stripped = stripped[:-1]
             if stripped.endswith("\r"):
                 stripped = stripped[:-1]
-        return max(header_end, header_end + len(stripped))
-    stripped = body.rstrip(" \t\r\n")
-    return header_end + len(stripped) if stripped.strip(" \t\r\n") else header_end
+        return max(block_scalar_end(t, node, keep=False), header_end + len(stripped))  # not before content
+    raw = body.split("\n")  # raw[0] is the header's "\r" (CRLF) or ""
+    lines = [line.removesuffix("\r") for line in raw[1:]]
+    indent = _block_indent(lines, node, header)
+    pos = last = header_end + len(raw[0])
+    for line, raw_line in zip(lines, raw[1:], strict=True):
+        pos += 1  # past the "\n" before this line
+        if len(line) > indent and not line[:indent].strip(" "):
+            last = pos + len(line)
+        pos += len(raw_line)
+    return last if last > header_end + len(raw[0]) else header_end
 
 
 def scalar_span(t: Text, node: Any) -> tuple[int, int]:

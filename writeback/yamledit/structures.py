@@ -13,6 +13,7 @@ from writeback.yamledit.scalars import (
     is_collection,
     key_text,
     literal_lines,
+    single_quoted_lines,
 )
 from writeback.yamledit.slots import Layout, Slot, refuse
 from writeback.yamledit.spans import (
@@ -95,18 +96,21 @@ class Editor:
         lit = literal_lines(value, indent=col + self.layout.step) if literal else None
         return [f"{head} {lit[0]}", *lit[1:]] if lit else [f"{head} {inline(value)}"]
 
+    def content_indent(self, slot: Slot, start: int) -> int | None:
+        """The indentation of new continuation lines of a value in block context (None in flow context)."""
+        if slot.flow or slot.parent is None:
+            return None
+        if slot.key_node is not None:
+            return self.column(node_start(slot.key_node)) + self.layout.step
+        dash = dash_before(self.t, start)
+        return None if dash is None else self.column(dash) + 2
+
     def plain_to_literal(self, slot: Slot, value: Any, start: int, end: int) -> Change | None:
         """A plain scalar in block context that becomes multi-line: write a literal block."""
         t = self.t
-        if slot.flow or slot.parent is None or t.text[end : t.line_end(end)].strip(" \t"):
+        indent = self.content_indent(slot, start)
+        if indent is None or t.text[end : t.line_end(end)].strip(" \t"):
             return None  # a trailing comment would join the block's content
-        if slot.key_node is not None:
-            indent = self.column(node_start(slot.key_node)) + self.layout.step
-        else:
-            dash = dash_before(t, start)
-            if dash is None:
-                return None
-            indent = self.column(dash) + 2
         lit = literal_lines(value, indent=indent) if self.literal_ok(end) else None
         if lit is None:
             return None
@@ -133,6 +137,12 @@ class Editor:
             literal = self.plain_to_literal(slot, value, start, end)
             if literal is not None:
                 return literal
+        if node.style == "'" and isinstance(value, str) and "\n" in value:
+            indent = self.content_indent(slot, start)
+            lines = single_quoted_lines(value) if indent is not None else None
+            if indent is not None and lines is not None:
+                text = t.nl.join([lines[0], *((" " * indent + line) if line else "" for line in lines[1:])])
+                return Change(splices=(Splice(start, end, text),))
         return Change(splices=(Splice(start, end, inline(value, style=node.style, flow=slot.flow)),))
 
     def _keep_anchors(self, slot: Slot) -> None:
@@ -177,7 +187,15 @@ class Editor:
         if built is None:
             return None
         head, content = built
-        end = block_scalar_end(t, node, keep="+" in head or "+" in indicators)
+        end = block_scalar_end(t, node, keep=False)  # under | and |- the blank lines after it do not count
+        if "+" in head:
+            # Under |+ the blank lines after the content are part of the value: keep them and write fewer.
+            keep_end = block_scalar_end(t, node, keep=True)
+            blanks = t.nl * t.text[end:keep_end].count("\n")
+            if blanks and content.endswith(blanks):
+                content = content[: len(content) - len(blanks)]
+            else:
+                end = keep_end
         if end >= len(t.text) and value.endswith("\n"):
             return None  # the final line break would be missing at the end of the file
         return Change(splices=(Splice(start, end, head + tail + t.nl + content),))
@@ -317,7 +335,7 @@ class Editor:
             while line > 0 and not t.line(line).strip(" \t\r"):
                 line -= 1
             prev_end = t.line_end(t.starts[line])
-            if prev_end not in self._block_scalar_ends():
+            if not any(prev_end <= e < start for e in self._block_scalar_ends()):  # blank lines a |+ block keeps
                 start = prev_end
             end = len(t.text)
         return Splice(start, end, "")

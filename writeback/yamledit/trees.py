@@ -20,6 +20,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import ScalarNode as RuamelScalarNode
+from ruamel.yaml.resolver import VersionedResolver
 
 from writeback.yamledit.errors import YamlSyntaxError
 
@@ -107,6 +109,38 @@ class _Loader11(_BaseLoader):  # type: ignore[misc]
 
 
 _Loader11.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
+
+
+class _Loader12(_BaseLoader):  # type: ignore[misc]
+    """libyaml with YAML 1.2 resolution (ruamel's table): a fast second reading, used only to verify."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is pyyaml.ScalarNode:
+            return _resolve12(value) if implicit[0] else _STR_TAG
+        return "tag:yaml.org,2002:seq" if kind is pyyaml.SequenceNode else "tag:yaml.org,2002:map"
+
+
+_R12 = VersionedResolver(version=(1, 2))
+
+
+@functools.lru_cache(maxsize=65536)
+def _resolve12(value: str) -> str:
+    return str(_R12.resolve(RuamelScalarNode, value, (True, False)))
+
+
+@functools.lru_cache(maxsize=16)
+def read_fast(text: str) -> tuple[Any, ...] | None:
+    """The documents of ``text`` as plain data read by libyaml with YAML 1.2 rules, or None when it cannot tell.
+
+    libyaml is a YAML 1.1 parser: a ``%YAML`` directive, a text it rejects (an anchor defined twice, YAML 1.2
+    syntax) or a deep structure gives None, and the caller reads with ruamel instead.
+    """
+    if "%YAML" in text or not pyyaml.__with_libyaml__:
+        return None
+    try:
+        return tuple(construct(tree) for tree in pyyaml.compose_all(text, Loader=_Loader12))
+    except (pyyaml.YAMLError, ValueError, RecursionError):
+        return None
 
 
 def compose11(text: str) -> list[Any] | None:

@@ -11,7 +11,7 @@ from writeback.paths import format_path
 from writeback.yamledit.errors import EditRefused, VerifyError, YamlSyntaxError
 from writeback.yamledit.scalars import reads_as_str
 from writeback.yamledit.slots import select_value
-from writeback.yamledit.trees import compose, compose11, construct, same
+from writeback.yamledit.trees import compose, compose11, construct, read_fast, same
 
 
 def _find_key(data: dict[Any, Any], name: str) -> Any:
@@ -130,7 +130,21 @@ def verify(
     source: str,
 ) -> None:
     """Raise :class:`VerifyError` unless ``after`` reads as ``expected`` (YAML 1.2) and the written
-    values also read back the same in YAML 1.1."""
+    values also read back the same in YAML 1.1.
+
+    The YAML 1.2 reading is libyaml's (fast) when libyaml read ``before`` exactly as ruamel did (``original``)
+    and reads ``after`` as intended; in every other case ruamel reads ``after`` and decides.
+    """
+    if not (_reads_as(read_fast(before), original) and _reads_as(read_fast(after), expected)):
+        _verify_ruamel(after, expected, source=source)
+    _verify11(before=before, after=after, expected=expected, original=original, written=written, source=source)
+
+
+def _reads_as(docs: Sequence[Any] | None, want: Sequence[Any]) -> bool:
+    return docs is not None and len(docs) == len(want) and all(same(a, b) for a, b in zip(docs, want, strict=True))
+
+
+def _verify_ruamel(after: str, expected: Sequence[Any], *, source: str) -> None:
     try:
         docs = compose(after, source=source)
     except YamlSyntaxError as e:
@@ -141,6 +155,17 @@ def verify(
         got = construct(doc.root)
         if not same(got, want):
             raise VerifyError(f"{source}: document {doc.index} does not read back as intended after editing")
+
+
+def _verify11(
+    *,
+    before: str,
+    after: str,
+    expected: Sequence[Any],
+    original: Sequence[Any],
+    written: Sequence[tuple[int, FieldPath]],
+    source: str,
+) -> None:
     if not written:
         return
     trees11 = compose11(after)
