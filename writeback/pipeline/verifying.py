@@ -20,11 +20,15 @@ from typing import Any
 
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.cluster import Cluster
+from writeback.core.diffing import diff
+from writeback.core.listkeys import resolver
+from writeback.core.normalizing import normalize
 from writeback.core.planning import Plan, aborted
 from writeback.core.verifying import find_rendered, mismatches
 from writeback.errors import PatchError, ToolMissing, WritebackError
 from writeback.manifests import expand_lists
-from writeback.model import ChangeSet, Decision
+from writeback.model import ChangeSet, Decision, ObjectRef
+from writeback.paths import format_path
 from writeback.yamlreading import load_all
 
 log = logging.getLogger(__name__)
@@ -78,13 +82,17 @@ def check_rendered(plan: Plan, *, render: Any) -> tuple[Plan, dict[str, Rendered
 def verification_line(
     *, cluster: Cluster, cs: ChangeSet, objects: Sequence[Mapping[str, Any]], default_namespace: str | None = None
 ) -> str:
-    """The PR body's verification line for ``cs`` rendered as ``objects`` (it never raises: failures are the line)."""
+    """The PR body's verification line for ``cs`` rendered as ``objects`` (it never raises: failures are the line).
+
+    A server-side dry-run apply of each patched object against live must store the written-back fields exactly as
+    they are live, and change nothing else live either: merging must add nothing the person did not do.
+    """
     drifts = [d for d in cs.drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG) and not d.sensitive]
     if not drifts:
         return f"{PREFIX}: nothing to compare."
     try:
-        applied = []
-        for ref in {d.resource for d in drifts}:
+        applied: list[tuple[ObjectRef, dict[str, Any]]] = []
+        for ref in sorted({d.resource for d in drifts}, key=lambda r: r.identity):
             obj = find_rendered(objects, ref)
             if obj is None:
                 continue
@@ -93,8 +101,9 @@ def verification_line(
             if not meta.get("namespace") and (ref.namespace or default_namespace):
                 meta["namespace"] = ref.namespace or default_namespace
             body["metadata"] = meta
-            applied.append(cluster.dry_run_apply(body=body))
-        wrong = mismatches(applied, drifts)
+            applied.append((ref, cluster.dry_run_apply(body=body)))
+        wrong = mismatches([result for _, result in applied], drifts)
+        changed = [] if wrong else _changes_live(cluster, applied)
     except WritebackError as e:
         log.warning("change set %s: dry-run verification failed: %s", cs.id, e)
         return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
@@ -102,7 +111,30 @@ def verification_line(
         fields = "; ".join(w.field for w in wrong[:5])
         return f"{PREFIX}: {len(wrong)} of {len(drifts)} written-back fields would differ from live ({fields})."
     n = len(drifts)
-    return f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live)."
+    if changed:
+        shown = "; ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        return (
+            f"{PREFIX}: the {n} written-back field{'s' if n != 1 else ''} match live, but merging would also change "
+            f"{len(changed)} other field{'s' if len(changed) != 1 else ''} live ({shown}): review them."
+        )
+    return (
+        f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live), and nothing else."
+    )
+
+
+def _changes_live(cluster: Cluster, applied: Sequence[tuple[ObjectRef, Mapping[str, Any]]]) -> list[str]:
+    """The fields (paths, never values) that the dry-run results would store differently from live."""
+    out: list[str] = []
+    for ref, result in applied:
+        live = cluster.get_object(ref=ref)
+        if live is None:
+            out.append(f"{ref}: not live")
+            continue
+        keys = resolver(kind=ref.kind, learned={})
+        stored = normalize(result, ref=ref, side="live").body
+        now = normalize(live, ref=ref, side="live").body
+        out.extend(f"{ref}: {format_path(leaf.path)}" for leaf in diff(live=stored, git=now, keys=keys))
+    return out
 
 
 MARKERS_LINE = f"{PREFIX}: not run (the change edits chart values, not manifests)."
