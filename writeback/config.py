@@ -49,7 +49,7 @@ class SecretRef(_Model):
         return self
 
 
-class Cluster(_Model):
+class ClusterSettings(_Model):
     name: str
     kubeconfig: str | None = Field(default=None, description="Path of a kubeconfig; omit with in_cluster.")
     context: str | None = None
@@ -143,7 +143,7 @@ class Policy(_Model):
         return _path_patterns(v)
 
 
-class Forge(_Model):
+class ForgeSettings(_Model):
     kind: Literal["github", "gitlab"]
     url: str | None = Field(default=None, description="API base for GitHub Enterprise or self-hosted GitLab")
     project: str | None = Field(default=None, description="owner/name (GitHub) or group/project (GitLab)")
@@ -228,7 +228,7 @@ class Target(_Model):
     )
     edit_base: bool = Field(default=False, description="kustomize: edit the shared base instead of the overlay")
     namespace: str | None = None
-    forge: Forge | None = None
+    forge: ForgeSettings | None = None
     git: Git = Git()
     pull_request: PullRequest = PullRequest()
     schedule: Schedule = Schedule()
@@ -258,7 +258,7 @@ class Target(_Model):
         return v
 
 
-class Metrics(_Model):
+class MetricsSettings(_Model):
     """The HTTP server for /metrics, /healthz and /readyz (service mode only)."""
 
     address: str = Field(default="0.0.0.0:9090", description="host:port to listen on (port 0: any free port)")
@@ -312,9 +312,9 @@ class BreakGlass(_Model):
 
 
 class Config(_Model):
-    clusters: tuple[Cluster, ...] = ()
+    clusters: tuple[ClusterSettings, ...] = ()
     targets: tuple[Target, ...]
-    metrics: Metrics = Metrics()
+    metrics: MetricsSettings = MetricsSettings()
     leader: Leader = Leader()
     watch: Watch = Watch()
     break_glass: BreakGlass = BreakGlass()

@@ -12,7 +12,7 @@ _MARKER = re.compile(r"<!-- writeback:fingerprint=(?P<fp>[0-9A-Za-z]+) changeset
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Marker:
+class PrMarker:
     fingerprint: str
     changeset_id: str
 
@@ -23,12 +23,12 @@ def format_marker(*, fingerprint: str, changeset_id: str) -> str:
     return f"<!-- writeback:fingerprint={fingerprint} changeset={changeset_id} -->"
 
 
-def parse_marker(body: str | None) -> Marker | None:
+def parse_marker(body: str | None) -> PrMarker | None:
     """The marker of a PR body, looked up only in its first lines (where the renderer puts it)."""
     if not body:
         return None
     m = _MARKER.search(body[:1000])
-    return Marker(fingerprint=m["fp"], changeset_id=m["cs"]) if m else None
+    return PrMarker(fingerprint=m["fp"], changeset_id=m["cs"]) if m else None
 
 
 def comment_marker(kind: str, key: str) -> str:

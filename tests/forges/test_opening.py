@@ -41,17 +41,17 @@ def test_secrets_by_reference(tmp_path: Path) -> None:
 
 
 def test_open_forge_kinds_and_errors() -> None:
-    gh = config.Forge(kind="github", token=config.SecretRef(env="T"))
+    gh = config.ForgeSettings(kind="github", token=config.SecretRef(env="T"))
     assert isinstance(open_forge(gh, repo_url="https://github.com/a/b.git", key="f", environ={"T": "x"}), GitHubForge)
-    gl = config.Forge(kind="gitlab", url="https://gitlab.example.com", token=config.SecretRef(env="T"))
+    gl = config.ForgeSettings(kind="gitlab", url="https://gitlab.example.com", token=config.SecretRef(env="T"))
     forge = open_forge(gl, repo_url="https://gitlab.example.com/g/p.git", key="f", environ={"T": "x"})
     assert isinstance(forge, GitLabForge) and forge.git_token() == "x"
     with pytest.raises(ConfigError, match=r"f\.project: cannot derive it"):
         open_forge(gh, repo_url="/srv/git/repo", key="f", environ={"T": "x"})
     with pytest.raises(ConfigError, match="GitHub needs token, or app_id"):
-        open_forge(config.Forge(kind="github"), repo_url="https://github.com/a/b", key="f", environ={})
+        open_forge(config.ForgeSettings(kind="github"), repo_url="https://github.com/a/b", key="f", environ={})
     with pytest.raises(ConfigError, match="GitLab needs a token"):
-        open_forge(config.Forge(kind="gitlab"), repo_url="https://gitlab.com/a/b", key="f", environ={})
+        open_forge(config.ForgeSettings(kind="gitlab"), repo_url="https://gitlab.com/a/b", key="f", environ={})
 
 
 def test_run_flag_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

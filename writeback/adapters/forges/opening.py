@@ -45,7 +45,7 @@ def derive_project(repo_url: str) -> str | None:
 
 
 def open_forge(
-    forge: config.Forge,
+    forge: config.ForgeSettings,
     *,
     repo_url: str,
     key: str,
