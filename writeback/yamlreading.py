@@ -52,7 +52,9 @@ __all__ = [
     "cache_info",
     "cached",
     "clear_cache",
+    "freeze",
     "load_all",
+    "scalar_value",
 ]
 
 MAX_CHARS = 64 * 2**20  # 64 Mi characters: a bigger text is refused (a 10 MB file reads in about a second)
@@ -222,18 +224,6 @@ def _too_deep(source: str) -> YamlError:
 # ---------------------------------------------------------------- construction (plain data)
 
 
-class ComplexKey(tuple[Any, ...]):
-    """A hashable stand-in for a mapping or sequence used as a mapping key (``{{ x }}: ...``)."""
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ComplexKey((k, _freeze(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return ComplexKey(_freeze(v) for v in value)
-    return value
-
-
 def _sexagesimal(text: str) -> float:
     total = 0.0
     for part in text.split(":"):
@@ -241,7 +231,7 @@ def _sexagesimal(text: str) -> float:
     return total
 
 
-def _int(text: str) -> int:
+def _int(text: str, *, v11: bool) -> int:
     t = text.replace("_", "")
     sign = -1 if t.startswith("-") else 1
     t = t.lstrip("+-")
@@ -252,44 +242,59 @@ def _int(text: str) -> int:
         return sign * int(t[2:], 16)
     if low.startswith("0o"):
         return sign * int(t[2:], 8)
+    if v11 and ":" in t:
+        return sign * int(_sexagesimal(t))
+    if v11 and len(t) > 1 and t.startswith("0"):
+        return sign * int(t, 8)
     return sign * int(t, 10)
 
 
-def _float(text: str) -> float:
+def _float(text: str, *, v11: bool) -> float:
     t = text.replace("_", "").lower()
     if t.endswith(".inf"):
         return -math.inf if t.startswith("-") else math.inf
     if t.endswith(".nan"):
         return math.nan
+    if v11 and ":" in t:
+        sign = -1.0 if t.startswith("-") else 1.0
+        return sign * _sexagesimal(t.lstrip("+-"))
     return float(t)
 
 
-def _bool(text: str) -> bool:
-    return text.lower() in ("true", "yes", "on", "y")
+def scalar_value(tag: str, text: str, *, v11: bool = False) -> Any:
+    """The plain value of a scalar with a resolved ``tag``. Timestamps and unknown tags stay text."""
+    kind = tag.rpartition(":")[2]
+    try:
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() in ("true", "yes", "on", "y")
+        if kind == "int":
+            return _int(text, v11=v11)
+        if kind == "float":
+            return _float(text, v11=v11)
+    except ValueError:
+        return text
+    return text
 
 
-_SCALARS: dict[str, Callable[[str], Any]] = {
-    "tag:yaml.org,2002:null": lambda _: None,
-    "tag:yaml.org,2002:bool": _bool,
-    "tag:yaml.org,2002:int": _int,
-    "tag:yaml.org,2002:float": _float,
-}
+class ComplexKey(tuple[Any, ...]):
+    """A hashable stand-in for a mapping or sequence used as a mapping key (``{{ x }}: ...``)."""
+
+
+def freeze(value: Any) -> Any:
+    """A mapping or sequence as a hashable ``ComplexKey`` (a YAML key that is not a scalar)."""
+    if isinstance(value, dict):
+        return ComplexKey((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return ComplexKey(freeze(v) for v in value)
+    return value
 
 
 def _scalar(tag: str, text: str) -> Any:
-    """The value of a scalar with a resolved tag; timestamps, unknown tags and unreadable numbers stay text."""
-    convert = _SCALARS.get(tag)
-    if convert is None:
-        if tag == _STR:
-            return text
-        kind = tag.rpartition(":")[2]  # local tags (!!int written as !<...>, !int ...) read like ruamel.yaml
-        convert = _SCALARS.get(f"tag:yaml.org,2002:{kind}")
-        if convert is None:
-            return text
-    try:
-        return convert(text)
-    except ValueError:
-        return text
+    """The value of a scalar with a resolved tag (YAML 1.2); timestamps, unknown tags and unreadable numbers stay
+    text. Local tags (``!!int`` written as ``!<...>``, ``!int``) read like ruamel.yaml: by their last part."""
+    return text if tag == _STR else scalar_value(tag, text)
 
 
 def _construct(node: Node, depth: int, source: str) -> Any:
@@ -313,7 +318,7 @@ def _construct(node: Node, depth: int, source: str) -> Any:
         if isinstance(key_node, ScalarNode):
             key = _scalar(key_node.tag, key_node.value)
         else:
-            key = _freeze(_construct(key_node, depth + 1, source))
+            key = freeze(_construct(key_node, depth + 1, source))
         own[key] = _construct(value_node, depth + 1, source)
     if not merged:
         return own

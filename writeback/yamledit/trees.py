@@ -24,6 +24,7 @@ from ruamel.yaml.nodes import ScalarNode as RuamelScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from writeback.yamledit.errors import YamlSyntaxError
+from writeback.yamlreading import freeze, scalar_value
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -154,72 +155,6 @@ def compose11(text: str) -> list[Any] | None:
 # ---------------------------------------------------------------- construction
 
 
-def _sexagesimal(text: str) -> float:
-    total = 0.0
-    for part in text.split(":"):
-        total = total * 60 + float(part)
-    return total
-
-
-def _int(text: str, *, v11: bool) -> int:
-    t = text.replace("_", "")
-    sign = -1 if t.startswith("-") else 1
-    t = t.lstrip("+-")
-    low = t.lower()
-    if low.startswith("0b"):
-        return sign * int(t[2:], 2)
-    if low.startswith("0x"):
-        return sign * int(t[2:], 16)
-    if low.startswith("0o"):
-        return sign * int(t[2:], 8)
-    if v11 and ":" in t:
-        return sign * int(_sexagesimal(t))
-    if v11 and len(t) > 1 and t.startswith("0"):
-        return sign * int(t, 8)
-    return sign * int(t, 10)
-
-
-def _float(text: str, *, v11: bool) -> float:
-    t = text.replace("_", "").lower()
-    if t.endswith(".inf"):
-        return -math.inf if t.startswith("-") else math.inf
-    if t.endswith(".nan"):
-        return math.nan
-    if v11 and ":" in t:
-        sign = -1.0 if t.startswith("-") else 1.0
-        return sign * _sexagesimal(t.lstrip("+-"))
-    return float(t)
-
-
-def scalar_value(tag: str, text: str, *, v11: bool = False) -> Any:
-    """The plain value of a scalar with a resolved ``tag``. Timestamps and unknown tags stay text."""
-    kind = tag.rpartition(":")[2]
-    try:
-        if kind == "null":
-            return None
-        if kind == "bool":
-            return text.lower() in ("true", "yes", "on", "y")
-        if kind == "int":
-            return _int(text, v11=v11)
-        if kind == "float":
-            return _float(text, v11=v11)
-    except ValueError:
-        return text
-    return text
-
-
-class ComplexKey(tuple[Any, ...]):
-    """A hashable stand-in for a mapping or sequence used as a mapping key (``{{ x }}: ...``)."""
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ComplexKey((k, _freeze(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return ComplexKey(_freeze(v) for v in value)
-    return value
-
-
 def _kind(node: Any) -> str:
     return str(node.id)
 
@@ -251,7 +186,7 @@ def construct(node: Any, *, v11: bool = False, _depth: int = 0) -> Any:
                     for k, v in data.items():
                         merged.setdefault(k, v)
             continue
-        key = _freeze(construct(key_node, v11=v11, _depth=_depth + 1))
+        key = freeze(construct(key_node, v11=v11, _depth=_depth + 1))
         own[key] = construct(value_node, v11=v11, _depth=_depth + 1)
     if not merged:
         return own
