@@ -33,6 +33,7 @@ from writeback.adapters.files import (
     with_default_namespace,
 )
 from writeback.adapters.files import read_manifests as _read_manifests
+from writeback.core import controller_state
 from writeback.core.engine import (
     DriftReport,
     EngineOptions,
@@ -45,7 +46,7 @@ from writeback.core.locating import SourceKind
 from writeback.core.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.model import DesiredObject, DryRun, DryRunKind, Identity, LiveObject, ObjectRef
-from writeback.pipeline import gitops, snapshots
+from writeback.pipeline import snapshots
 from writeback.pipeline.targets import Edges, TargetSpec
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     if live_path is not None:
         loaded = read_live(path=live_path)
         dump, problems = loaded.objects, list(loaded.problems)
-        get: gitops.Getter = gitops.live_getter(dump)
+        get: controller_state.Getter = controller_state.live_getter(dump)
     else:
         assert cluster is not None
         c = cluster
@@ -202,15 +203,17 @@ def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
     return ask
 
 
-def _controller_state(*, spec: TargetSpec, get: gitops.Getter) -> gitops.ControllerState:
+def _controller_state(*, spec: TargetSpec, get: controller_state.Getter) -> controller_state.ControllerState:
     if spec.argocd_application:
-        return gitops.read_argocd(application=spec.argocd_application, get=get)
+        return controller_state.read_argocd(application=spec.argocd_application, get=get)
     if spec.flux_kustomization:
-        return gitops.read_flux(kustomization=spec.flux_kustomization, get=get)
-    return gitops.ControllerState()
+        return controller_state.read_flux(kustomization=spec.flux_kustomization, get=get)
+    return controller_state.ControllerState()
 
 
-def _git_side(*, spec: TargetSpec, load: _Loader, state: gitops.ControllerState, namespaced: NamespacedFn) -> _GitSide:
+def _git_side(
+    *, spec: TargetSpec, load: _Loader, state: controller_state.ControllerState, namespaced: NamespacedFn
+) -> _GitSide:
     ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
 
     def read(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
