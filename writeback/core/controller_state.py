@@ -1,4 +1,6 @@
-"""What the GitOps controller says (pure: the object comes from a getter): the revision it last applied, its destination namespace, its ignore rules.
+"""What the GitOps controller says: the revision it last applied, its destination namespace, its ignore rules.
+
+Pure: the controller object comes from a ``Getter`` (the cluster adapter, or a live dump offline).
 
 Argo CD: ``Application.status.sync.revision`` (``revisions[0]`` for multi-source apps),
 ``spec.destination.namespace``, ``spec.ignoreDifferences``.
