@@ -8,12 +8,14 @@ sees one shape whichever way it was configured.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from writeback.config_errors import Positions, describe, yaml_positions
 from writeback.errors import ConfigError
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
@@ -311,29 +313,24 @@ class Config(_Model):
         return self
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
+def _hidden(models: Sequence[type[BaseModel]], loc: tuple[int | str, ...]) -> bool:
+    """Where a bad value is never shown: under a secret reference, and URLs (they may hold credentials)."""
+    return SecretRef in models or (bool(loc) and str(loc[-1]) in ("repo_url", "url"))
 
 
-def _msg(msg: str) -> str:
-    return msg.removeprefix("Value error, ")
-
-
-def parse_config(data: Any, *, source: str) -> Config:
-    """Validate parsed YAML; errors name ``source`` and every bad key path."""
+def parse_config(
+    data: Any,
+    *,
+    source: str,
+    positions: Positions | None = None,
+    flags: Mapping[tuple[int | str, ...], str] | None = None,
+) -> Config:
+    """Validate parsed YAML; errors name ``source`` (with ``positions``: the line and column) and every bad key
+    path, or the flag that set it (``flags``: key path -> flag, for a configuration built from flags)."""
     try:
         return Config.model_validate(data)
     except ValidationError as e:
-        lines = [
-            f"{source}: {_loc(err['loc'])}: {_msg(err['msg'])}" if err["loc"] else f"{source}: {_msg(err['msg'])}"
-            for err in e.errors()
-        ]
+        lines = describe(e.errors(), root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from e
 
 
@@ -351,10 +348,13 @@ def load_config(path: str | Path) -> Config:
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{p}: not valid YAML{where}: {problem}") from e
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
-    return parse_config(data, source=str(p))
+    try:
+        return parse_config(data, source=str(p))
+    except ConfigError:  # only now: where each bad key sits in the file
+        return parse_config(data, source=str(p), positions=yaml_positions(text))

@@ -155,37 +155,55 @@ def _yaml_files(base: Path) -> Iterator[Path]:
 # ---------------------------------------------------------------- live dumps
 
 
-def read_live(*, path: Path) -> LoadResult[LiveObject]:
-    """Objects dumped with ``kubectl get -o yaml [--show-managed-fields]``: a file or a directory of them."""
-    if not path.exists():
-        raise InputError(f"--live {path}: no such file or directory")
+STDIN = "<stdin>"  # how problems name a dump read from standard input (``--live -``)
+
+
+def read_live(*, path: Path | None = None, text: str | None = None) -> LoadResult[LiveObject]:
+    """Objects dumped with ``kubectl get -o yaml [--show-managed-fields]``: a file or a directory of them
+    (``path``), or one dump given as ``text`` (standard input, named ``<stdin>`` in problems)."""
     objects: list[LiveObject] = []
     problems: list[Problem] = []
     seen: dict[tuple[str, str, str, str], str] = {}
+    if text is not None:
+        docs, problem = parse_documents(text=text, file=STDIN)
+        problems.extend([problem] if problem is not None else [])
+        _live_objects(docs, file=STDIN, seen=seen, objects=objects, problems=problems)
+        return LoadResult(objects=tuple(objects), problems=tuple(problems))
+    if path is None or not path.exists():
+        raise InputError(f"--live {path}: no such file or directory")
     for p in _yaml_files(path):
         file = str(p)
         docs, unread = _read_documents(p, file=file)
         problems.extend(unread)
-        for d, doc in enumerate(docs):
-            if not _is_k8s(doc):
-                if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
-                    problems.append(
-                        Problem(
-                            file=file, message=f"document {d + 1}: not a Kubernetes object (no apiVersion and kind)"
-                        )
-                    )
-                continue
-            for _, body in _named_items(doc, file=file, document=d, problems=problems):
-                ns = (body.get("metadata") or {}).get("namespace")
-                ref = _ref(body, namespace=str(ns) if ns else None)
-                if ref.identity in seen:
-                    problems.append(
-                        Problem(file=file, resource=ref, message=f"dumped twice (also in {seen[ref.identity]})")
-                    )
-                    continue
-                seen[ref.identity] = file
-                objects.append(LiveObject(ref=ref, body=dict(body), source=Source.FILE))
+        _live_objects(docs, file=file, seen=seen, objects=objects, problems=problems)
     return LoadResult(objects=tuple(objects), problems=tuple(problems))
+
+
+def _live_objects(
+    docs: list[Any],
+    *,
+    file: str,
+    seen: dict[tuple[str, str, str, str], str],
+    objects: list[LiveObject],
+    problems: list[Problem],
+) -> None:
+    for d, doc in enumerate(docs):
+        if not _is_k8s(doc):
+            if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
+                problems.append(
+                    Problem(file=file, message=f"document {d + 1}: not a Kubernetes object (no apiVersion and kind)")
+                )
+            continue
+        for _, body in _named_items(doc, file=file, document=d, problems=problems):
+            ns = (body.get("metadata") or {}).get("namespace")
+            ref = _ref(body, namespace=str(ns) if ns else None)
+            if ref.identity in seen:
+                problems.append(
+                    Problem(file=file, resource=ref, message=f"dumped twice (also in {seen[ref.identity]})")
+                )
+                continue
+            seen[ref.identity] = file
+            objects.append(LiveObject(ref=ref, body=dict(body), source=Source.FILE))
 
 
 def with_default_namespace(

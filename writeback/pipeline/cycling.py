@@ -51,7 +51,7 @@ class CycleOptions:
     hotfixes: Callable[[], tuple[CapturedHotfix, ...]] | None = None
     on_plan: Callable[[PlanOutcome], None] | None = None
     keep_going: Callable[[], bool] | None = None
-    on_stage: Callable[[str], None] | None = None  # progress: "clone", "snapshot and plan", "publish"
+    on_stage: Callable[[str], None] | None = None  # progress: "clone", the steps of detect and plan, "publish"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,13 +96,13 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
     if target is None:
         raise ConfigError(f"target {spec.name}: run needs a repository and a forge (repo_url, forge)")
     if target.forge is None and edges.forge is None:
-        raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
+        raise ConfigError(f"{spec.key('forge')}: run needs a forge (github or gitlab)")
     forge = edges.forge
     if forge is None:
         assert target.forge is not None
         forge = open_forge(
-            target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=edges.retry,
-            environ=edges.environ,
+            target.forge, repo_url=target.repo_url, key=spec.key("forge"), policy=edges.retry,
+            environ=edges.environ, names={k: spec.key(f"forge.{k}") for k in ("project", "token")},
         )  # fmt: skip
     stage = options.on_stage or (lambda _: None)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
@@ -110,8 +110,9 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
         stage("clone")
         base_sha = repo.sync(base=target.base)
-        stage("snapshot and plan")
-        outcome = plan_target(spec=spec, repo=repo.workdir, edges=edges)
+        outcome = plan_target(
+            spec=spec, repo=repo.workdir, edges=replace(edges, on_step=options.on_stage or edges.on_step)
+        )
         if options.on_plan is not None:
             options.on_plan(outcome)
         if options.keep_going is not None and not options.keep_going():  # a safe point: nothing pushed yet
