@@ -313,6 +313,14 @@ class Config(_Model):
         return self
 
 
+class InvalidConfig(ConfigError):
+    """A configuration that failed validation; ``problems``: one line per error (``FILE:LINE:COL: key: why``)."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("invalid configuration:\n  " + "\n  ".join(problems))
+        self.problems = tuple(problems)
+
+
 def _hidden(models: Sequence[type[BaseModel]], loc: tuple[int | str, ...]) -> bool:
     """Where a bad value is never shown: under a secret reference, and URLs (they may hold credentials)."""
     return SecretRef in models or (bool(loc) and str(loc[-1]) in ("repo_url", "url"))
@@ -331,7 +339,7 @@ def parse_config(
         return Config.model_validate(data)
     except ValidationError as e:
         lines = describe(e.errors(), root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from e
+        raise InvalidConfig(lines) from e
 
 
 def load_config(path: str | Path) -> Config:
@@ -356,5 +364,5 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
     try:
         return parse_config(data, source=str(p))
-    except ConfigError:  # only now: where each bad key sits in the file
+    except InvalidConfig:  # only now: where each bad key sits in the file
         return parse_config(data, source=str(p), positions=yaml_positions(text))

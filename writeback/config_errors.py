@@ -91,7 +91,7 @@ def describe(
     hidden: Callable[[Sequence[type[BaseModel]], Loc], bool] = lambda models, loc: False,
 ) -> list[str]:
     """One line per pydantic error. ``hidden(models, loc)``: never show the value there (secrets, URLs)."""
-    lines = []
+    lines: list[tuple[tuple[int, int], str]] = []
     for err in errors:
         loc: Loc = tuple(err["loc"])
         msg = str(err["msg"]).removeprefix("Value error, ")
@@ -103,13 +103,13 @@ def describe(
                 msg += f" (got {_shown(err['input'])})"
         flag = (flags or {}).get(loc) or (flags or {}).get(key_loc)
         if flag is not None:
-            lines.append(f"{flag}: {msg}")
+            lines.append(((0, 0), f"{flag}: {msg}"))
             continue
         pos = positions(loc) if positions is not None else None
         where = f"{source}:{pos[0]}:{pos[1]}" if pos else source
         key = format_key_path(key_loc)
-        lines.append(f"{where}: {key}: {msg}" if key else f"{where}: {msg}")
-    return lines
+        lines.append((pos or (0, 0), f"{where}: {key}: {msg}" if key else f"{where}: {msg}"))
+    return [line for _, line in sorted(lines, key=lambda item: item[0])]  # in the order of the file
 
 
 def yaml_positions(text: str) -> Positions:

@@ -158,14 +158,14 @@ def test_config_target(
 
 
 def test_text_output_offline(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "diff", "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--explain")
+    code, out, err = run_cli(capsys, "diff", "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--explain")
     assert code == 0
     assert "mode: offline" in out
     assert "ConfigMap prod/settings" in out
     assert "writeback change data.mode" in out
     assert f"by kubectl-edit (Update) at {T1}" in out
     assert "metadata.uid" in out and "server-populated" in out
-    assert "note: offline mode" in out
+    assert "writeback: note: offline mode" in err and "offline mode" not in out  # notes on stderr only
 
 
 def test_argocd_ignore_differences_are_honoured(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

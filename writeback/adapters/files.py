@@ -7,7 +7,6 @@ per file, document or resource it could not (naming the file and, where known, t
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +50,11 @@ class Problem:
     message: str
     line: int | None = None
     resource: ObjectRef | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
+        where += f":{self.column}" if self.line and self.column else ""
         what = f" ({self.resource})" if self.resource else ""
         return f"{where}{what}: {self.message}"
 
@@ -67,9 +68,6 @@ class LoadResult(Generic[T]):
 # ---------------------------------------------------------------- YAML
 
 
-_LINE = re.compile(r" at line (\d+), column \d+")
-
-
 def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
     """All documents of a YAML stream (empty ones as None), as the patcher numbers them (YAML 1.2).
 
@@ -78,11 +76,7 @@ def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]
     try:
         return [d.data for d in load_documents(text, source=file)], None
     except YamlSyntaxError as e:
-        m = _LINE.search(str(e))
-        msg = str(e).removeprefix(f"{file}: ")
-        return [], Problem(
-            file=file, line=int(m.group(1)) if m else None, message=msg.replace("invalid YAML", "not valid YAML", 1)
-        )
+        return [], Problem(file=file, line=e.line, column=e.column, message=f"not valid YAML: {e.problem}")
     except RecursionError:
         return [], Problem(file=file, message="not valid YAML: too deeply nested or recursive")
 

@@ -68,9 +68,12 @@ class _RecordingComposer(Composer):
 
 def _syntax_error(err: Exception, *, source: str) -> YamlSyntaxError:
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+    where = f"{source}:{line}:{column}" if mark is not None else source
     problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
-    return YamlSyntaxError(f"{source}: invalid YAML{where}: {problem}")
+    return YamlSyntaxError(
+        f"{where}: invalid YAML: {problem}", source=source, problem=problem, line=line, column=column
+    )
 
 
 @functools.lru_cache(maxsize=16)
