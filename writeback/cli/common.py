@@ -41,7 +41,7 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     git = parser.add_argument_group("Git side")
     if repo:
         git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
-    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory inside --repo (default: .)")
+    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repository (default: .)")
     git.add_argument(
         "--namespace",
         "-n",

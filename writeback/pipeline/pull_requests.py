@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from writeback import config
-from writeback.adapters.forges.github import GITHUB_BODY_LIMIT
-from writeback.adapters.forges.gitlab import GITLAB_BODY_LIMIT
+from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, GITLAB_BODY_LIMIT
 from writeback.adapters.templating import load_templates
 from writeback.core.rendering import Rendered, RenderInput, render
 from writeback.model import CapturedHotfix, ChangeSet, PullRequestSpec
