@@ -58,9 +58,7 @@ def on_terminal(
     env.setdefault("TERM", "xterm-256color")
     out = secondary if stream in ("stdout", "both") else subprocess.PIPE
     err = secondary if stream in ("stderr", "both") else subprocess.PIPE
-    proc = subprocess.Popen(
-        [str(script()), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
-    )
+    proc = subprocess.Popen([str(script()), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     os.close(secondary)
     received = bytearray()
     deadline = time.monotonic() + timeout

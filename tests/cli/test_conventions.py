@@ -143,8 +143,8 @@ def test_bash_completion_script_completes_commands_and_flags() -> None:
     result = writeback("completion", "bash")
     assert result.returncode == 0 and "complete" in result.stdout
     probe = (
-        'source /dev/stdin\n'
-        'complete -p writeback\n'
+        "source /dev/stdin\n"
+        "complete -p writeback\n"
         'COMP_WORDS=(writeback br); COMP_CWORD=1; _shtab_writeback; echo "commands: ${COMPREPLY[*]}"\n'
         'COMP_WORDS=(writeback diff --li); COMP_CWORD=2; _shtab_writeback; echo "flags: ${COMPREPLY[*]}"\n'
         'COMP_WORDS=(writeback break-glass st); COMP_CWORD=2; _shtab_writeback; echo "actions: ${COMPREPLY[*]}"\n'

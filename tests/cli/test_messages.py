@@ -55,7 +55,9 @@ def test_a_kubeconfig_that_is_not_one_says_so(tmp_path: Path) -> None:
         assert result.stderr.startswith(f"writeback: error: --kubeconfig {path}: not a kubeconfig (")
         assert what in result.stderr and "item assignment" not in result.stderr
     result = writeback("diff", "--kubeconfig", "README.md", "--repo", ".", "--path", "examples/hotfix/gitops")
-    assert re.match(r"writeback: error: --kubeconfig README\.md:\d+:\d+: not a kubeconfig: not valid YAML", result.stderr)
+    assert re.match(
+        r"writeback: error: --kubeconfig README\.md:\d+:\d+: not a kubeconfig: not valid YAML", result.stderr
+    )
 
 
 def test_flag_mode_errors_name_the_flag(tmp_path: Path) -> None:

@@ -63,7 +63,11 @@ def test_plan_previews_the_pull_request_run_opens_and_run_exit_code(tmp_path: Pa
         (cs,) = doc["changesets"]
         pr = cs["pullRequest"]
         assert (pr["branch"], pr["base"], pr["title"], pr["draft"]) == ("bot/shop/shop", "main", title, True)
-        assert (pr["labels"], pr["reviewers"], pr["assignees"]) == (["writeback", "team-shop"], ["alice"], ["bob", "carol"])
+        assert (pr["labels"], pr["reviewers"], pr["assignees"]) == (
+            ["writeback", "team-shop"],
+            ["alice"],
+            ["bob", "carol"],
+        )
         assert any("offline mode" in n for n in doc["notes"]) and doc["problems"] == []
         body_in_text = text.stdout.split("  body:\n", 1)[1].split("\ndiff --git ", 1)[0]
         assert [line.removeprefix("    ") for line in body_in_text.strip("\n").splitlines()] == [
@@ -77,10 +81,15 @@ def test_plan_previews_the_pull_request_run_opens_and_run_exit_code(tmp_path: Pa
         assert " created " in first.stdout
         (opened,) = fake.prs.values()
         assert (opened["head"], opened["title"], opened["body"], opened["draft"]) == (
-            pr["branch"], pr["title"], pr["body"], True,
+            pr["branch"],
+            pr["title"],
+            pr["body"],
+            True,
         )  # the preview is what run opened
         assert (opened["labels"], opened["reviewers"], opened["assignees"]) == (
-            pr["labels"], pr["reviewers"], pr["assignees"],
+            pr["labels"],
+            pr["reviewers"],
+            pr["assignees"],
         )
         again = writeback(*run_args, "--exit-code", stdin=live, env=env)
         assert again.returncode == 0 and " unchanged " in again.stdout  # nothing opened or updated

@@ -249,8 +249,8 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
             target[key] = getattr(args, flag)
     if getattr(args, "flux_kustomization", None):
         target["flux_kustomization"] = args.flux_kustomization
-    flags = {("targets", 0, *key.split(".")): flag for key, flag in FLAG_NAMES.items()}
-    cfg = parse_config({"targets": [target]}, source="command-line flags", flags=flags)
+    named: dict[tuple[int | str, ...], str] = {("targets", 0, *key.split(".")): f for key, f in FLAG_NAMES.items()}
+    cfg = parse_config({"targets": [target]}, source="command-line flags", flags=named)
     return None, cfg.targets
 
 

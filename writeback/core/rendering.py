@@ -19,7 +19,19 @@ from typing import Any
 import jinja2
 
 from writeback.errors import ConfigError
-from writeback.model import ABSENT, CapturedHotfix, ChangeSet, Decision, Drift, FieldPath, Index, Key, Op, Review, Select
+from writeback.model import (
+    ABSENT,
+    CapturedHotfix,
+    ChangeSet,
+    Decision,
+    Drift,
+    FieldPath,
+    Index,
+    Key,
+    Op,
+    Review,
+    Select,
+)
 from writeback.paths import format_path
 from writeback.prmarkers import format_marker
 from writeback.yamledit.scalars import reads_as_str
