@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from writeback.config_errors import Positions, describe, yaml_positions
-from writeback.errors import ConfigError
+from writeback.errors import ConfigError, yaml_error_position
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
 
@@ -356,9 +356,8 @@ def load_config(path: str | Path) -> Config:
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        mark, problem = yaml_error_position(e)
         where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ConfigError(f"{where}: not valid YAML: {problem}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")

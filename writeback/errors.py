@@ -7,6 +7,7 @@ what a command found to an exit code is ``writeback.cli.exits``.
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 
 class ExitCode(enum.IntEnum):
@@ -65,3 +66,14 @@ class PatchError(WritebackError):
 
 class ToolMissing(InputError):
     """A required external tool (kustomize, git) is not on PATH."""
+
+
+def yaml_error_position(err: Exception) -> tuple[Any, str]:
+    """Where a YAML parser's error is (its mark: 0-based ``line``/``column``) and what it is: the problem's mark, or,
+    when the text just ended (an unclosed ``[`` or quote), the mark of what was left open, named."""
+    problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
+    mark, context = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+    if context is not None and (mark is None or "<stream end>" in problem or "end of stream" in problem):
+        what = getattr(err, "context", None)
+        return context, f"{problem} ({what} that starts here)" if what else problem
+    return mark or context, problem

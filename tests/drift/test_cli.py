@@ -85,7 +85,8 @@ def test_bad_yaml_is_exit_2_naming_file_and_line_but_the_rest_is_compared(
     (setup["repo"] / "apps" / "broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n")
     code, doc, err = diff(capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]))
     assert code == 2
-    assert "apps/broken.yaml:" in err and "line" in err.lower()
+    assert "writeback: error: apps/broken.yaml:4:9: not valid YAML: " in err  # the [ that was never closed
+    assert "while parsing a flow sequence that starts here" in err
     assert doc is not None and [d["path"] for d in doc["drifts"]] == ["data.mode"]
     assert any("apps/broken.yaml" in p for p in doc["problems"])
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from writeback.errors import ClusterError, InputError
+from writeback.errors import ClusterError, InputError, yaml_error_position
 
 _IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 
@@ -61,9 +61,9 @@ def check_kubeconfig(path: str, *, origin: str) -> None:
         try:
             doc = yaml.safe_load(p.read_text(encoding="utf-8"))
         except yaml.MarkedYAMLError as e:
-            mark = e.problem_mark
+            mark, problem = yaml_error_position(e)
             where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
-            raise InputError(f"{origin} {where}: not a kubeconfig: not valid YAML: {e.problem}") from None
+            raise InputError(f"{origin} {where}: not a kubeconfig: not valid YAML: {problem}") from None
         except (yaml.YAMLError, UnicodeDecodeError, OSError) as e:
             raise InputError(f"{origin} {file}: not a kubeconfig: {type(e).__name__}") from None
         if not isinstance(doc, dict) or not any(k in doc for k in _KUBECONFIG_KEYS):

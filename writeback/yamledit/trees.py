@@ -21,6 +21,7 @@ from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 
+from writeback.errors import yaml_error_position
 from writeback.yamledit.errors import YamlSyntaxError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -67,10 +68,9 @@ class _RecordingComposer(Composer):
 
 
 def _syntax_error(err: Exception, *, source: str) -> YamlSyntaxError:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    mark, problem = yaml_error_position(err)
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
     where = f"{source}:{line}:{column}" if mark is not None else source
-    problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
     return YamlSyntaxError(
         f"{where}: invalid YAML: {problem}", source=source, problem=problem, line=line, column=column
     )
