@@ -7,9 +7,8 @@ import json
 import os
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import pytest
 
 from .process import DEMO, ESC, ROOT, environment, on_terminal, script, writeback
 
@@ -57,14 +56,13 @@ def test_colour_on_a_terminal_only_and_never_with_no_color() -> None:
     assert tty.code == 0
     assert f"{ESC}32m+            - name: PAYMENT_TIMEOUT_MS" in tty.tty  # added lines green, as git diff
     assert f"{ESC}36m@@ " in tty.tty and f"{ESC}1mdiff --git " in tty.tty
-    piped = writeback("plan", *DEMO)
-    assert ESC not in piped.stdout and ESC not in piped.stderr
     assert on_terminal("plan", *DEMO, env=environment(NO_COLOR="1")).tty.count(ESC) == 0
     assert on_terminal("plan", *DEMO, "--color", "never").tty.count(ESC) == 0
     forced = writeback("diff", *DEMO, "--color=always")
     assert f"{ESC}32mwriteback" in forced.stdout and f"{ESC}2mignore" in forced.stdout  # decisions in colour
     assert f"{ESC}36mnote:" in forced.stderr
     no_color = writeback("diff", *DEMO)
+    assert ESC not in no_color.stdout + no_color.stderr
     assert no_color.stdout == forced.stdout.replace(f"{ESC}0m", "").replace(f"{ESC}32m", "").replace(
         f"{ESC}2m", ""
     ).replace(f"{ESC}1m", "").replace(f"{ESC}31m", "").replace(f"{ESC}36m", "")  # off a terminal: the same text
@@ -104,33 +102,35 @@ def test_usage_errors_show_the_subcommand_usage_and_one_prefix() -> None:
     assert bare.stderr.startswith("usage: writeback ") and "COMMAND" in bare.stderr and "diff" in bare.stderr
 
 
-@pytest.mark.parametrize(
-    ("command", "environment_variables"),
-    [
-        (["diff"], ["KUBECONFIG", "WRITEBACK_KUSTOMIZE", "NO_COLOR"]),
-        (["plan"], ["KUBECONFIG", "WRITEBACK_KUSTOMIZE"]),
-        (["run"], ["KUBECONFIG", "GITHUB_TOKEN", "--token-env"]),
-        (["config", "validate"], []),
-        (["break-glass", "start"], ["KUBECONFIG", "USER"]),
-        (["break-glass", "end"], ["KUBECONFIG", "--token-env"]),
-        (["break-glass", "status"], ["KUBECONFIG"]),
-        (["break-glass", "expire"], ["KUBECONFIG"]),
-        (["completion"], []),
-    ],
-)
-def test_help_shows_examples_exit_codes_and_environment(command: list[str], environment_variables: list[str]) -> None:
-    result = writeback(*command, "--help")
-    assert result.returncode == 0
-    text = result.stdout
-    examples = text.split("examples:\n", 1)[1].split("\n\n", 1)[0]
-    assert f"writeback {' '.join(command)}" in examples or "writeback completion" in examples
-    codes = text.split("exit codes:\n", 1)[1].split("\n\n", 1)[0]
-    assert "  0 " in codes and "  2 " in codes
-    for name in environment_variables:
-        assert name in text.split("environment:\n", 1)[1]
-    if command[0] == "break-glass":  # the actions have descriptions, not only a one-line help
-        description = text.split("\n\n", 2)[1]
-        assert len(description) > 80 and "--" not in description.split()[0]
+HELP = {  # each command and the environment variables its help must name
+    ("diff",): ["KUBECONFIG", "WRITEBACK_KUSTOMIZE", "NO_COLOR"],
+    ("plan",): ["KUBECONFIG", "WRITEBACK_KUSTOMIZE"],
+    ("run",): ["KUBECONFIG", "GITHUB_TOKEN", "--token-env"],
+    ("config", "validate"): [],
+    ("break-glass", "start"): ["KUBECONFIG", "USER"],
+    ("break-glass", "end"): ["KUBECONFIG", "--token-env"],
+    ("break-glass", "status"): ["KUBECONFIG"],
+    ("break-glass", "expire"): ["KUBECONFIG"],
+    ("completion",): [],
+}
+
+
+def test_help_shows_examples_exit_codes_and_environment() -> None:
+    with ThreadPoolExecutor(max_workers=3) as pool:  # independent processes: side by side
+        results = dict(zip(HELP, pool.map(lambda command: writeback(*command, "--help"), HELP), strict=True))
+    for command, variables in HELP.items():
+        result = results[command]
+        assert result.returncode == 0, command
+        text = result.stdout
+        examples = text.split("examples:\n", 1)[1].split("\n\n", 1)[0]
+        assert f"writeback {' '.join(command)}" in examples or "writeback completion" in examples, command
+        codes = text.split("exit codes:\n", 1)[1].split("\n\n", 1)[0]
+        assert "  0 " in codes and "  2 " in codes, command
+        for name in variables:
+            assert name in text.split("environment:\n", 1)[1], (command, name)
+        if command[0] == "break-glass":  # the actions have descriptions, not only a one-line help
+            description = text.split("\n\n", 2)[1]
+            assert len(description) > 80 and not description.startswith("  -"), command
 
 
 def test_run_help_does_not_offer_repo() -> None:
