@@ -21,12 +21,13 @@ RUN go build -trimpath \
  && /out/kustomize version
 
 # --- wheels: writeback and every dependency as wheels, so the runtime stage installs offline ----------------------
+# The versions are those of requirements.lock (uv pip compile, checked in; tests/cli/test_lock.py keeps it in step).
 FROM ${PYTHON_IMAGE} AS wheels
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY writeback/ writeback/
-RUN pip wheel --wheel-dir /wheels .
+RUN pip wheel --wheel-dir /wheels -c requirements.lock .
 
 # --- runtime -------------------------------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime

@@ -8,6 +8,7 @@ sees one shape whichever way it was configured.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from writeback.config_errors import Positions, describe, yaml_positions
 from writeback.durations import DurationError, parse_duration
 from writeback.errors import ConfigError, YamlError
 from writeback.yamlreading import load_all
@@ -341,28 +343,33 @@ class Config(_Model):
         return self
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    """The key path in the path grammar: an unusual key is quoted (``token["x\\ny"]``), never spliced raw."""
-    from writeback.model import Index, Key
-    from writeback.paths import format_path
+class InvalidConfig(ConfigError):
+    """A configuration that failed validation; ``problems``: one line per error (``FILE:LINE:COL: key: why``)."""
 
-    return format_path([Index(p) if isinstance(p, int) else Key(str(p)) for p in loc]) or "(top level)"
-
-
-def _msg(msg: str) -> str:
-    return msg.removeprefix("Value error, ")
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("invalid configuration:\n  " + "\n  ".join(problems))
+        self.problems = tuple(problems)
 
 
-def parse_config(data: Any, *, source: str) -> Config:
-    """Validate parsed YAML; errors name ``source`` and every bad key path."""
+def _hidden(models: Sequence[type[BaseModel]], loc: tuple[int | str, ...]) -> bool:
+    """Where a bad value is never shown: under a secret reference, and URLs (they may hold credentials)."""
+    return SecretRef in models or (bool(loc) and str(loc[-1]) in ("repo_url", "url"))
+
+
+def parse_config(
+    data: Any,
+    *,
+    source: str,
+    positions: Positions | None = None,
+    flags: Mapping[tuple[int | str, ...], str] | None = None,
+) -> Config:
+    """Validate parsed YAML; errors name ``source`` (with ``positions``: the line and column) and every bad key
+    path, or the flag that set it (``flags``: key path -> flag, for a configuration built from flags)."""
     try:
         return Config.model_validate(data)
     except ValidationError as e:
-        lines = [
-            f"{source}: {_loc(err['loc'])}: {_msg(err['msg'])}" if err["loc"] else f"{source}: {_msg(err['msg'])}"
-            for err in e.errors()
-        ]
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from e
+        lines = describe(e.errors(), root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
+        raise InvalidConfig(lines) from e
 
 
 def load_config(path: str | Path) -> Config:
@@ -376,10 +383,13 @@ def load_config(path: str | Path) -> Config:
     try:
         docs = load_all(text, source=str(p))
     except YamlError as e:
-        raise ConfigError(str(e).replace("invalid YAML", "not valid YAML", 1)) from e
+        raise ConfigError(str(e)) from e
     if len(docs) > 1:
         raise ConfigError(f"{p}: the configuration must be one YAML document, not {len(docs)}")
     data = docs[0] if docs else None
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the configuration must be a mapping with a 'targets' key")
-    return parse_config(data, source=str(p))
+    try:
+        return parse_config(data, source=str(p))
+    except InvalidConfig:  # only now: where each bad key sits in the file
+        return parse_config(data, source=str(p), positions=yaml_positions(text))

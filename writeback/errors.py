@@ -7,6 +7,7 @@ what a command found to an exit code is ``writeback.cli.exits``.
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 
 class ExitCode(enum.IntEnum):
@@ -89,11 +90,26 @@ class YamlError(PatchError):
     The message names the source and, for a syntax error, the line (also in ``line``, 1-based).
     """
 
-    def __init__(self, message: str, *, source: str, line: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, source: str, line: int | None = None, column: int | None = None, problem: str = ""
+    ) -> None:
         super().__init__(message)
         self.source = source
-        self.line = line
+        self.line = line  # 1-based
+        self.column = column  # 1-based
+        self.problem = problem or message  # what is wrong, without the position
 
 
 class ToolMissing(InputError):
     """A required external tool (kustomize, git) is not on PATH."""
+
+
+def yaml_error_position(err: Exception) -> tuple[Any, str]:
+    """Where a YAML parser's error is (its mark: 0-based ``line``/``column``) and what it is: the problem's mark, or,
+    when the text just ended (an unclosed ``[`` or quote), the mark of what was left open, named."""
+    problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
+    mark, context = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+    if context is not None and (mark is None or "<stream end>" in problem or "end of stream" in problem):
+        what = getattr(err, "context", None)
+        return context, f"{problem} ({what} that starts here)" if what else problem
+    return mark or context, problem

@@ -40,7 +40,7 @@ from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_RESOLVERS
 from yaml.composer import Composer
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
-from writeback.errors import YamlError
+from writeback.errors import YamlError, yaml_error_position
 
 __all__ = [
     "MAX_ALIAS_GROWTH",
@@ -330,11 +330,12 @@ def _construct(node: Node, depth: int, source: str) -> Any:
 
 
 def _syntax_error(err: yaml.YAMLError, *, source: str) -> YamlError:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    line = mark.line + 1 if mark is not None else None
-    where = f" at line {line}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
-    return YamlError(f"{source}: invalid YAML{where}: {problem}", source=source, line=line)
+    mark, problem = yaml_error_position(err)
+    if mark is None:
+        return YamlError(f"{source}: not valid YAML: {problem}", source=source, problem=problem)
+    line, column = mark.line + 1, mark.column + 1
+    return YamlError(f"{source}:{line}:{column}: not valid YAML: {problem}", source=source, line=line,
+                     column=column, problem=problem)  # fmt: skip
 
 
 def _documents(loader: Any, *, text: str, source: str) -> list[Any]:
@@ -369,7 +370,7 @@ def _parse(text: str, *, source: str) -> list[Any]:
     except yaml.YAMLError as e:
         raise _syntax_error(e, source=source) from e
     except UnicodeError as e:
-        raise YamlError(f"{source}: invalid YAML: {e}", source=source) from e
+        raise YamlError(f"{source}: not valid YAML: {e}", source=source) from e
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

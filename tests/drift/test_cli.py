@@ -85,7 +85,8 @@ def test_bad_yaml_is_exit_2_naming_file_and_line_but_the_rest_is_compared(
     (setup["repo"] / "apps" / "broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n")
     code, doc, err = diff(capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]))
     assert code == 2
-    assert "apps/broken.yaml:" in err and "line" in err.lower()
+    assert "writeback: error: apps/broken.yaml:4:9: not valid YAML: " in err  # the [ that was never closed
+    assert "while parsing a flow sequence that starts here" in err
     assert doc is not None and [d["path"] for d in doc["drifts"]] == ["data.mode"]
     assert any("apps/broken.yaml" in p for p in doc["problems"])
 
@@ -158,14 +159,14 @@ def test_config_target(
 
 
 def test_text_output_offline(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "diff", "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--explain")
+    code, out, err = run_cli(capsys, "diff", "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--explain")
     assert code == 0
     assert "mode: offline" in out
     assert "ConfigMap prod/settings" in out
     assert "writeback change data.mode" in out
     assert f"by kubectl-edit (Update) at {T1}" in out
     assert "metadata.uid" in out and "server-populated" in out
-    assert "note: offline mode" in out
+    assert "writeback: note: offline mode" in err and "offline mode" not in out  # notes on stderr only
 
 
 def test_argocd_ignore_differences_are_honoured(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -323,7 +323,8 @@ def test_unattributed_is_said_first_and_written_back_only_by_policy(
     args = ["--repo", str(world.repo), "--namespace", world.ns, "--live", str(world.bare_dir)]
     code, out, err = run_cli(capsys, "diff", *args, "--exit-code")
     assert code == 1, err  # unattributed drift is drift for a CI gate
-    assert out.splitlines()[1].startswith("warning: ") and "--show-managed-fields" in out.splitlines()[1]
+    first = err.splitlines()[0]  # said first, on stderr
+    assert first.startswith("writeback: warning: ") and "--show-managed-fields" in first
     config = tmp_path / "writeback.yaml"
     config.write_text(
         json.dumps(

@@ -100,7 +100,8 @@ def test_bad_yaml_names_file_and_line_and_others_still_load(tmp_path: Path) -> N
     by_file = {p.file: p for p in res.problems}
     assert set(by_file) == {"bad.yaml", "noname.yaml"}
     assert by_file["bad.yaml"].line is not None and by_file["bad.yaml"].line >= 6
-    assert str(by_file["bad.yaml"]).startswith(f"bad.yaml:{by_file['bad.yaml'].line}: not valid YAML")
+    bad = by_file["bad.yaml"]
+    assert bad.column is not None and str(bad).startswith(f"bad.yaml:{bad.line}:{bad.column}: not valid YAML: ")
     assert "without metadata.name" in by_file["noname.yaml"].message
 
 

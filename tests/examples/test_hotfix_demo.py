@@ -72,7 +72,7 @@ def test_plan_shows_exactly_the_persons_changes(
 
     code, text = _run(capsys, monkeypatch, "plan", *DEMO)
     assert code == 0
-    assert "pull request title:" in text and "offline dump live.yaml" in text
+    assert "  title:     writeback(" in text and "offline dump live.yaml" in text
     assert "owned by kube-controller-manager (scale subresource)" in text
     assert "injected by a mutating webhook (istio preset)" in text
 

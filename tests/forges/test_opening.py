@@ -72,4 +72,4 @@ def test_run_target_with_a_config_error_exits_2(capsys: pytest.CaptureFixture[st
          "--forge", "github", "--token-env", "WB_UNSET_TOKEN"]
     )  # fmt: skip
     assert code == 2  # bad input for the only target: not a run-time failure (3)
-    assert "forge.project: cannot derive it" in capsys.readouterr().out
+    assert "--forge-project: cannot derive it" in capsys.readouterr().out  # a flag-mode target names the flag

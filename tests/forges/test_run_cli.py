@@ -194,7 +194,7 @@ def test_plan_text_shows_the_pull_request_before_the_diff(tmp_path: Path, capsys
     assert code == 0, err
     order = [
         out.index("changeset "),
-        out.index("pull request title: writeback("),
+        out.index("  title:     writeback: "),
         out.index("    <!-- writeback:fingerprint="),
         out.index("    | spec.template.spec.containers\\[name=app\\].image |"),
         out.index("+          image: registry.example.com/web:1.0.4   # bumped by CI"),

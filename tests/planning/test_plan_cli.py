@@ -105,10 +105,11 @@ def _json_plan(capsys: pytest.CaptureFixture[str], repo: Path, live: str, tmp_pa
 def test_plan_json_contract_and_security_split(capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path) -> None:
     before = (repo / "apps/web.yaml").read_bytes()
     doc = _json_plan(capsys, repo, _live(image="registry.example.com/web:1.0.4", privileged=True), tmp_path)
-    assert list(doc) == ["changesets"]
+    assert list(doc) == ["changesets", "notes", "problems"]
     standard, security = doc["changesets"]
     for cs in (standard, security):
-        assert list(cs) == ["id", "fingerprint", "target", "review", "files", "drifts", "unresolved"]
+        assert list(cs) == ["id", "fingerprint", "target", "review", "files", "drifts", "unresolved", "pullRequest"]
+        assert cs["pullRequest"]["branch"] == f"writeback/apps/{cs['id']}"
         assert cs["target"] == "apps" and len(cs["fingerprint"]) == 64
     assert (standard["id"], standard["review"], security["id"], security["review"]) == (
         "apps",

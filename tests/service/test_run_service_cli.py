@@ -45,7 +45,7 @@ def test_the_service_needs_a_config_file(capsys: pytest.CaptureFixture[str]) -> 
 def test_one_shot_flags_are_refused_in_service_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_config(tmp_path, "127.0.0.1:0")
     assert main(["run", "--config", str(path), "--live", str(tmp_path)]) == 2
-    assert "--live, --repo and --dry-run work only with --once" in capsys.readouterr().err
+    assert "--live, --dry-run and --exit-code work only with --once" in capsys.readouterr().err
 
 
 def test_a_busy_metrics_address_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

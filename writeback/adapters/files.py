@@ -49,9 +49,11 @@ class Problem:
     message: str
     line: int | None = None
     resource: ObjectRef | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
+        where += f":{self.column}" if self.line and self.column else ""
         what = f" ({self.resource})" if self.resource else ""
         return f"{where}{what}: {self.message}"
 
@@ -74,8 +76,7 @@ def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]
     try:
         return load_all(text, source=file), None
     except YamlError as e:
-        msg = str(e).removeprefix(f"{file}: ")
-        return [], Problem(file=file, line=e.line, message=msg.replace("invalid YAML", "not valid YAML", 1))
+        return [], Problem(file=file, line=e.line, column=e.column, message=f"not valid YAML: {e.problem}")
 
 
 def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
@@ -150,37 +151,55 @@ def _yaml_files(base: Path) -> Iterator[Path]:
 # ---------------------------------------------------------------- live dumps
 
 
-def read_live(*, path: Path) -> LoadResult[LiveObject]:
-    """Objects dumped with ``kubectl get -o yaml [--show-managed-fields]``: a file or a directory of them."""
-    if not path.exists():
-        raise InputError(f"--live {path}: no such file or directory")
+STDIN = "<stdin>"  # how problems name a dump read from standard input (``--live -``)
+
+
+def read_live(*, path: Path | None = None, text: str | None = None) -> LoadResult[LiveObject]:
+    """Objects dumped with ``kubectl get -o yaml [--show-managed-fields]``: a file or a directory of them
+    (``path``), or one dump given as ``text`` (standard input, named ``<stdin>`` in problems)."""
     objects: list[LiveObject] = []
     problems: list[Problem] = []
     seen: dict[Identity, str] = {}
+    if text is not None:
+        docs, problem = parse_documents(text=text, file=STDIN)
+        problems.extend([problem] if problem is not None else [])
+        _live_objects(docs, file=STDIN, seen=seen, objects=objects, problems=problems)
+        return LoadResult(objects=tuple(objects), problems=tuple(problems))
+    if path is None or not path.exists():
+        raise InputError(f"--live {path}: no such file or directory")
     for p in _yaml_files(path):
         file = str(p)
         docs, unread = read_documents(p, file=file)
         problems.extend(unread)
-        for d, doc in enumerate(docs):
-            if not _is_k8s(doc):
-                if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
-                    problems.append(
-                        Problem(
-                            file=file, message=f"document {d + 1}: not a Kubernetes object (no apiVersion and kind)"
-                        )
-                    )
-                continue
-            for _, body in _named_items(doc, file=file, document=d, problems=problems):
-                ns = (body.get("metadata") or {}).get("namespace")
-                ref = _ref(body, namespace=str(ns) if ns else None)
-                if ref.identity in seen:
-                    problems.append(
-                        Problem(file=file, resource=ref, message=f"dumped twice (also in {seen[ref.identity]})")
-                    )
-                    continue
-                seen[ref.identity] = file
-                objects.append(LiveObject(ref=ref, body=dict(body), source=Source.FILE))
+        _live_objects(docs, file=file, seen=seen, objects=objects, problems=problems)
     return LoadResult(objects=tuple(objects), problems=tuple(problems))
+
+
+def _live_objects(
+    docs: list[Any],
+    *,
+    file: str,
+    seen: dict[Identity, str],
+    objects: list[LiveObject],
+    problems: list[Problem],
+) -> None:
+    for d, doc in enumerate(docs):
+        if not _is_k8s(doc):
+            if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
+                problems.append(
+                    Problem(file=file, message=f"document {d + 1}: not a Kubernetes object (no apiVersion and kind)")
+                )
+            continue
+        for _, body in _named_items(doc, file=file, document=d, problems=problems):
+            ns = (body.get("metadata") or {}).get("namespace")
+            ref = _ref(body, namespace=str(ns) if ns else None)
+            if ref.identity in seen:
+                problems.append(
+                    Problem(file=file, resource=ref, message=f"dumped twice (also in {seen[ref.identity]})")
+                )
+                continue
+            seen[ref.identity] = file
+            objects.append(LiveObject(ref=ref, body=dict(body), source=Source.FILE))
 
 
 def with_default_namespace(

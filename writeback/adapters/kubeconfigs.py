@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from writeback.errors import ClusterError, InputError
+from writeback.errors import ClusterError, InputError, yaml_error_position
 
 _IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 
@@ -46,12 +46,43 @@ def resolve_kubeconfig(*, access: ClusterAccess, environ: dict[str, str] | None 
     )
 
 
+_KUBECONFIG_KEYS = ("clusters", "contexts", "users", "current-context")
+
+
+def check_kubeconfig(path: str, *, origin: str) -> None:
+    """Each file of ``path`` (``$KUBECONFIG`` may list several) must be a kubeconfig: a YAML mapping with
+    clusters, contexts or users (as ``kubectl config view`` prints). ``origin`` names where the path came from."""
+    import yaml
+
+    for file in (f for f in path.split(os.pathsep) if f):
+        p = Path(file).expanduser()
+        if not p.is_file():
+            continue  # kubectl skips missing files of $KUBECONFIG too
+        try:
+            doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except yaml.MarkedYAMLError as e:
+            mark, problem = yaml_error_position(e)
+            where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
+            raise InputError(f"{origin} {where}: not a kubeconfig: not valid YAML: {problem}") from None
+        except (yaml.YAMLError, UnicodeDecodeError, OSError) as e:
+            raise InputError(f"{origin} {file}: not a kubeconfig: {type(e).__name__}") from None
+        if not isinstance(doc, dict) or not any(k in doc for k in _KUBECONFIG_KEYS):
+            got = type(doc).__name__ if not isinstance(doc, dict) else "a mapping without clusters, contexts or users"
+            got = {"str": "a string", "list": "a list", "NoneType": "empty"}.get(got, got)
+            raise InputError(
+                f"{origin} {file}: not a kubeconfig (it is {got}; a kubeconfig is a YAML mapping with clusters, "
+                "contexts and users, as `kubectl config view` prints)"
+            )
+
+
 def new_api_client(*, access: ClusterAccess) -> Any:
     """A ``kubernetes.client.ApiClient`` for ``access``."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
     path = resolve_kubeconfig(access=access)
+    if path is not None:
+        check_kubeconfig(path, origin="--kubeconfig" if access.kubeconfig else "kubeconfig")
     try:
         if path is None:
             cfg = client.Configuration()

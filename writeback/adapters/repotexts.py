@@ -1,7 +1,8 @@
 """Read a repository's text files as ``{repo-relative path: text}`` for the pure locating and planning steps.
 
-Bytes are decoded as UTF-8 without newline translation (CRLF files stay CRLF). ``.git``, binary and very
-large files are left out.
+Bytes are decoded as UTF-8 without newline translation (CRLF files stay CRLF). ``.git``, Python virtualenvs (a
+directory with ``pyvenv.cfg``: the README's ``.venv`` sits inside the clone), binary and very large files are
+left out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ def read_texts(repo: Path, *, max_bytes: int = MAX_BYTES) -> dict[str, str]:
     root = repo.resolve()
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIP_DIRS and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg"))
+        )
         for name in sorted(filenames):
             p = Path(dirpath) / name
             try:

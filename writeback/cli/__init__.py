@@ -1,4 +1,4 @@
-"""The command line: one error boundary that maps our errors to exit codes.
+"""The command line: one parser tree, one error boundary that maps our errors to exit codes.
 
 Exit codes (every command follows them; ``writeback.errors.ExitCode``, and ``writeback.cli.exits`` for the rule):
   0    success
@@ -7,6 +7,11 @@ Exit codes (every command follows them; ``writeback.errors.ExitCode``, and ``wri
   3    at least one target failed at run time while the others ran
   130  interrupted
 Tracebacks are printed only with ``--debug``.
+
+Conventions (``writeback.cli.output``): stdout carries only the requested output, notes, warnings and problems go
+to stderr once; global options (``--debug``, ``--color``) work before or after the subcommand; a usage error prints
+the failing subcommand's usage and one ``writeback: error:`` line. Installed as ``kubectl-writeback`` too, the
+program calls itself ``kubectl writeback``.
 """
 
 from __future__ import annotations
@@ -14,11 +19,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from writeback import __version__
+from writeback.cli.helptext import Formatter, attach, walk
+from writeback.cli.output import ColorMode, Printer
 from writeback.errors import ExitCode, InputError, WritebackError
 
 # Each module exposes ``register(subparsers)``; the parser's ``func`` returns an exit code.
@@ -28,63 +37,141 @@ COMMAND_MODULES: tuple[str, ...] = (
     "writeback.cli.run",
     "writeback.cli.config_cmd",
     "writeback.cli.breakglass",
+    "writeback.cli.completion",
 )
+PLUGIN_NAME = "kubectl-writeback"  # the console script kubectl finds on PATH: `kubectl writeback diff ...`
+GLOBAL_OPTIONS = ("--debug", "--color")
+
+
+class UsageError(InputError):
+    """A command line argparse refused; ``parser`` is the (sub)command whose usage to show."""
+
+    def __init__(self, message: str, *, parser: argparse.ArgumentParser) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """``--debug`` and ``--color`` on every parser of the tree. Below the top their defaults are suppressed, so a
+    subcommand that does not see the option leaves the value the top parser set."""
+    g = parser.add_argument_group("global options (before or after the command)")
+    g.add_argument(
+        "--debug", action="store_true", default=False if top else argparse.SUPPRESS,
+        help="print tracebacks and debug logs",
+    )  # fmt: skip
+    g.add_argument(
+        "--color", choices=[m.value for m in ColorMode], metavar="WHEN",
+        default=ColorMode.AUTO.value if top else argparse.SUPPRESS,
+        help="colour the output: auto (on a terminal, unless NO_COLOR is set), always or never (default: auto)",
+    )  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, top: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+        add_global_options(self, top=top)
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        raise InputError(f"{self.prog}: {message}")
+        raise UsageError(message, parser=self)
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """As argparse, but unrecognized arguments are reported by the subcommand they were given to."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest (sub)command parser that ``args`` selected."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return chosen(action.choices[name], args)
+    return parser
+
+
+def prog_name(argv0: str | None = None) -> str:
+    name = os.path.basename(argv0 if argv0 is not None else sys.argv[0])
+    return "kubectl writeback" if name == PLUGIN_NAME else "writeback"
+
+
+def build_parser(*, prog: str = "writeback") -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="writeback",
+        prog=prog,
+        top=True,
         description="Write a person's live Kubernetes changes back into the GitOps repo as reviewed pull requests.",
     )
     parser.add_argument("--version", action="version", version=f"writeback {__version__}")
-    parser.add_argument("--debug", action="store_true", help="print tracebacks and debug logs")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    attach(parser)
     return parser
+
+
+def subparsers(parser: argparse.ArgumentParser) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every parser of the tree by command path (for completion and tests)."""
+    return dict(walk(parser))
 
 
 def _quiet_urllib3(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.ERROR or not record.name.startswith("urllib3")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     fresh = not logging.getLogger().handlers
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if fresh and not debug:  # urllib3 warns on every connection retry; our error says what failed, once
         logging.getLogger().handlers[0].addFilter(_quiet_urllib3)
+    printer = Printer.for_mode(_color_in(args_list))
     try:
-        parser = build_parser()
+        parser = build_parser(prog=prog or prog_name())
         args = parser.parse_args(args_list)
+        printer = Printer.from_args(args)
         func = getattr(args, "func", None)
-        if func is None:
-            parser.print_help()
-            return ExitCode.OK
+        if func is None:  # a bare `writeback` (or `writeback config`): its help, as a usage error (like git)
+            chosen(parser, args).print_help(sys.stderr)
+            return ExitCode.INPUT
         code = func(args)
         return int(code)
     except KeyboardInterrupt:
-        print("writeback: interrupted", file=sys.stderr)
+        printer.say("error", "interrupted")
         return ExitCode.INTERRUPTED
+    except UsageError as e:
+        e.parser.print_usage(sys.stderr)
+        printer.say("error", str(e))
+        return e.exit_code
     except WritebackError as e:
         if debug:
             traceback.print_exc()
-        print(f"writeback: error: {e}", file=sys.stderr)
+        printer.say("error", str(e))
         return e.exit_code
     except BrokenPipeError:
         return ExitCode.OK
     except Exception as e:  # the one boundary: anything unexpected is a run-time failure
         if debug:
             traceback.print_exc()
-        print(f"writeback: unexpected error: {type(e).__name__}: {e} (run with --debug for details)", file=sys.stderr)
+        printer.say("error", f"unexpected {type(e).__name__}: {e} (run with --debug for details)")
         return ExitCode.FAILED
+
+
+def _color_in(args: Sequence[str]) -> str:
+    """``--color`` as given, for the messages of a command line argparse refuses."""
+    for i, a in enumerate(args):
+        if a.startswith("--color="):
+            value = a.split("=", 1)[1]
+        elif a == "--color" and i + 1 < len(args):
+            value = args[i + 1]
+        else:
+            continue
+        if value in {m.value for m in ColorMode}:
+            return value
+    return ColorMode.AUTO.value
 
 
 def entrypoint() -> None:

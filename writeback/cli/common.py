@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,21 +19,29 @@ from writeback.config import Config, Target, load_config
 from writeback.errors import ConfigError, InputError
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 
+STDIN = "-"  # ``--live -``: the dump comes on standard input
 
-def add_source_flags(parser: argparse.ArgumentParser) -> None:
-    """--config/--target, the live side (--live or a cluster), the Git side, namespaces and revision."""
+
+def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> None:
+    """--config/--target, the live side (--live or a cluster), the Git side, namespaces and revision
+    (``repo``: with ``--repo``, the local checkout; ``run`` clones the repository itself)."""
     g = parser.add_argument_group("configuration")
     g.add_argument("--config", metavar="FILE", help="the configuration file (settings per target)")
     g.add_argument("--target", metavar="NAME", help="the target of --config to use (needed if it has several)")
     live = parser.add_argument_group("live side (one of)")
-    live.add_argument("--live", metavar="PATH", help="offline: a file or directory of `kubectl get -o yaml` dumps")
+    live.add_argument(
+        "--live", metavar="PATH",
+        help="offline: a file or directory of `kubectl get -o yaml --show-managed-fields` dumps; - reads the dump "
+        "from standard input",
+    )  # fmt: skip
     live.add_argument(
         "--kubeconfig", metavar="PATH", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )
     live.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     git = parser.add_argument_group("Git side")
-    git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
-    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory inside --repo (default: .)")
+    if repo:
+        git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
+    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repository (default: .)")
     git.add_argument(
         "--namespace",
         "-n",
@@ -138,6 +147,8 @@ def inputs_from_args(args: Any) -> Inputs:
 def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
+    if live == STDIN:
+        return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input")
     if live:
         return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}")
     entry = None
@@ -153,7 +164,36 @@ def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     return Edges(cluster=cluster, cluster_name=name)
 
 
+def read_stdin() -> str:
+    """``--live -``: the whole dump from standard input (read once, before any work)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        raise InputError("--live -: standard input is a terminal; pipe a dump in (kubectl get ... -o yaml | ...)")
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError as e:
+        raise InputError(f"--live -: standard input is not UTF-8 text: {e.reason}") from e
+
+
 # ---------------------------------------------------------------- repo and forge flags (run, break-glass)
+
+# What errors call a setting of a target built from flags: the flag that set it, not a config key.
+FLAG_NAMES: dict[str, str] = {
+    "name": "--path (the target is named after it)",
+    "repo_url": "--repo-url",
+    "base": "--base",
+    "path": "--path",
+    "namespace": "--namespace",
+    "revision": "--revision",
+    "argocd_application": "--argocd-app",
+    "flux_kustomization": "--flux-kustomization",
+    "source": "--source",
+    "forge": "--forge",
+    "forge.kind": "--forge",
+    "forge.url": "--forge-url",
+    "forge.project": "--forge-project",
+    "forge.token": "--token-env",
+    "forge.token.env": "--token-env",
+}
 
 
 def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
@@ -209,5 +249,11 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
             target[key] = getattr(args, flag)
     if getattr(args, "flux_kustomization", None):
         target["flux_kustomization"] = args.flux_kustomization
-    cfg = parse_config({"targets": [target]}, source="command-line flags")
+    named: dict[tuple[int | str, ...], str] = {("targets", 0, *key.split(".")): f for key, f in FLAG_NAMES.items()}
+    cfg = parse_config({"targets": [target]}, source="command-line flags", flags=named)
     return None, cfg.targets
+
+
+def spec_of(args: Any, cfg: Config | None, target: Target) -> TargetSpec:
+    """The spec of a ``run`` target; one built from flags names its flags in errors."""
+    return spec_for(target, incident=getattr(args, "incident", None), setting_names={} if cfg else FLAG_NAMES)

@@ -1,22 +1,29 @@
-"""``writeback config validate FILE`` and ``writeback config schema``."""
+"""``writeback config validate FILE...`` and ``writeback config schema``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from writeback.config import Config, load_config
+from writeback.cli.exits import Tally
+from writeback.cli.output import Printer
+from writeback.config import Config, InvalidConfig, load_config
+from writeback.errors import ConfigError
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("config", help="validate the configuration file or print its JSON Schema")
-    sub = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
-    validate = sub.add_parser("validate", help="check a configuration file; every error names its key path")
-    validate.add_argument("file", metavar="FILE", help="the YAML configuration file")
+    parser = subparsers.add_parser("config", help="validate configuration files or print their JSON Schema")
+    sub = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
+    validate = sub.add_parser(
+        "validate",
+        help="check configuration files; every error names its file, line and key path",
+        description="Check each configuration file and print a summary of its targets, or every error of it "
+        "(FILE:LINE:COL: key.path: problem). Every file is checked, whatever the others hold.",
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="YAML configuration files")
     validate.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
     validate.set_defaults(func=_validate)
     schema = sub.add_parser("schema", help="print the JSON Schema of the configuration file (for editors)")
@@ -46,20 +53,37 @@ def summary(config: Config) -> list[str]:
     return lines
 
 
+def _check(file: str) -> tuple[Config | None, tuple[str, ...]]:
+    try:
+        return load_config(file), ()
+    except InvalidConfig as e:
+        return None, e.problems
+    except ConfigError as e:  # unreadable, not YAML, not a mapping: one error for the file
+        return None, (str(e),)
+
+
 def _validate(args: argparse.Namespace) -> int:
-    config = load_config(args.file)  # raises ConfigError (exit 2) naming every bad key path
+    printer = Printer.from_args(args)
+    checked = [(file, *_check(file)) for file in args.files]
     if args.output == "json":
-        targets = [{"name": t.name, "repo_url": t.repo_url, "base": t.base, "path": t.path} for t in config.targets]
-        json.dump({"file": args.file, "valid": True, "targets": targets}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    print(f"{args.file}: valid")
-    for line in summary(config):
-        print(line)
-    return 0
+        files = [
+            {"file": file, "valid": config is not None, "errors": list(errors),
+             "targets": [{"name": t.name, "repo_url": t.repo_url, "base": t.base, "path": t.path}
+                         for t in (config.targets if config else ())]}
+            for file, config, errors in checked
+        ]  # fmt: skip
+        json.dump({"valid": all(c is not None for _, c, _ in checked), "files": files}, printer.out, indent=2)
+        printer.write("\n")
+    for file, config, errors in checked:
+        if config is not None and args.output == "text":
+            printer.write(f"{file}: valid\n" + "".join(f"{line}\n" for line in summary(config)))
+        for error in errors:
+            printer.say("error", error)
+    return Tally(bad_input=any(c is None for _, c, _ in checked)).exit_code()
 
 
 def _schema(args: argparse.Namespace) -> int:
-    json.dump(json_schema(), sys.stdout, indent=2, sort_keys=False)
-    sys.stdout.write("\n")
+    printer = Printer.from_args(args)
+    json.dump(json_schema(), printer.out, indent=2, sort_keys=False)
+    printer.write("\n")
     return 0

@@ -1,23 +1,30 @@
-"""``writeback diff``: print the drift between live and Git, with a decision and a reason per field."""
+"""``writeback diff``: print the drift between live and Git, with a decision and a reason per field.
+
+stdout: the report (text or JSON). stderr: the warnings, notes and problems, each once, and on a terminal the
+progress of the work. Ignored fields are grouped by reason (``-v``/``--explain``: each on its own).
+"""
 
 from __future__ import annotations
 
 import argparse
 import difflib
 import json
-import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from dataclasses import replace
+from typing import Any
 
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.output import Palette, Printer
 from writeback.core.engine import report_to_json
 from writeback.model import Dropped, group_of
 from writeback.paths import format_path
 from writeback.pipeline.drift import Detection, detect
+from writeback.service.progress import stage_progress
 
 ACTIONABLE = ("writeback", "flag", "unattributed")  # what --exit-code counts as drift
 _ORDER = ("flag", "writeback", "unattributed", "new", "deleted", "pending", "ignore")
+_GROUPED = "ignore"  # the decision whose items are grouped by reason unless -v
 
 
 def register(subparsers: Any) -> None:
@@ -29,21 +36,36 @@ def register(subparsers: Any) -> None:
     )
     add_source_flags(parser)
     add_output_flags(parser)
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="list every ignored field (default: grouped by reason)"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    printer = Printer.from_args(args)
     inputs = inputs_from_args(args)
-    detection = detect(spec=inputs.spec, repo=inputs.repo, edges=inputs.edges)
-    out = sys.stdout
+    name = inputs.spec.name
+    with stage_progress(targets=[name], transient=True) as progress:  # drawn on a terminal only
+        edges = replace(inputs.edges, on_step=lambda step: progress.stage(name, step))
+        detection = detect(spec=inputs.spec, repo=inputs.repo, edges=edges)
     if args.output == "json":
         doc = detection_json(detection, explain=args.explain)
-        json.dump(doc, out, indent=2, sort_keys=False, ensure_ascii=False)
-        out.write("\n")
+        json.dump(doc, printer.out, indent=2, sort_keys=False, ensure_ascii=False)
+        printer.write("\n")
+        for warning in detection.report.warnings:  # the notes are in the JSON; these must reach a person too
+            printer.say("warning", warning)
     else:
-        render_text(detection, explain=args.explain, out=out)
+        verbose = args.verbose or args.explain
+        grouped = render_text(detection, explain=args.explain, verbose=verbose, printer=printer)
+        for warning in detection.report.warnings:
+            printer.say("warning", warning)
+        for note in detection.report.notes:
+            printer.say("note", note)
+        if grouped:
+            printer.say("note", f"{grouped} ignored fields are grouped by reason; -v or --explain lists each")
     for p in detection.problems:
-        print(f"writeback: error: {p}", file=sys.stderr)
+        printer.say("error", str(p))
     actionable = any(d.decision.value in ACTIONABLE for d in detection.report.drifts)
     return Tally(bad_input=bool(detection.problems), changes=actionable).exit_code(exit_on_changes=args.exit_code)
 
@@ -68,18 +90,23 @@ def _resource_title(r: Mapping[str, Any]) -> str:
     return f"{r.get('kind')}{'.' + group if group else ''} {ns}{r.get('name')}"
 
 
-def _text_diff(git: str, live: str) -> list[str]:
+def _text_diff(git: str, live: str, color: Palette) -> list[str]:
     """A multi-line value (a PEM bundle, a config file) as the lines that changed."""
     lines = difflib.unified_diff(git.splitlines(), live.splitlines(), "git", "live", n=1, lineterm="")
-    return [f"            | {line}" for line in lines]
+    return [color.diff_line(line, indent="            | ") for line in lines]
 
 
-def _drift_lines(d: Mapping[str, Any]) -> list[str]:
+def _head(d: Mapping[str, Any], color: Palette) -> str:
+    decision = str(d["decision"])
+    return f"  {color.paint(f'{decision:<9}', decision)} {d['op']:<6} {d['path']}"
+
+
+def _drift_lines(d: Mapping[str, Any], color: Palette) -> list[str]:
     git, live = d.get("git"), d.get("live")
     if isinstance(git, str) and isinstance(live, str) and ("\n" in git or "\n" in live):
         by = f" by {d['manager']} ({d.get('operation')}) at {d.get('time')}" if d.get("manager") else ""
-        head = [f"  {d['decision']:<9} {d['op']:<6} {d['path']}", f"            multi-line value changed{by}:"]
-        return [*head, *_text_diff(git, live), f"            reason: {d.get('reason', '')}"]
+        head = [_head(d, color), f"            multi-line value changed{by}:"]
+        return [*head, *_text_diff(git, live, color), f"            reason: {d.get('reason', '')}"]
     sides = []
     if "git" in d:
         sides.append(f"git {_value(d['git'])}")
@@ -89,7 +116,7 @@ def _drift_lines(d: Mapping[str, Any]) -> list[str]:
     if d.get("manager"):
         by = f" by {d['manager']}" + (f" ({d['operation']})" if d.get("operation") else "")
         by += f" at {d['time']}" if d.get("time") else ""
-    lines = [f"  {d['decision']:<9} {d['op']:<6} {d['path']}"]
+    lines = [_head(d, color)]
     if sides:
         lines.append(f"            {' -> '.join(sides)}{by}")
     elif by:
@@ -98,14 +125,30 @@ def _drift_lines(d: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_text(detection: Detection, *, explain: bool, out: TextIO) -> None:
+def _grouped_lines(items: Sequence[Mapping[str, Any]], color: Palette) -> tuple[list[str], int]:
+    """Ignored items of one resource, one line per reason (with its count); and how many were folded."""
+    by_reason: dict[str, list[Mapping[str, Any]]] = {}
+    for d in items:
+        by_reason.setdefault(str(d.get("reason", "")), []).append(d)
+    lines, folded = [], 0
+    label = color.paint(f"{_GROUPED:<9}", _GROUPED)
+    for reason, group in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if len(group) == 1:
+            lines.append(f"  {label} {group[0]['op']:<6} {group[0]['path']}: {reason}")
+        else:
+            folded += len(group)
+            lines.append(f"  {label} {len(group)} fields: {reason}")
+    return lines, folded
+
+
+def render_text(detection: Detection, *, explain: bool, verbose: bool = True, printer: Printer) -> int:
+    """The report as text on ``printer.out``; returns how many ignored fields were folded into groups."""
+    out, color = printer.out, printer.color
     doc = report_to_json(detection.report)
     mode = str(doc.get("mode"))
     rev = str(doc.get("revision") or "")
     source = f" ({detection.revision_source})" if detection.revision_source else ""
     out.write(f"mode: {mode}   revision: {rev}{source}\n")
-    for warning in detection.report.warnings:  # said before the drift: it changes how to read all of it
-        out.write(f"warning: {warning}\n")
     drifts: Sequence[Mapping[str, Any]] = doc.get("drifts") or []
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for d in drifts:
@@ -114,11 +157,17 @@ def render_text(detection: Detection, *, explain: bool, out: TextIO) -> None:
     if explain:
         for dr in detection.report.dropped:
             dropped_by.setdefault(_resource_title(dr.resource.as_json()), []).append(dr)
+    folded = 0
     for title in sorted(set(groups) | set(dropped_by)):
-        out.write(f"\n{title}\n")
+        out.write(f"\n{color.paint(title, 'meta')}\n")
         items = sorted(groups.get(title, []), key=lambda d: (_rank(str(d["decision"])), str(d["path"])))
         for d in items:
-            out.write("\n".join(_drift_lines(d)) + "\n")
+            if verbose or d["decision"] != _GROUPED:
+                out.write("\n".join(_drift_lines(d, color)) + "\n")
+        if not verbose:
+            lines, n = _grouped_lines([d for d in items if d["decision"] == _GROUPED], color)
+            folded += n
+            out.write("".join(f"{line}\n" for line in lines))
         if explain and dropped_by.get(title):
             out.write("  dropped before comparing:\n")
             for dr in dropped_by[title]:
@@ -127,10 +176,7 @@ def render_text(detection: Detection, *, explain: bool, out: TextIO) -> None:
         out.write("\nno drift\n")
     counts = {k: sum(1 for d in drifts if d["decision"] == k) for k in _ORDER}
     out.write("\n" + ", ".join(f"{n} {k}" for k, n in counts.items() if n) + ("\n" if drifts else ""))
-    for note in detection.report.notes:
-        out.write(f"note: {note}\n")
-    for p in detection.problems:
-        out.write(f"problem: {p}\n")
+    return folded
 
 
 def _rank(decision: str) -> int:

@@ -1,25 +1,32 @@
-"""``writeback plan``: print the change sets (unified diffs) that would be proposed; commits nothing."""
+"""``writeback plan``: print the change sets and the pull request ``run`` would open for each; commits nothing.
+
+stdout: per change set its drifts, the pull request (branch, base, title, labels, reviewers, assignees, draft and
+the whole body) and the unified diff of each file; or, with ``--output json``, the same fields plus ``notes`` and
+``problems``. stderr: the notes and problems, each once, and on a terminal the progress of the work.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TextIO
 
 from writeback.cli.common import add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.output import PLAIN, Palette, Printer
 from writeback.core.engine import drift_to_json
 from writeback.core.unified_diffs import render_file_patch
-from writeback.model import ChangeSet, Unresolved
+from writeback.model import ChangeSet, PullRequestSpec, Unresolved
 from writeback.paths import format_path
 from writeback.pipeline.plan import PlanOutcome, plan_target
-from writeback.pipeline.pull_requests import PullRequestText
+from writeback.pipeline.pull_requests import preview
+from writeback.pipeline.targets import TargetSpec
 from writeback.service.progress import stage_progress
 
-# A hook for richer text output (e.g. the PR title/body preview): replace to render each change set differently.
-ChangeSetRenderer = Callable[[ChangeSet], str]
+# A change set's pull request, or None when it opens none (it changes no file).
+PullRequestOf = Callable[[ChangeSet], PullRequestSpec | None]
 
 
 def register(subparsers: Any) -> None:
@@ -27,8 +34,9 @@ def register(subparsers: Any) -> None:
         "plan",
         help="show the patches writeback would propose, grouped in change sets (commits nothing)",
         description="Detect drift like `writeback diff`, find the source of each drifted field in the repo "
-        "(plain manifests, Kustomize overlays, $writeback markers) and print the unified diff of every file "
-        "each change set would change.",
+        "(plain manifests, Kustomize overlays, $writeback markers) and print, per change set, the pull request "
+        "`writeback run` would open (branch, labels, reviewers, assignees, draft, title and body) and the unified "
+        "diff of every file it would change.",
     )
     add_source_flags(parser)
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
@@ -37,48 +45,40 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _with_preview(text: str, preview: str) -> str:
-    """The change set's summary, then the PR title and body it would open, then its diff."""
-    summary, sep, diff = text.partition("\n\n")
-    return f"{summary}\n\n{preview}" + (diff if sep else "")
+def pull_requests_of(spec: TargetSpec, *, cluster_name: str) -> PullRequestOf:
+    def of(cs: ChangeSet) -> PullRequestSpec | None:  # a change set without file changes opens no pull request
+        return preview(spec, cs, cluster_name=cluster_name) if cs.files else None
 
-
-def _preview(text: PullRequestText) -> Callable[[ChangeSet], str]:
-    """A change-set renderer: ``title:`` line, then the body, indented, as the forge would receive it."""
-
-    def preview(cs: ChangeSet) -> str:
-        rendered = text.render(cs)
-        body = "".join(f"    {line}".rstrip() + "\n" for line in rendered.body.splitlines())
-        return f"pull request title: {rendered.title}\npull request body:\n{body}\n"
-
-    return preview
+    return of
 
 
 def run(args: argparse.Namespace) -> int:
+    printer = Printer.from_args(args)
     inputs = inputs_from_args(args)
     spec = inputs.spec
-    with stage_progress(targets=[spec.name]) as progress:  # drawn only on a terminal
-        progress.stage(spec.name, "snapshot and plan")
-        outcome = plan_target(spec=spec, repo=inputs.repo, edges=inputs.edges)
-        progress.finish(spec.name, f"{len(outcome.plan.changesets)} change set(s)")
+    with stage_progress(targets=[spec.name], transient=True) as progress:  # drawn on a terminal only
+        edges = replace(inputs.edges, on_step=lambda step: progress.stage(spec.name, step))
+        outcome = plan_target(spec=spec, repo=inputs.repo, edges=edges)
+    pull_request = pull_requests_of(spec, cluster_name=inputs.edges.cluster_name)
+    problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
+    problems += [str(e) for e in outcome.plan.errors]
     if args.output == "json":
-        json.dump(plan_json(outcome), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        json.dump(plan_json(outcome, pull_request=pull_request), printer.out, indent=2, ensure_ascii=False)
+        printer.write("\n")
     else:
-        preview = _preview(PullRequestText.for_spec(spec, cluster_name=inputs.edges.cluster_name))
-
-        def renderer(cs: ChangeSet) -> str:  # a change set without file changes opens no pull request
-            return _with_preview(changeset_text(cs), preview(cs)) if cs.files else changeset_text(cs)
-
-        render_text(outcome, out=sys.stdout, renderer=renderer)
-    problems = outcome.detection.problems if outcome.detection else ()
+        render_text(outcome, out=printer.out, pull_request=pull_request, color=printer.color)
+        for note in notes_of(outcome):
+            printer.say("note", note)
     for p in problems:
-        print(f"writeback: error: {p}", file=sys.stderr)
-    for e in outcome.plan.errors:
-        print(f"writeback: error: {e}", file=sys.stderr)
+        printer.say("error", p)
     changes = any(cs.files for cs in outcome.plan.changesets)
-    tally = Tally.of_problems(outcome.plan.errors, bad_input=bool(problems), changes=changes)
+    bad_input = bool(outcome.detection.problems) if outcome.detection else False
+    tally = Tally.of_problems(outcome.plan.errors, bad_input=bad_input, changes=changes)
     return tally.exit_code(exit_on_changes=args.exit_code)
+
+
+def notes_of(outcome: PlanOutcome) -> tuple[str, ...]:
+    return (*outcome.notes, *(outcome.detection.report.all_notes if outcome.detection else ()))
 
 
 def unresolved_json(u: Unresolved) -> dict[str, Any]:
@@ -89,7 +89,16 @@ def unresolved_json(u: Unresolved) -> dict[str, Any]:
     }
 
 
-def changeset_json(cs: ChangeSet) -> dict[str, Any]:
+def pull_request_json(pr: PullRequestSpec | None) -> dict[str, Any] | None:
+    if pr is None:
+        return None
+    return {
+        "branch": pr.branch, "base": pr.base, "title": pr.title, "body": pr.body, "labels": list(pr.labels),
+        "reviewers": list(pr.reviewers), "assignees": list(pr.assignees), "draft": pr.draft,
+    }  # fmt: skip
+
+
+def changeset_json(cs: ChangeSet, *, pull_request: PullRequestOf | None = None) -> dict[str, Any]:
     return {
         "id": cs.id,
         "fingerprint": cs.fingerprint,
@@ -98,32 +107,59 @@ def changeset_json(cs: ChangeSet) -> dict[str, Any]:
         "files": [{"path": f.path, "diff": render_file_patch(f)} for f in cs.files],
         "drifts": [drift_to_json(d) for d in cs.drifts],
         "unresolved": [unresolved_json(u) for u in cs.unresolved],
+        "pullRequest": pull_request_json(pull_request(cs) if pull_request else None),
     }
 
 
-def plan_json(outcome: PlanOutcome) -> dict[str, Any]:
-    return {"changesets": [changeset_json(cs) for cs in outcome.plan.changesets]}
+def plan_json(outcome: PlanOutcome, *, pull_request: PullRequestOf | None = None) -> dict[str, Any]:
+    problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
+    return {
+        "changesets": [changeset_json(cs, pull_request=pull_request) for cs in outcome.plan.changesets],
+        "notes": list(notes_of(outcome)),
+        "problems": [*problems, *(str(e) for e in outcome.plan.errors)],
+    }
 
 
-def changeset_text(cs: ChangeSet) -> str:
-    """One change set as text: header, drifts, unresolved fields, then the unified diff of each file."""
-    lines = [f"changeset {cs.id}  (target {cs.target}, review: {cs.review.value}, fingerprint {cs.fingerprint[:12]})"]
+def _listed(items: tuple[str, ...]) -> str:
+    return ", ".join(items) if items else "-"
+
+
+def pull_request_text(pr: PullRequestSpec, *, color: Palette = PLAIN) -> str:
+    """The pull request as ``run`` would open it: its settings, then the whole body, indented."""
+    body = "".join(f"    {line}".rstrip() + "\n" for line in pr.body.splitlines())
+    rows = (
+        ("branch", f"{pr.branch} -> {pr.base}"), ("title", pr.title), ("labels", _listed(pr.labels)),
+        ("reviewers", _listed(pr.reviewers)), ("assignees", _listed(pr.assignees)),
+        ("draft", "yes" if pr.draft else "no"),
+    )  # fmt: skip
+    head = "".join(f"  {name + ':':<11}{value}\n" for name, value in rows)
+    return f"{color.paint('pull request (what run would open):', 'meta')}\n{head}  body:\n{body}"
+
+
+def changeset_text(cs: ChangeSet, *, pull_request: PullRequestSpec | None = None, color: Palette = PLAIN) -> str:
+    """One change set as text: header, drifts, unresolved fields, its pull request, then each file's diff."""
+    header = f"changeset {cs.id}  (target {cs.target}, review: {cs.review.value}, fingerprint {cs.fingerprint[:12]})"
+    lines = [color.paint(header, "meta")]
     for d in cs.drifts:
-        lines.append(f"  {d.decision.value:<9} {d.op.value:<6} {d.resource} {format_path(d.path)}")
+        decision = d.decision.value
+        lines.append(f"  {color.paint(f'{decision:<9}', decision)} {d.op.value:<6} {d.resource} {format_path(d.path)}")
     for u in cs.unresolved:
         where = f" {format_path(u.path)}" if u.path else ""
         lines.append(f"  unresolved {u.resource}{where}: {u.reason}")
     if cs.ignored:
         lines.append(f"  ({len(cs.ignored)} drift(s) deliberately not written back)")
     text = "\n".join(lines) + "\n"
+    if pull_request is not None:
+        text += "\n" + pull_request_text(pull_request, color=color)
     diffs = "".join(render_file_patch(f) for f in cs.files)
-    return text + ("\n" + diffs if diffs else "  no file changes\n")
+    return text + ("\n" + color.diff_text(diffs) if diffs else "  no file changes\n")
 
 
-def render_text(outcome: PlanOutcome, *, out: TextIO, renderer: ChangeSetRenderer = changeset_text) -> None:
+def render_text(
+    outcome: PlanOutcome, *, out: TextIO, pull_request: PullRequestOf | None = None, color: Palette = PLAIN
+) -> None:
     if not outcome.plan.changesets:
         out.write("no change sets: nothing to write back\n")
     for i, cs in enumerate(outcome.plan.changesets):
-        out.write(("\n" if i else "") + renderer(cs))
-    for note in (*outcome.notes, *(outcome.detection.report.all_notes if outcome.detection else ())):
-        out.write(f"note: {note}\n")
+        pr = pull_request(cs) if pull_request is not None else None
+        out.write(("\n" if i else "") + changeset_text(cs, pull_request=pr, color=color))

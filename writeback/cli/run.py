@@ -9,13 +9,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from writeback.cli.common import add_repo_forge_flags, add_source_flags, edges_for, targets_from_args
+from writeback.cli.common import add_repo_forge_flags, add_source_flags, edges_for, spec_of, targets_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.output import Palette, Printer
 from writeback.config import Target
 from writeback.errors import InputError
 from writeback.model import EnsureResult, ResultReason
 from writeback.pipeline.cycling import CycleOptions, run_cycle, run_targets
-from writeback.pipeline.targets import spec_for
 from writeback.service.progress import stage_progress
 
 
@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
         "merge request (GitLab). Prints one line per outcome: created, updated, unchanged, closed, skipped "
         "or failed, with the URL.",
     )
-    add_source_flags(parser)
+    add_source_flags(parser, repo=False)  # run clones --repo-url (or the target's repo_url) itself
     add_repo_forge_flags(parser)
     parser.add_argument(
         "--once", action="store_true", help="run one cycle and exit (without it: the service, forever, needs --config)"
@@ -36,11 +36,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--dry-run", action="store_true", help="everything except the push and the API writes")
     parser.add_argument("--workdir", metavar="DIR", help="where the clones live (default: state_dir, else a temp dir)")
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument(
+        "--exit-code", action="store_true", help="exit 1 when a pull request was opened or updated (with --once)"
+    )
     parser.set_defaults(func=run)
 
 
-def result_line(r: EnsureResult) -> str:
-    parts = [r.target, str(r.outcome), r.url or "-"]
+def result_line(r: EnsureResult, *, color: Palette | None = None) -> str:
+    outcome = str(r.outcome)
+    parts = [r.target, color.paint(outcome, outcome) if color else outcome, r.url or "-"]
     if r.changeset_id:
         parts.insert(1, r.changeset_id)
     return "  ".join(parts) + (f"  ({r.detail})" if r.detail else "")
@@ -77,8 +81,8 @@ def _serve(args: argparse.Namespace) -> int:
     """Without --once: the long-running service (writeback.service.serving), every target on its schedule."""
     if not args.config:
         raise InputError("run without --once is the long-running service: give --config FILE (or add --once)")
-    if args.live or args.repo or args.dry_run:
-        raise InputError("--live, --repo and --dry-run work only with --once")
+    if args.live or args.dry_run or args.exit_code:
+        raise InputError("--live, --dry-run and --exit-code work only with --once")
     import logging
 
     from writeback.service.serving import serve
@@ -93,16 +97,15 @@ def _serve(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if not args.once:
         return _serve(args)
-    if args.repo:
-        raise InputError("--repo: run clones --repo-url (or the target's repo_url) itself")
     cfg, targets = targets_from_args(args)
+    printer = Printer.from_args(args)
     with tempfile.TemporaryDirectory(prefix="writeback-run-") as tmp:
         workdir = Path(args.workdir or (Path(cfg.state_dir) / "repos" if cfg and cfg.state_dir else tmp))
 
         with stage_progress(targets=[t.name for t in targets]) as progress:  # only on a terminal
 
             def cycle(target: Target) -> list[EnsureResult]:
-                spec = spec_for(target, incident=args.incident)
+                spec = spec_of(args, cfg, target)
                 options = CycleOptions(
                     workdir=workdir, dry_run=args.dry_run, on_stage=lambda stage: progress.stage(target.name, stage)
                 )
@@ -116,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         for r in results:
-            print(result_line(r))
+            printer.write(result_line(r, color=printer.color) + "\n")
         if not results:
-            print("nothing to do: no drift, no open pull requests")
-    return Tally.of_results(results).exit_code()
+            printer.write("nothing to do: no drift, no open pull requests\n")
+    return Tally.of_results(results).exit_code(exit_on_changes=args.exit_code)

@@ -37,11 +37,21 @@ def live_getter(objects: Sequence[LiveObject]) -> Getter:
     return lambda ref: by_id.get(ref.identity)
 
 
-def read_argocd(*, application: str, get: Getter) -> ControllerState:
+def _not_found(what: str, ref: ObjectRef, *, offline: bool, resource: str) -> InputError:
+    if offline:
+        return InputError(
+            f"{what} {ref.namespace}/{ref.name}: not found in the --live dump (offline, writeback looks for it "
+            f"there: add it with `kubectl get {resource} -n {ref.namespace} {ref.name} -o yaml`)"
+        )
+    return InputError(f"{what} {ref.namespace}/{ref.name}: not found in the cluster")
+
+
+def read_argocd(*, application: str, get: Getter, offline: bool = False) -> ControllerState:
+    """``offline``: ``get`` looks in the live dump (errors say so)."""
     ref = ARGOCD.ref(application)
     body = get(ref)
     if body is None:
-        raise InputError(f"Argo CD Application {ref.namespace}/{ref.name}: not found")
+        raise _not_found("Argo CD Application", ref, offline=offline, resource="applications.argoproj.io")
     spec, status = body.get("spec") or {}, body.get("status") or {}
     sync = status.get("sync") or {}
     revision = sync.get("revision") or next(iter(sync.get("revisions") or []), None)
@@ -55,11 +65,13 @@ def read_argocd(*, application: str, get: Getter) -> ControllerState:
     )
 
 
-def read_flux(*, kustomization: str, get: Getter) -> ControllerState:
+def read_flux(*, kustomization: str, get: Getter, offline: bool = False) -> ControllerState:
     ref = FLUX_KUSTOMIZATION.ref(kustomization)
     body = get(ref)
     if body is None:
-        raise InputError(f"Flux Kustomization {ref.namespace}/{ref.name}: not found")
+        raise _not_found(
+            "Flux Kustomization", ref, offline=offline, resource="kustomizations.kustomize.toolkit.fluxcd.io"
+        )
     spec, status = body.get("spec") or {}, body.get("status") or {}
     revision = status.get("lastAppliedRevision")
     target = spec.get("targetNamespace")

@@ -19,9 +19,22 @@ from typing import Any
 import jinja2
 
 from writeback.errors import ConfigError
-from writeback.model import ABSENT, CapturedHotfix, ChangeSet, Decision, Drift, Review
+from writeback.model import (
+    ABSENT,
+    CapturedHotfix,
+    ChangeSet,
+    Decision,
+    Drift,
+    FieldPath,
+    Index,
+    Key,
+    Op,
+    Review,
+    Select,
+)
 from writeback.paths import format_path
 from writeback.prmarkers import format_marker
+from writeback.yamledit.scalars import reads_as_str
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]{}#+!|~])")
 
@@ -72,8 +85,46 @@ def format_value(value: object) -> str:
         return "_(redacted)_"
     if value is ABSENT:
         return "_(absent)_"
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if isinstance(value, str) and value and reads_as_str(value):
+        text = value
+    else:  # a string that reads like another type ("5000", "false", "") is shown quoted: reviewers see a string
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False)
     return f"<code>{escape_cell(text)}</code>"
+
+
+_MAPS = ("data", "binaryData", "stringData", "labels", "annotations")  # maps whose keys name the field
+_VERBS = {Op.ADD: "added", Op.CHANGE: "changed", Op.REMOVE: "removed"}
+
+
+def _item(select: Select) -> str:
+    return ",".join(value for _, value in select.keys)
+
+
+def field_label(path: FieldPath) -> str:
+    """A field as a reviewer names it: ``env PAYMENT_TIMEOUT_MS``, ``containers app image``, ``data ca.crt``,
+    ``replicas``, ``args[3]``."""
+    if not path:
+        return "(whole object)"
+    last, before = path[-1], path[:-1]
+    parent = before[-1] if before else None
+    if isinstance(last, Select):
+        return f"{parent.name} {_item(last)}" if isinstance(parent, Key) else _item(last)
+    if isinstance(last, Index):
+        return f"{parent.name}[{last.index}]" if isinstance(parent, Key) else f"[{last.index}]"
+    if isinstance(parent, Select):
+        return f"{field_label(before)} {last.name}"
+    if isinstance(parent, Key) and parent.name in _MAPS:
+        return f"{parent.name} {last.name}"
+    return last.name
+
+
+def _single(cs: ChangeSet) -> dict[str, str] | None:
+    """The one change of a change set that has exactly one (for its title), else None."""
+    if len(cs.drifts) != 1 or cs.drifts[0].decision in (Decision.NEW, Decision.DELETED):
+        return None
+    d = cs.drifts[0]
+    name = f"{d.resource.namespace}/{d.resource.name}" if d.resource.namespace else d.resource.name
+    return {"resource": name, "field": field_label(d.path), "verb": _VERBS.get(d.op, str(d.op))}
 
 
 _LONG = 100  # characters: past this (or with a newline) a value is shown as a diff below its table
@@ -162,6 +213,7 @@ def context(data: RenderInput) -> dict[str, Any]:
     ]
     return {
         "target": cs.target,
+        "single": _single(cs),
         "cluster": data.cluster,
         "base": data.base,
         "changeset_id": cs.id,

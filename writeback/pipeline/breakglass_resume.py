@@ -137,7 +137,7 @@ class TargetHistory:
         run = self._run
         target = run.spec.target
         assert target is not None
-        forge = target_forge(target, edges=run.edges)
+        forge = target_forge(run.spec, edges=run.edges)
         bot = Identity(name=target.git.author_name, email=target.git.author_email)
         with git_auth(target, forge, run.edges.environ) as auth:
             repo = GitRepo(url=target.repo_url, workdir=run.options.workdir / target.name, auth=auth, bot=bot)

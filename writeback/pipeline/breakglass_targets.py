@@ -40,7 +40,7 @@ def cycle_backing(run: TargetRun) -> Backing:
 
     def check(objects: Objects, item: Held) -> resume.Check:
         assert item.record.ending is not None
-        forge = target_forge(target, edges=run.edges)
+        forge = target_forge(run.spec, edges=run.edges)
         return resume.check(objects=objects, ref=item.ref, ending=item.record.ending,
                             pulls=lambda number: forge.get_pr(number=number),
                             history=resume.TargetHistory(run=run))  # fmt: skip

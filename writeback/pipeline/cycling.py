@@ -51,7 +51,7 @@ class CycleOptions:
     hotfixes: Callable[[], tuple[CapturedHotfix, ...]] | None = None
     on_plan: Callable[[PlanOutcome], None] | None = None
     keep_going: Callable[[], bool] | None = None
-    on_stage: Callable[[str], None] | None = None  # progress: "clone", "snapshot and plan", "publish"
+    on_stage: Callable[[str], None] | None = None  # progress: "clone", the steps of detect and plan, "publish"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,15 +90,17 @@ def git_auth(target: config.Target, forge: Forge, environ: Mapping[str, str]) ->
     yield GitAuth(username=cred[0], token=cred[1]) if cred else GitAuth()
 
 
-def target_forge(target: config.Target, *, edges: Edges) -> Forge:
-    """The target's forge: ``edges.forge``, else opened from its config (a ConfigError when it has none)."""
+def target_forge(spec: TargetSpec, *, edges: Edges) -> Forge:
+    """The target's forge: ``edges.forge``, else opened from its settings (a ConfigError naming the key, or the flag
+    for a target built from flags, when it has none)."""
     if edges.forge is not None:
         return edges.forge
-    if target.forge is None:
-        raise ConfigError(f"targets[{target.name}].forge: run needs a forge (github or gitlab)")
+    target = spec.target
+    if target is None or target.forge is None:
+        raise ConfigError(f"{spec.key('forge')}: run needs a forge (github or gitlab)")
     return open_forge(
-        target.forge, repo_url=target.repo_url, key=f"targets[{target.name}].forge", policy=edges.retry,
-        environ=edges.environ,
+        target.forge, repo_url=target.repo_url, key=spec.key("forge"), policy=edges.retry,
+        environ=edges.environ, names={k: spec.key(f"forge.{k}") for k in ("project", "token")},
     )  # fmt: skip
 
 
@@ -107,15 +109,16 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
     target = spec.target
     if target is None:
         raise ConfigError(f"target {spec.name}: run needs a repository and a forge (repo_url, forge)")
-    forge = target_forge(target, edges=edges)
+    forge = target_forge(spec, edges=edges)
     stage = options.on_stage or (lambda _: None)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
     with git_auth(target, forge, edges.environ) as auth:
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
         stage("clone")
         base_sha = repo.sync(base=target.base)
-        stage("snapshot and plan")
-        outcome = plan_target(spec=spec, repo=repo.workdir, edges=edges)
+        outcome = plan_target(
+            spec=spec, repo=repo.workdir, edges=replace(edges, on_step=options.on_stage or edges.on_step)
+        )
         if options.on_plan is not None:
             options.on_plan(outcome)
         if options.keep_going is not None and not options.keep_going():  # a safe point: nothing pushed yet

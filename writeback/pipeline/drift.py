@@ -76,25 +76,27 @@ class _GitSide:
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     """Compare live (``edges.cluster``, or the dump at ``edges.live_path`` offline) with Git in ``repo``."""
-    cluster, live_path = edges.cluster, edges.live_path
-    if (cluster is None) == (live_path is None):
+    cluster, live_path, live_text = edges.cluster, edges.live_path, edges.live_text
+    if (cluster is None) == (live_path is None and live_text is None):
         raise ValueError("detect needs exactly one of a cluster or a live dump")
+    step = edges.on_step or (lambda _: None)
     dump: tuple[LiveObject, ...] = ()
     problems: list[Problem] = []
-    if live_path is not None:
-        loaded = read_live(path=live_path)
+    if cluster is None:
+        step("read the live dump")
+        loaded = read_live(path=live_path, text=live_text)
         dump, problems = loaded.objects, list(loaded.problems)
         get: controller_state.Getter = controller_state.live_getter(dump)
     else:
-        assert cluster is not None
         c = cluster
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
-    state = _controller_state(spec=spec, get=get)
+    state = _controller_state(spec=spec, get=get, offline=cluster is None)
     namespaced = _namespaced_fn(cluster)
     if cluster is None:  # offline: a CRD in the dump scopes its kind
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
     source = resolve_source(repo=repo, path=spec.path, source=spec.source)
     load = _Loader(repo=repo, path=spec.path, source=source, kustomize=edges.kustomize)
+    step("read Git")
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
     problems.extend(git.problems)
     desired = git.desired
@@ -129,13 +131,16 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     if cluster is None:
         live = snapshots.filter_dump(objects=dump, scopes=scopes)
     else:
+        step("snapshot")
         snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
         live = snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         desired = tuple(d for d in desired if d.ref.identity not in unusable)
+        step("dry-run")
         dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
         notes.extend(dry_notes)
+    step("compare")
     report = compute_drift(
         live=live,
         desired=desired,
@@ -147,6 +152,9 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     )
     if notes:
         report = replace(report, notes=(*notes, *report.notes))
+    if not git.desired and not git.problems:  # never a silent "no drift"
+        empty = f"{spec.path!r} in {repo} holds no Kubernetes manifests: nothing was compared with it"
+        report = replace(report, warnings=(*report.warnings, empty))
     return Detection(
         report=report,
         desired=desired,
@@ -203,11 +211,13 @@ def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
     return ask
 
 
-def _controller_state(*, spec: TargetSpec, get: controller_state.Getter) -> controller_state.ControllerState:
+def _controller_state(
+    *, spec: TargetSpec, get: controller_state.Getter, offline: bool
+) -> controller_state.ControllerState:
     if spec.argocd_application:
-        return controller_state.read_argocd(application=spec.argocd_application, get=get)
+        return controller_state.read_argocd(application=spec.argocd_application, get=get, offline=offline)
     if spec.flux_kustomization:
-        return controller_state.read_flux(kustomization=spec.flux_kustomization, get=get)
+        return controller_state.read_flux(kustomization=spec.flux_kustomization, get=get, offline=offline)
     return controller_state.ControllerState()
 
 
@@ -222,12 +232,14 @@ def _git_side(
 
     repo = load.repo
     wanted, source = (spec.revision, "--revision") if spec.revision else (state.revision, state.source)
-    head = revisions.head_commit(repo) if revisions.is_git_repo(repo) else None
+    is_repo = revisions.is_git_repo(repo)
+    head = revisions.head_commit(repo) if is_repo else None
     if head is None:
+        what = "a git repository with no commits" if is_repo else "not a git repository"
         if wanted:
-            raise InputError(f"{repo}: not a git repository, cannot compare at revision {wanted!r}")
+            raise InputError(f"{repo}: {what}, cannot compare at revision {wanted!r}")
         objs, problems = read(repo)
-        note = f"{repo} is not a git repository: compared with the files as they are"
+        note = f"{repo} is {what}: compared with the files as they are"
         return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
     rendered = load.source == "kustomize"  # the overlay may reach anywhere in the repo (../../base)
     scope = "." if rendered else spec.path

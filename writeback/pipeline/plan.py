@@ -90,6 +90,8 @@ def plan_files(
 def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     """Detect drift for one target and plan its change sets over the repo's working tree."""
     detection = detect(spec=spec, repo=repo, edges=edges)
+    if edges.on_step is not None:
+        edges.on_step("locate and patch")
     outcome = plan_files(
         files=read_texts(repo),
         drifts=detection.report.drifts,

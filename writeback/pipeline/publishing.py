@@ -45,10 +45,18 @@ class PublishSettings:
 
     @classmethod
     def from_target(cls, target: config.Target, *, dry_run: bool = False) -> PublishSettings:
-        pr = target.pull_request
+        return cls.from_pull_request(
+            target.pull_request, target=target.name, base=target.base, signoff=target.git.signoff, dry_run=dry_run
+        )
+
+    @classmethod
+    def from_pull_request(
+        cls, pr: config.PullRequest, *, target: str, base: str = "main", signoff: bool = False, dry_run: bool = False
+    ) -> PublishSettings:
+        """The settings of ``pr`` (a target's ``pull_request``, or its defaults for a target without config)."""
         return cls(
-            target=target.name,
-            base=target.base,
+            target=target,
+            base=base,
             branch_template=pr.branch_template,
             labels=pr.labels,
             security_labels=pr.security_labels,
@@ -56,8 +64,24 @@ class PublishSettings:
             assignees=pr.assignees,
             draft=pr.draft,
             reopen_closed=pr.reopen_closed,
-            signoff=target.git.signoff,
+            signoff=signoff,
             dry_run=dry_run,
+        )
+
+    def pull_request(self, cs: ChangeSet, rendered: Rendered) -> PullRequestSpec:
+        """What the forge gets for ``cs``: the branch, base, texts, labels, reviewers, assignees and draft."""
+        labels = self.labels + (self.security_labels if cs.review is Review.SECURITY else ())
+        return PullRequestSpec(
+            branch=self.branch(cs.id),
+            base=self.base,
+            title=rendered.title,
+            body=rendered.body,
+            fingerprint=cs.fingerprint,
+            changeset_id=cs.id,
+            labels=tuple(dict.fromkeys(labels)),
+            reviewers=self.reviewers,
+            assignees=self.assignees,
+            draft=self.draft,
         )
 
     def branch(self, changeset_id: str) -> str:
@@ -118,20 +142,7 @@ def comment_once(*, forge: Forge, number: int, kind: str, key: str, text: str, d
 
 
 def _spec(pub: Publisher, p: Publication) -> PullRequestSpec:
-    s, cs = pub.settings, p.change_set
-    labels = s.labels + (s.security_labels if cs.review is Review.SECURITY else ())
-    return PullRequestSpec(
-        branch=s.branch(cs.id),
-        base=s.base,
-        title=p.rendered.title,
-        body=p.rendered.body,
-        fingerprint=cs.fingerprint,
-        changeset_id=cs.id,
-        labels=tuple(dict.fromkeys(labels)),
-        reviewers=s.reviewers,
-        assignees=s.assignees,
-        draft=s.draft,
-    )
+    return pub.settings.pull_request(p.change_set, p.rendered)
 
 
 def _commit_and_push(pub: Publisher, p: Publication, branch: str) -> tuple[PushStatus, str, tuple[str, ...]] | None:

@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from writeback.adapters.forges.github import GITHUB_BODY_LIMIT
-from writeback.adapters.forges.gitlab import GITLAB_BODY_LIMIT
+from writeback import config
+from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, GITLAB_BODY_LIMIT
 from writeback.adapters.templating import load_templates
 from writeback.core.rendering import Rendered, RenderInput, render
-from writeback.model import CapturedHotfix, ChangeSet
+from writeback.model import CapturedHotfix, ChangeSet, PullRequestSpec
+from writeback.pipeline.publishing import PublishSettings
 from writeback.pipeline.targets import TargetSpec
 
-__all__ = ["BODY_LIMITS", "PullRequestText"]
+__all__ = ["BODY_LIMITS", "PullRequestText", "preview", "publish_settings"]
 
 BODY_LIMITS = {"github": GITHUB_BODY_LIMIT, "gitlab": GITLAB_BODY_LIMIT}  # longest PR body each accepts
 
@@ -69,3 +70,17 @@ class PullRequestText:
             hotfixes=tuple(hotfixes),
         )
         return render(templates=self.templates, data=data)
+
+
+def publish_settings(spec: TargetSpec) -> PublishSettings:
+    """The branch, labels, reviewers, assignees and draft of ``spec``'s PRs (the defaults without a config target,
+    as ``run`` gives a target built from flags)."""
+    if spec.target is not None:
+        return PublishSettings.from_target(spec.target)
+    return PublishSettings.from_pull_request(config.PullRequest(), target=spec.name)
+
+
+def preview(spec: TargetSpec, cs: ChangeSet, *, cluster_name: str) -> PullRequestSpec:
+    """The pull request ``run`` would open for ``cs`` (``plan``): the same texts and settings, by the same code."""
+    rendered = PullRequestText.for_spec(spec, cluster_name=cluster_name).render(cs)
+    return publish_settings(spec).pull_request(cs, rendered)

@@ -50,10 +50,17 @@ class TargetSpec:
     # where to write (run, the service, break-glass; and the PR preview of plan)
     target: config.Target | None = None
     incident: str | None = None  # incident link or rationale for the PR body
+    # what errors call a setting, by its key path under the target (``forge.project``): for a target built from
+    # flags, the flag (``--forge-project``); any other setting is named by its config key path
+    setting_names: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def default_namespace(self) -> str | None:
         return self.namespaces[0] if self.namespaces else None
+
+    def key(self, path: str) -> str:
+        """How an error names the setting at ``path``: its flag, else ``targets[NAME].path``."""
+        return self.setting_names.get(path) or f"targets[{self.name}].{path}"
 
 
 def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None, **overrides: object) -> TargetSpec:
@@ -85,15 +92,17 @@ def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None,
 class Edges:
     """The adapters one target's run reaches out through, built by the CLI or the service and passed down."""
 
-    cluster: Cluster | None = None  # None: offline, from ``live_path``
+    cluster: Cluster | None = None  # None: offline, from ``live_path`` or ``live_text``
     live_path: Path | None = None  # offline: a file or directory of ``kubectl get -o yaml`` dumps
+    live_text: str | None = None  # offline: the dump itself (``--live -``: read from standard input)
     cluster_name: str = ""  # how the PR body names the cluster
     kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
     forge: Forge | None = None  # None: run opens the target's forge from its config
     retry: RetryPolicy | None = None  # None: from the target's forge settings
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     clock: Callable[[], float] = time.time
+    on_step: Callable[[str], None] | None = None  # progress of detect and plan: "read Git", "snapshot", ...
 
     def __post_init__(self) -> None:
-        if self.cluster is not None and self.live_path is not None:
+        if sum(x is not None for x in (self.cluster, self.live_path, self.live_text)) > 1:
             raise ValueError("Edges: give a cluster or a live dump, not both")

@@ -14,7 +14,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TextIO
 
-STAGES: tuple[str, ...] = ("clone", "snapshot and plan", "publish")
+# The steps of one target, in order (``clone`` and ``publish`` only in ``run``; ``dry-run`` only with a cluster).
+STAGES: tuple[str, ...] = (
+    "clone",
+    "read the live dump",
+    "read Git",
+    "snapshot",
+    "dry-run",
+    "compare",
+    "locate and patch",
+    "publish",
+)
 
 
 class StageProgress(Protocol):
@@ -54,7 +64,10 @@ class RichStages:
 
 
 @contextmanager
-def stage_progress(*, targets: Sequence[str], stream: TextIO | None = None) -> Iterator[StageProgress]:
+def stage_progress(
+    *, targets: Sequence[str], stream: TextIO | None = None, transient: bool = False
+) -> Iterator[StageProgress]:
+    """``transient``: the display is cleared when the work is done (``diff``, ``plan``: the output follows)."""
     out = stream if stream is not None else sys.stderr
     if not out.isatty():
         yield Silent()
@@ -63,5 +76,5 @@ def stage_progress(*, targets: Sequence[str], stream: TextIO | None = None) -> I
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(file=out), transient=False) as progress:
+    with Progress(*columns, console=Console(file=out), transient=transient) as progress:
         yield RichStages(progress=progress, targets=targets)

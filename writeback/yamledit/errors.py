@@ -6,7 +6,17 @@ from writeback.errors import PatchError
 
 
 class YamlSyntaxError(PatchError):
-    """The text is not valid YAML; the message names the source, line and column (1-based)."""
+    """The text is not valid YAML; the message reads ``SOURCE:LINE:COL: invalid YAML: problem`` (1-based), and
+    ``problem``, ``line`` and ``column`` hold its parts (the position where known)."""
+
+    def __init__(
+        self, message: str, *, source: str = "", problem: str = "", line: int | None = None, column: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.problem = problem or message
+        self.line = line
+        self.column = column
 
 
 class EditRefused(PatchError):

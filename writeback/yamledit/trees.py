@@ -23,6 +23,7 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import ScalarNode as RuamelScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
+from writeback.errors import yaml_error_position
 from writeback.yamledit.errors import YamlSyntaxError
 from writeback.yamlreading import freeze, scalar_value
 
@@ -70,10 +71,12 @@ class _RecordingComposer(Composer):
 
 
 def _syntax_error(err: Exception, *, source: str) -> YamlSyntaxError:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
-    return YamlSyntaxError(f"{source}: invalid YAML{where}: {problem}")
+    mark, problem = yaml_error_position(err)
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+    where = f"{source}:{line}:{column}" if mark is not None else source
+    return YamlSyntaxError(
+        f"{where}: invalid YAML: {problem}", source=source, problem=problem, line=line, column=column
+    )
 
 
 @functools.lru_cache(maxsize=16)

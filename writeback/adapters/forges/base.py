@@ -10,6 +10,10 @@ from typing import Protocol
 from writeback.model import PullRequestSpec
 from writeback.prmarkers import parse_marker
 
+# The longest PR/MR body each forge accepts (here, so that rendering needs no forge library).
+GITHUB_BODY_LIMIT = 65536
+GITLAB_BODY_LIMIT = 1_000_000
+
 
 class PRState(enum.StrEnum):
     OPEN = "open"

@@ -51,8 +51,14 @@ def open_forge(
     key: str,
     policy: RetryPolicy | None = None,
     environ: Mapping[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> Forge:
-    """A GitHub or GitLab forge for a target (``key`` is the config key path, for errors)."""
+    """A GitHub or GitLab forge for a target (``key`` is the config key path, for errors; ``names``: what errors
+    call a sub-key instead, e.g. ``{"project": "--forge-project"}`` for a target built from flags)."""
+
+    def name(sub: str) -> str:
+        return (names or {}).get(sub) or f"{key}.{sub}"
+
     policy = policy or RetryPolicy(
         max_retries=forge.max_retries,
         max_wait_seconds=forge.max_wait_seconds,
@@ -61,15 +67,17 @@ def open_forge(
     )
     project = forge.project or derive_project(repo_url)
     if not project:
-        raise ConfigError(f"{key}.project: cannot derive it from repo_url {repo_url!r}; set it (owner/name)")
-    token = read_secret(forge.token, key=f"{key}.token", environ=environ) if forge.token else None
+        raise ConfigError(f"{name('project')}: cannot derive it from repo_url {repo_url!r}; set it (owner/name)")
+    token = read_secret(forge.token, key=name("token"), environ=environ) if forge.token else None
     if forge.kind == "github":
         from writeback.adapters.forges.github import github_forge
 
         private_key = None
         if token is None:
             if forge.app_id is None or forge.private_key is None:
-                raise ConfigError(f"{key}: GitHub needs token, or app_id with private_key (GitHub App)")
+                raise ConfigError(
+                    f"{(names or {}).get('token') or key}: GitHub needs token, or app_id with private_key (GitHub App)"
+                )
             private_key = read_secret(forge.private_key, key=f"{key}.private_key", environ=environ)
         return github_forge(
             project=project,
@@ -84,7 +92,7 @@ def open_forge(
     from writeback.adapters.forges.gitlab import gitlab_forge
 
     if token is None:
-        raise ConfigError(f"{key}.token: GitLab needs a token ({{env: VAR}} or {{file: PATH}})")
+        raise ConfigError(f"{name('token')}: GitLab needs a token ({{env: VAR}} or {{file: PATH}})")
     return gitlab_forge(project=project, url=forge.url, token=token, policy=policy)
 
 
