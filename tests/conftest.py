@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane` (tests/controlplane) importable
 
 from controlplane import cp, webhook
+from fakes import forge_server
 
 SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[2] / "shared" / "crds"))
 _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}
@@ -58,6 +59,22 @@ def _bin_dir() -> Path:
             _BUILT["error"] = exc
             pytest.fail(str(exc), pytrace=False)
     return Path(_BUILT["bin_dir"])
+
+
+@pytest.fixture(autouse=True)
+def _fake_forges_checked() -> Iterator[None]:
+    """Every fake forge a test started is stopped after it, and fails it on any request or answer that breaks the
+    official API description (``FakeForge.stop`` raises): the check is never opt-in."""
+    yield
+    left = sorted(forge_server.RUNNING, key=id)
+    problems = []
+    for fake in left:
+        try:
+            fake.stop()
+        except forge_server.ForgeViolations as e:
+            problems.append(str(e))
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")

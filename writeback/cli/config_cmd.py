@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from writeback.config import Config, load_config
+from writeback.cli.common import load_checked_config
+from writeback.config import Config
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -47,7 +48,7 @@ def summary(config: Config) -> list[str]:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    config = load_config(args.file)  # raises ConfigError (exit 2) naming every bad key path
+    config = load_checked_config(args.file)  # raises ConfigError (exit 2) naming every bad key path
     if args.output == "json":
         targets = [{"name": t.name, "repo_url": t.repo_url, "base": t.base, "path": t.path} for t in config.targets]
         json.dump({"file": args.file, "valid": True, "targets": targets}, sys.stdout, indent=2)

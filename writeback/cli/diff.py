@@ -16,7 +16,7 @@ from writeback.model import Dropped
 from writeback.paths import format_path
 from writeback.pipeline.drift import Detection, detect
 
-ACTIONABLE = ("writeback", "flag", "unattributed")  # what --exit-code counts as drift
+ACTIONABLE = ("writeback", "flag", "unattributed", "new", "deleted")  # what --exit-code counts as drift
 _ORDER = ("flag", "writeback", "unattributed", "new", "deleted", "pending", "ignore")
 
 

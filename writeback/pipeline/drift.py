@@ -82,7 +82,10 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     problems: list[Problem] = []
     if live_path is not None:
         loaded = read_live(path=live_path)
-        dump, problems = loaded.objects, list(loaded.problems)
+        if loaded.problems:  # a dump that cannot be read is no snapshot: stop before any report
+            listed = "\n  ".join(str(p) for p in loaded.problems)
+            raise InputError(f"--live {live_path}: the dump cannot be used:\n  {listed}")
+        dump = loaded.objects
         get: gitops.Getter = gitops.live_getter(dump)
     else:
         assert cluster is not None
@@ -127,6 +130,8 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     prepared: dict[tuple[str, str, str, str], PreparedObject] | None = None
     if cluster is None:
         live = snapshots.filter_dump(objects=dump, scopes=scopes)
+        if not live and desired and not edges.empty_live_ok:
+            raise InputError(_empty_dump(live_path, dumped=len(dump), declared=len(desired)))
     else:
         snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
         live = snap.objects
@@ -153,6 +158,15 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         problems=tuple(problems),
         revision_source=git.source,
         source=source,
+    )
+
+
+def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
+    """An empty snapshot would report every Git object as deleted: that is a wrong input, not drift."""
+    held = "holds no object" if not dumped else f"holds {dumped} object(s), none of the kinds and namespaces compared"
+    return (
+        f"--live {path}: the dump {held}, while Git declares {declared} resource(s): every one would read as "
+        "deleted. Dump the right namespaces, or pass --allow-empty-live if an empty cluster is expected"
     )
 
 

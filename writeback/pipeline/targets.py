@@ -87,6 +87,7 @@ class Edges:
 
     cluster: Cluster | None = None  # None: offline, from ``live_path``
     live_path: Path | None = None  # offline: a file or directory of ``kubectl get -o yaml`` dumps
+    empty_live_ok: bool = False  # offline: a dump with nothing to compare is expected (else an input error)
     cluster_name: str = ""  # how the PR body names the cluster
     kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
     forge: Forge | None = None  # None: run opens the target's forge from its config
