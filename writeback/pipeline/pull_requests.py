@@ -16,8 +16,8 @@ from writeback.adapters.forges.github import GITHUB_BODY_LIMIT
 from writeback.adapters.forges.gitlab import GITLAB_BODY_LIMIT
 from writeback.adapters.templating import load_templates
 from writeback.config import Config
-from writeback.errors import ConfigError
 from writeback.core.rendering import Rendered, RenderInput, check_templates, render
+from writeback.errors import ConfigError
 from writeback.model import CapturedHotfix, ChangeSet
 from writeback.pipeline.targets import TargetSpec
 
