@@ -190,6 +190,7 @@ class Forge(_Model):
     max_retries: int = Field(default=5, ge=0, description="retries of a failed or rate-limited forge request")
     backoff_seconds: float = Field(default=0.5, ge=0, description="backoff factor between retries (0: none)")
     throttle: bool = Field(default=True, description="PyGithub's pause between requests (GitHub's guidance)")
+    timeout_seconds: float = Field(default=15.0, gt=0, description="one forge request's connect and read timeout")
 
 
 class Git(_Model):

@@ -134,6 +134,16 @@ def _template_regex(template: str, multi_segment: frozenset[str]) -> re.Pattern[
     return re.compile(f"^{out}$")
 
 
+_VALIDATORS: dict[tuple[str, int], Any] = {}
+
+
+def _validator(key: str, ident: int, schema: dict[str, Any]) -> Any:
+    """One compiled validator per response schema (compiling GitHub's big schemas per answer is slow)."""
+    if (key, ident) not in _VALIDATORS:
+        _VALIDATORS[(key, ident)] = jsonschema.Draft7Validator(json_schema(schema))
+    return _VALIDATORS[(key, ident)]
+
+
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
     """The request schema with unknown top-level fields rejected."""
     s = copy.deepcopy(schema)
@@ -376,10 +386,10 @@ class FakeForge:
         """Why ``payload`` does not fit the official response ``content`` (None: it fits)."""
         schema = content.get("schema")
         if schema is not None and payload is not None:
-            try:
-                jsonschema.validate(payload, json_schema(schema))
-            except jsonschema.ValidationError as e:
-                return f"breaks the response schema at {'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+            error = jsonschema.exceptions.best_match(_validator(key, id(schema), schema).iter_errors(payload))
+            if error is not None:
+                at = "/".join(map(str, error.absolute_path)) or "(top)"
+                return f"breaks the response schema at {at}: {error.message}"
             return None
         examples = content.get("examples") or {}
         if not examples or payload is None:

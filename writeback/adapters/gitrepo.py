@@ -49,6 +49,7 @@ class Identity:
 class PushStatus(enum.StrEnum):
     PUSHED = "pushed"
     HUMAN_COMMITS = "human-commits"
+    LEASE_LOST = "lease-lost"  # the branch changed on the remote between the bot's look and its push: nothing pushed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,5 +229,13 @@ class GitRepo:
             if foreign:
                 return PushResult(status=PushStatus.HUMAN_COMMITS, sha=expected, foreign=foreign)
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
+        try:
+            self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
+        except GitError:
+            # Refused because the branch is no longer what the bot saw (another writer created or moved it)?
+            # Then it is a lost race, not a failure; anything else (unreachable, refused by a hook) is raised.
+            now = self.remote_sha(branch)
+            if now != expected and now != sha:
+                return PushResult(status=PushStatus.LEASE_LOST, sha=now or "")
+            raise
         return PushResult(status=PushStatus.PUSHED, sha=sha)

@@ -160,8 +160,20 @@ def _create(pub: Publisher, p: Publication, branch: str) -> EnsureResult:
     status, sha, foreign = pushed
     if status is PushStatus.HUMAN_COMMITS:
         return _result(pub, cs.id, Outcome.SKIPPED, None, f"{branch} holds commits the bot did not make: {foreign[0]}")
+    if status is PushStatus.LEASE_LOST:
+        return _lost_race(pub, cs.id, branch)
     pr = pub.forge.create_pr(spec=_spec(pub, p))
     return _result(pub, cs.id, Outcome.CREATED, pr, f"opened on {branch}", head=sha)
+
+
+def _lost_race(pub: Publisher, cs_id: str, branch: str) -> EnsureResult:
+    """The branch changed between the bot's look and its push (a second replica, a person): nothing was pushed.
+    The PR the other writer opened is reported if it is there already; the next cycle looks again."""
+    log.warning("target %s: %s changed on the remote while pushing; leaving it to the other writer",
+                pub.settings.target, branch)  # fmt: skip
+    pr = pub.forge.find_open_pr(branch=branch)
+    detail = f"{branch} changed on the remote while pushing (another writer); not pushed, the next cycle looks again"
+    return _result(pub, cs_id, Outcome.SKIPPED, pr, detail, reason=ResultReason.CONCURRENT_WRITER)
 
 
 def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: Sequence[str]) -> EnsureResult:
@@ -193,6 +205,8 @@ def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
     status, sha, foreign = pushed
     if status is PushStatus.HUMAN_COMMITS:
         return _human_commits(pub, cs.id, pr, sha, foreign)
+    if status is PushStatus.LEASE_LOST:
+        return _lost_race(pub, cs.id, pr.head_branch)
     pub.forge.update_pr(number=pr.number, title=p.rendered.title, body=p.rendered.body)
     try:
         stat = pub.repo.diff(pr.head_sha, sha) if pr.head_sha else ""
@@ -246,6 +260,27 @@ def close_pr(pub: Publisher, pr: PRInfo, *, reason: str) -> EnsureResult:
     return _result(pub, cs_id, Outcome.CLOSED, pr, reason)
 
 
+def _finish_setup(pub: Publisher, p: Publication, pr: PRInfo) -> str:
+    """A PR whose creation was cut short (the process died between opening it and labelling it) gets the rest.
+
+    Creation adds labels, then reviewers, then assignees: a configured label or assignee missing means it was
+    interrupted, so the missing ones are added (a reviewer already requested is not asked again). A person who
+    removes a label from a complete PR is left alone only when the assignees are all there."""
+    spec = _spec(pub, p)
+    labels = [x for x in spec.labels if x not in pr.labels]
+    assignees = [x for x in spec.assignees if x not in pr.assignees]
+    if not labels and not assignees:
+        return ""
+    if pub.settings.dry_run:
+        return "; would finish its interrupted set-up"
+    log.warning("target %s: #%d lacks its labels or assignees (its creation was interrupted); adding them",
+                pub.settings.target, pr.number)  # fmt: skip
+    pub.forge.add_labels(number=pr.number, labels=labels)
+    pub.forge.request_reviewers(number=pr.number, reviewers=[x for x in spec.reviewers if x not in pr.reviewers])
+    pub.forge.assign(number=pr.number, assignees=assignees)
+    return "; finished its interrupted set-up (labels, reviewers, assignees)"
+
+
 def ensure_change_set(*, publisher: Publisher, publication: Publication) -> EnsureResult:
     """Bring the forge in line with one change set (see the module docstring for the transitions)."""
     pub, cs = publisher, publication.change_set
@@ -257,7 +292,8 @@ def ensure_change_set(*, publisher: Publisher, publication: Publication) -> Ensu
         return _result(pub, cs.id, Outcome.UNCHANGED, None, "nothing to write back")
     if open_pr is not None:
         if open_pr.fingerprint == cs.fingerprint:
-            return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request")
+            finished = _finish_setup(pub, publication, open_pr)
+            return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request" + finished)
         return _update(pub, publication, open_pr)
     earlier = [p for p in pub.forge.find_prs(branch=branch) if p.fingerprint == cs.fingerprint]
     if earlier and earlier[0].state is PRState.MERGED:

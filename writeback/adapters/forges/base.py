@@ -29,6 +29,9 @@ class PRInfo:
     draft: bool = False
     fingerprint: str | None = None  # from the body marker
     changeset_id: str | None = None
+    labels: tuple[str, ...] = ()
+    reviewers: tuple[str, ...] = ()  # requested reviewers (GitHub drops one from the list once they reviewed)
+    assignees: tuple[str, ...] = ()
 
 
 def pr_info(
@@ -41,6 +44,9 @@ def pr_info(
     head_branch: str,
     head_sha: str,
     draft: bool,
+    labels: Sequence[str] = (),
+    reviewers: Sequence[str] = (),
+    assignees: Sequence[str] = (),
 ) -> PRInfo:
     marker = parse_marker(body)
     return PRInfo(
@@ -54,6 +60,9 @@ def pr_info(
         draft=draft,
         fingerprint=marker.fingerprint if marker else None,
         changeset_id=marker.changeset_id if marker else None,
+        labels=tuple(labels),
+        reviewers=tuple(reviewers),
+        assignees=tuple(assignees),
     )
 
 
@@ -65,6 +74,7 @@ class RetryPolicy:
     max_wait_seconds: float = 60.0
     backoff_factor: float = 0.5  # 0 in tests: no built-in delays
     throttle: bool = True  # PyGithub's pause between requests; off in tests
+    timeout_seconds: float = 15.0  # one request's connect and read timeout (a timed-out request is retried)
 
 
 class Forge(Protocol):

@@ -108,6 +108,9 @@ def _info(pr: PullRequest) -> PRInfo:
         head_branch=pr.head.ref,
         head_sha=pr.head.sha,
         draft=bool(pr.draft),
+        labels=[label.name for label in pr.labels],
+        reviewers=[u.login for u in pr.requested_reviewers],
+        assignees=[u.login for u in pr.assignees],
     )
 
 
@@ -263,5 +266,6 @@ def github_forge(
         auth = app.get_installation_auth(installation_id)
     else:
         raise ForgeError("GitHub needs a token, or app_id with private_key (GitHub App)")
-    client = Github(auth=auth, base_url=url, retry=retry, **pause)  # type: ignore[arg-type]
+    timeout = max(1, round(policy.timeout_seconds))  # PyGithub takes whole seconds
+    client = Github(auth=auth, base_url=url, retry=retry, timeout=timeout, **pause)  # type: ignore[arg-type]
     return GitHubForge(client=client, project=project, auth=auth)

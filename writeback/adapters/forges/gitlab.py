@@ -98,6 +98,9 @@ def _info(mr: ProjectMergeRequest) -> PRInfo:
         head_branch=mr.source_branch,
         head_sha=mr.sha or "",
         draft=bool(getattr(mr, "draft", False)) or prefixed,
+        labels=list(getattr(mr, "labels", None) or ()),
+        reviewers=[u["username"] for u in getattr(mr, "reviewers", None) or () if isinstance(u, dict)],
+        assignees=[u["username"] for u in getattr(mr, "assignees", None) or () if isinstance(u, dict)],
     )
 
 
@@ -237,6 +240,6 @@ def gitlab_forge(*, project: str, url: str | None = None, token: str, policy: Re
         retry_transient_errors=True,
         max_retries=policy.max_retries,
         session=_CappedSession(max_wait=policy.max_wait_seconds),
-        timeout=30,
+        timeout=policy.timeout_seconds,
     )
     return GitLabForge(client=client, project=project, token=token)

@@ -1,0 +1,45 @@
+"""SIGKILL the real bot process at each step boundary, held there from outside, then start it fresh.
+
+The holds are outside the product: a pre-receive hook in the bare remote (the commit is made, the push is in
+flight), a fake-forge handler that does not answer (the push is done, the PR not yet; the PR is open, its labels
+and reviewers not yet). After the restart there is exactly one correct PR per target.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .world import PushGate, World, kill
+
+
+def test_killed_after_the_commit_before_the_push(world: World) -> None:
+    gate = PushGate(world.bares["beta"])
+    gate.arm()
+    proc = world.start()
+    gate.wait()  # beta committed and is pushing: the hook holds the push
+    kill(proc)
+    assert world.bot_branches("beta") == {}, "the push must not have landed"
+    gate.disarm()
+    done = world.run()
+    assert done.outcomes("beta") == ["created"], done
+    world.assert_converged()
+
+
+@pytest.mark.parametrize(
+    ("method", "where", "boundary"),
+    [
+        ("POST", "/pulls", "after the push, before the PR"),
+        ("POST", "/labels", "after the PR, before its labels and reviewers"),
+    ],
+)
+def test_killed_at_a_forge_step(world: World, method: str, where: str, boundary: str) -> None:
+    hold = world.fakes["beta"].hold(method=method, path_contains=where)
+    proc = world.start()
+    hold.wait()
+    kill(proc)
+    hold.release()
+    assert world.bot_branches("beta"), f"{boundary}: the branch was pushed"
+    done = world.run()
+    assert done.code in (0, 1), done.stderr[-3000:]
+    assert "failed" not in done.outcomes("beta"), done
+    world.assert_converged()
