@@ -43,3 +43,17 @@ def test_killed_at_a_forge_step(world: World, method: str, where: str, boundary:
     assert done.code in (0, 1), done.stderr[-3000:]
     assert "failed" not in done.outcomes("beta"), done
     world.assert_converged()
+
+
+def test_a_killed_git_leaves_its_lock_file_in_the_clone(world: World) -> None:
+    """SIGKILL of git mid-checkout leaves .git/index.lock (and a half-written index): the clone is a cache, so the
+    next cycle makes a fresh one rather than failing on the lock forever."""
+    first = world.run()
+    assert first.outcomes("beta") == ["created"], first
+    world.live["beta"] = "v3"
+    git_dir = world.workdir / "beta" / ".git"
+    (git_dir / "index.lock").write_bytes(b"DIRC\x00\x00")  # what a killed `git checkout` leaves
+    (git_dir / "index").write_bytes(b"DIRC\x00\x00\x00\x02")  # and a cut index
+    done = world.run()
+    assert done.outcomes("beta") == ["updated"], done.stderr[-2000:]
+    world.assert_converged()

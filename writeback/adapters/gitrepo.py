@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import logging
 import os
 import shlex
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -24,6 +26,8 @@ import git
 
 from writeback.errors import GitError, ToolMissing
 from writeback.model import FilePatch
+
+log = logging.getLogger(__name__)
 
 _ASKPASS = """#!/bin/sh
 case "$1" in
@@ -113,7 +117,31 @@ class GitRepo:
     # ------------------------------------------------------------ reading
 
     def sync(self, *, base: str) -> str:
-        """Clone or fetch; check out the base branch's latest commit (detached). Returns its sha."""
+        """Clone or fetch; check out the base branch's latest commit (detached). Returns its sha.
+
+        The clone is a cache: when an existing one cannot be brought up to date (a git killed mid-operation left
+        its lock file or a cut index, a full disk cut an object), it is removed and cloned afresh once."""
+        if (self.workdir / ".git").is_dir():
+            try:
+                return self._sync(base=base)
+            except GitError as e:
+                if not self._remote_reachable():
+                    raise
+                log.warning("%s: the clone is unusable (%s); cloning afresh", self.workdir, e)
+                self._repo = None
+                shutil.rmtree(self.workdir, ignore_errors=True)
+        return self._sync(base=base)
+
+    def _remote_reachable(self) -> bool:
+        try:
+            with self._env() as env:
+                argv = ["git", "-c", "credential.helper=", "ls-remote", "--heads", "--", self.url]
+                git.Git().execute(argv, env={**os.environ, **env})
+        except (git.GitCommandError, git.GitCommandNotFound):
+            return False
+        return True
+
+    def _sync(self, *, base: str) -> str:
         try:
             if (self.workdir / ".git").is_dir():
                 self._repo = git.Repo(self.workdir)
@@ -168,6 +196,19 @@ class GitRepo:
         """A file of the current checkout (the base after ``sync``); None when absent."""
         p = self._safe_path(path)
         return p.read_text(encoding="utf-8") if p.is_file() else None
+
+    def base_moved_under(self, *, head: str, base_sha: str, paths: Sequence[str]) -> bool:
+        """True when the base changed any of ``paths`` since the bot branch ``head`` was made from it (so the PR
+        would conflict or revert those changes). False when ``head`` is unknown here: nothing to say then."""
+        if not head or not paths:
+            return False
+        try:
+            fork = self._git("merge-base", head, base_sha)
+        except GitError:
+            return False
+        if fork == base_sha:
+            return False
+        return bool(self._git("diff", "--name-only", fork, base_sha, "--", *paths).strip())
 
     def diff(self, old: str, new: str) -> str:
         return self._git("diff", "--stat", old, new)

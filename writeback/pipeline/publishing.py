@@ -195,7 +195,7 @@ def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: S
     )
 
 
-def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
+def _update(pub: Publisher, p: Publication, pr: PRInfo, *, base_moved: bool = False) -> EnsureResult:
     cs = p.change_set
     if pub.settings.dry_run:
         return _result(pub, cs.id, Outcome.UPDATED, pr, "would regenerate the branch and update the pull request")
@@ -217,10 +217,16 @@ def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
         f"The live drift changed, so writeback regenerated this branch on top of `{pub.settings.base}` "
         f"(fingerprint `{pr.fingerprint or '?'}` -> `{cs.fingerprint}`)."
     )
+    if base_moved:
+        text = (
+            f"`{pub.settings.base}` changed the files of this branch since it was made, so writeback regenerated "
+            f"it on top of `{pub.settings.base}` (same drift, fingerprint `{cs.fingerprint}`)."
+        )
     text += f"\n\n```\n{stat}\n```" if stat else ""
     text += f"\n\nFields now written back:\n{fields}" if fields else ""
     pub.forge.comment(number=pr.number, text=text)
-    return _result(pub, cs.id, Outcome.UPDATED, pr, "regenerated for a changed drift", head=sha)
+    why = "regenerated on the moved base branch" if base_moved else "regenerated for a changed drift"
+    return _result(pub, cs.id, Outcome.UPDATED, pr, why, head=sha)
 
 
 def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
@@ -291,6 +297,11 @@ def ensure_change_set(*, publisher: Publisher, publication: Publication) -> Ensu
             return close_pr(pub, open_pr, reason="the drift is gone (Git or the cluster was changed to match).")
         return _result(pub, cs.id, Outcome.UNCHANGED, None, "nothing to write back")
     if open_pr is not None:
+        paths = [f.path for f in cs.files]
+        if open_pr.fingerprint == cs.fingerprint and pub.repo.base_moved_under(
+            head=open_pr.head_sha, base_sha=pub.base_sha, paths=paths
+        ):  # the base changed the PR's files since: rebase (regenerate on the base) so it stays mergeable
+            return _update(pub, publication, open_pr, base_moved=True)
         if open_pr.fingerprint == cs.fingerprint:
             finished = _finish_setup(pub, publication, open_pr)
             return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request" + finished)
