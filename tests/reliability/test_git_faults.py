@@ -37,7 +37,7 @@ def test_the_base_moves_between_fetch_and_push_the_pr_is_rebased(world: World) -
     commented = "# owned by the shop team\n" + manifest("beta")  # a change that is no drift
     new_main = person_push(world, "beta", "main", commented)
     gate.release()
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err[-2000:]
     gate.disarm()
     again = world.run()
@@ -64,7 +64,7 @@ def test_a_person_pushes_to_the_bot_branch_between_fetch_and_push(world: World) 
     gate.wait()
     theirs = person_push(world, "beta", pr["head"], manifest("beta", "v3-by-alice"))
     gate.release()
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err[-2000:]
     assert world.bot_branches("beta") == {pr["head"]: theirs}, "the person's commit is never overwritten"
     gate.disarm()
@@ -112,7 +112,8 @@ def small_disk(world: World) -> Iterator[Path]:
     """beta's clone directory on its own tmpfs, 16 KiB: too small for the clone (``resize`` it)."""
     mount = world.workdir / "beta"
     mount.mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)], capture_output=True, text=True)
+    argv = ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)]
+    done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode != 0:
         pytest.fail(f"cannot mount a tmpfs for the full-disk case (needs root): {done.stderr.strip()}", pytrace=False)
     try:
