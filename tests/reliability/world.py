@@ -137,14 +137,18 @@ class World:
     live: dict[str, str]  # name -> the live value of data.setting
     target_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_overrides: dict[str, Any] = field(default_factory=dict)
+    extra_live: list[dict[str, Any]] = field(default_factory=list)  # more dumped objects
 
     @classmethod
-    def make(cls, root: Path, *, names: Sequence[str] = ("alpha", "beta")) -> World:
+    def make(
+        cls, root: Path, *, names: Sequence[str] = ("alpha", "beta"), files: Mapping[str, Mapping[str, str]] = {}
+    ) -> World:
+        """``files``: more files of a target's repository (path -> text)."""
         bares = {}
         for n in names:
             bares[n] = root / f"{n}.git"
-            seed_bare(bares[n], root / f"{n}-seed", {f"apps/{n}.yaml": manifest(n)}, name="Alice",
-                      email="alice@example.com")  # fmt: skip
+            seed_bare(bares[n], root / f"{n}-seed", {f"apps/{n}.yaml": manifest(n), **files.get(n, {})},
+                      name="Alice", email="alice@example.com")  # fmt: skip
         fakes = {n: GitHubFake(bare=bares[n]).start() for n in names}
         return cls(root=root, names=tuple(names), bares=bares, fakes=fakes, live={n: "v2" for n in names})
 
@@ -180,7 +184,7 @@ class World:
         return t
 
     def write_inputs(self) -> None:
-        items = [live_object(n, self.live[n]) for n in self.names]
+        items = [live_object(n, self.live[n]) for n in self.names] + self.extra_live
         self.dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
         config = {"targets": [self.target(n) for n in self.names], **self.config_overrides}
         self.config_path.write_text(json.dumps(config))  # JSON is YAML

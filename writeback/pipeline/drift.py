@@ -100,6 +100,8 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
     problems.extend(git.problems)
     desired = git.desired
+    # a resource Git declares twice is left out on both sides: its live object is no "new" resource
+    ambiguous = {p.resource.identity for p in git.problems if p.resource is not None}
     if cluster is None:  # dumped objects without a namespace get the one Git's get (CRDs in Git scope theirs)
         fallback = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace).fallback
         scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
@@ -129,12 +131,12 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     dry_run: dict[tuple[str, str, str, str], DryRun] | None = None
     prepared: dict[tuple[str, str, str, str], PreparedObject] | None = None
     if cluster is None:
-        live = snapshots.filter_dump(objects=dump, scopes=scopes)
+        live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
         if not live and desired and not edges.empty_live_ok:
             raise InputError(_empty_dump(live_path, dumped=len(dump), declared=len(desired)))
     else:
         snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
-        live = snap.objects
+        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous)
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         desired = tuple(d for d in desired if d.ref.identity not in unusable)
