@@ -198,6 +198,10 @@ class Git(_Model):
     author_email: str = "writeback@users.noreply.localhost"
     signoff: bool = False
     ssh_key: SecretRef | None = None
+    protected_branches: tuple[str, ...] = Field(
+        default=("main", "master", "release/*", "release-*"),
+        description="glob patterns of branches the bot never pushes to (the base branch never, whatever this says)",
+    )
 
 
 class PullRequest(_Model):

@@ -138,6 +138,7 @@ class World:
     target_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_overrides: dict[str, Any] = field(default_factory=dict)
     extra_live: list[dict[str, Any]] = field(default_factory=list)  # more dumped objects
+    live_bodies: dict[str, dict[str, Any]] = field(default_factory=dict)  # a target's own dumped object, replaced
 
     @classmethod
     def make(
@@ -184,7 +185,7 @@ class World:
         return t
 
     def write_inputs(self) -> None:
-        items = [live_object(n, self.live[n]) for n in self.names] + self.extra_live
+        items = [self.live_bodies.get(n) or live_object(n, self.live[n]) for n in self.names] + self.extra_live
         self.dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
         config = {"targets": [self.target(n) for n in self.names], **self.config_overrides}
         self.config_path.write_text(json.dumps(config))  # JSON is YAML

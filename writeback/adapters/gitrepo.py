@@ -2,13 +2,14 @@
 
 Credentials never reach ``.git/config`` or a log line: an HTTPS token is handed to git by a ``GIT_ASKPASS``
 script that reads it from the child's environment; an SSH key goes through ``GIT_SSH_COMMAND``.
-Guards: never push to the base branch; never overwrite commits the bot did not author.
+Guards: never push to the base branch nor to a protected pattern; never overwrite commits the bot did not author.
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import fnmatch
 import logging
 import os
 import shlex
@@ -66,8 +67,11 @@ class PushResult:
 class GitRepo:
     """One working clone of a target's repository, reused across cycles."""
 
-    def __init__(self, *, url: str, workdir: Path, auth: GitAuth = GitAuth(), bot: Identity) -> None:
+    def __init__(
+        self, *, url: str, workdir: Path, auth: GitAuth = GitAuth(), bot: Identity, protected: Sequence[str] = ()
+    ) -> None:
         self.url = url
+        self.protected = tuple(protected)  # glob patterns of branches never pushed to
         self.workdir = workdir
         self.bot = bot
         self._auth = auth
@@ -262,8 +266,13 @@ class GitRepo:
 
         Refuses the base branch, and a remote branch holding commits the bot did not author.
         """
-        if branch.removeprefix("refs/heads/") == base.removeprefix("refs/heads/") or not branch:
+        name = branch.removeprefix("refs/heads/")
+        if name == base.removeprefix("refs/heads/") or not name:
             raise GitError(f"refusing to push to the base branch {base!r}")
+        hit = next((p for p in self.protected if fnmatch.fnmatchcase(name, p)), None)
+        if hit is not None:
+            why = f"it matches the protected pattern {hit!r} (git.protected_branches)"
+            raise GitError(f"refusing to push to {name!r}: {why}")
         sha = self._git("rev-parse", "HEAD")
         if expected is not None:
             foreign = self.foreign_commits(branch=branch, base=base)
