@@ -7,9 +7,20 @@ and reviewers not yet). After the restart there is exactly one correct PR per ta
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
+from writeback.adapters.hotfixes import Capture, DirectoryStore
+
 from .world import PushGate, World, kill
+
+WRITER = Path(__file__).with_name("state_writer.py")
 
 
 def test_killed_after_the_commit_before_the_push(world: World) -> None:
@@ -57,3 +68,33 @@ def test_a_killed_git_leaves_its_lock_file_in_the_clone(world: World) -> None:
     done = world.run()
     assert done.outcomes("beta") == ["updated"], done.stderr[-2000:]
     world.assert_converged()
+
+
+def test_killed_in_the_middle_of_writing_the_state_file(tmp_path: Path) -> None:
+    """The real DirectoryStore in its own process, SIGKILLed while a save's temporary file exists (mid-write,
+    seen from outside), again and again: every capture file left is whole, and the leftovers are cleaned."""
+    state = tmp_path / "state"
+    kills = 0
+    for _ in range(12):
+        proc = subprocess.Popen([sys.executable, str(WRITER), str(state)], start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not list((state / "hotfixes").glob(".tmp-*")) or not list((state / "hotfixes").glob("*.json")):
+                assert proc.poll() is None and time.monotonic() < deadline, "the writer stopped writing"
+                time.sleep(0.001)
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        finally:
+            proc.kill()
+            proc.wait()
+        store = DirectoryStore(state_dir=state)
+        for path in (state / "hotfixes").glob("*.json"):
+            Capture.from_json(path.read_text())  # whole: it parses
+        assert len(store.load(target="prod")) == len(list((state / "hotfixes").glob("*.json"))) >= 1
+    assert kills == 12
+    leftovers = list((state / "hotfixes").glob(".tmp-*"))
+    assert leftovers, "a kill mid-write leaves the temporary file"
+    for tmp in leftovers:  # once stale, load removes them
+        os.utime(tmp, (time.time() - 3600, time.time() - 3600))
+    DirectoryStore(state_dir=state).load(target="prod")
+    assert list((state / "hotfixes").glob(".tmp-*")) == []
