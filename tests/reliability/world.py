@@ -139,6 +139,7 @@ class World:
     config_overrides: dict[str, Any] = field(default_factory=dict)
     extra_live: list[dict[str, Any]] = field(default_factory=list)  # more dumped objects
     live_bodies: dict[str, dict[str, Any]] = field(default_factory=dict)  # a target's own dumped object, replaced
+    cluster_mode: bool = False  # live from the targets' clusters (config ``clusters``), not from the dump
 
     @classmethod
     def make(
@@ -191,9 +192,9 @@ class World:
         self.config_path.write_text(json.dumps(config))  # JSON is YAML
 
     def argv(self, *extra: str, workdir: Path | None = None) -> list[str]:
-        return [sys.executable, "-m", "writeback.cli", "run", "--once", "--config", str(self.config_path),
-                "--live", str(self.dump), "--workdir", str(workdir or self.workdir), "--output", "json",
-                *extra]  # fmt: skip
+        live = [] if self.cluster_mode else ["--live", str(self.dump)]
+        return [sys.executable, "-m", "writeback.cli", "run", "--once", "--config", str(self.config_path), *live,
+                "--workdir", str(workdir or self.workdir), "--output", "json", *extra]  # fmt: skip
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return {**os.environ, TOKEN_ENV: TOKEN, **(extra or {})}
