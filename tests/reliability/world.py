@@ -175,7 +175,7 @@ class World:
             "path": "apps",
             "forge": {"kind": "github", "url": self.fakes[name].url, "project": "octo-org/gitops",
                       "token": {"env": TOKEN_ENV}, "max_retries": 2, "backoff_seconds": 0, "throttle": False,
-                      "max_wait_seconds": 2, "timeout_seconds": 2},
+                      "max_wait_seconds": 2, "timeout_seconds": 20},
             "pull_request": {"labels": ["writeback"], "reviewers": ["alice"], "assignees": ["bob"]},
         }  # fmt: skip
         for key, value in self.target_overrides.get(name, {}).items():
