@@ -129,8 +129,9 @@ def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
 
 
 def _half_manifest(doc: Any, *, document: int) -> str | None:
-    """A document that starts a manifest but is not one (other YAML, such as Helm values, has neither key)."""
-    if not isinstance(doc, Mapping) or _is_k8s(doc):
+    """A document that starts a manifest but is not one: it has ``metadata`` and only one of apiVersion and kind
+    (other YAML, such as Helm values or a Chart.yaml, has no ``metadata``)."""
+    if not isinstance(doc, Mapping) or _is_k8s(doc) or not isinstance(doc.get("metadata"), Mapping):
         return None
     has = [k for k in ("apiVersion", "kind") if isinstance(doc.get(k), str)]
     if len(has) != 1:
