@@ -83,7 +83,8 @@ def test_canaries_in_service_mode_and_break_glass(
     flags = ["--config", str(tmp_path / "writeback.yaml"), "--workdir", str(tmp_path / "bg")]
     for step in (["start", "--argocd-app", f"{namespace}/shop", "--reason", "incident 42", "--ttl", "1h",
                   "--kubeconfig", controlplane.kubeconfig],
-                 ["end", *flags], ["status", "-A", "--kubeconfig", controlplane.kubeconfig]):  # fmt: skip
+                 ["end", "--argocd-app", f"{namespace}/shop", "--kubeconfig", controlplane.kubeconfig, *flags],
+                 ["status", "-A", "--kubeconfig", controlplane.kubeconfig]):  # fmt: skip
         done = subprocess.run([*argv, *step], capture_output=True, text=True, env={**os.environ, **env})
         outputs.append((f"break-glass {step[0]}", done.stdout + done.stderr))
         assert done.returncode == 0, (step, done.stdout, done.stderr)
