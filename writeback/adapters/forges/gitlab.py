@@ -71,10 +71,14 @@ class _Gitlab(gitlab.Gitlab):
 def _errors(what: str) -> Iterator[None]:
     try:
         yield
+    except gitlab.GitlabParsingError as e:  # a 2xx whose body is no JSON: a proxy or an outage page
+        raise ForgeError(f"GitLab sent an answer that is not JSON while trying to {what}") from e
     except gitlab.GitlabError as e:
         if e.response_code == 429:
             raise RateLimited(f"GitLab rate limit while trying to {what}; skipping until the next cycle") from e
         raise ForgeError(f"GitLab refused to {what}: HTTP {e.response_code}: {e.error_message}") from e
+    except requests.exceptions.Timeout as e:
+        raise ForgeError(f"GitLab timed out while trying to {what} (forge.timeout_seconds)") from e
     except requests.RequestException as e:
         raise ForgeError(f"GitLab request failed while trying to {what}: {type(e).__name__}: {e}") from e
 
