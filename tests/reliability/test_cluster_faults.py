@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from controlplane import cp
+from support.gitrepos import git
 
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
@@ -219,4 +220,20 @@ def test_the_apiserver_is_down_when_the_run_starts(cluster_world: World, plane: 
     plane.start_apiserver()
     again = cluster_world.run()
     assert again.outcomes("beta") == ["created"] and again.outcomes("alpha") == ["unchanged"], again
+    cluster_world.assert_converged()
+
+
+def test_an_unknown_kind_is_named_and_the_rest_is_written_back(cluster_world: World) -> None:
+    widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: ns-alpha\nspec: {size: 1}\n"
+    seed = cluster_world.root / "alpha-seed"
+    (seed / "apps" / "widget.yaml").write_text(widget)
+    git("add", "-A", cwd=seed)
+    git("-c", "user.email=alice@example.com", "-c", "user.name=Alice", "commit", "-qm", "widget", cwd=seed)
+    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+    done = cluster_world.run()
+    assert done.code == 2, done.stderr[-2000:]
+    assert sorted(done.outcomes("alpha")) == ["created", "failed"], done.results
+    [bad] = [r for r in done.of("alpha") if r["outcome"] == "failed"]
+    assert bad["reason"] == "bad-input" and "Widget" in bad["detail"] and "not served" in bad["detail"], bad
+    assert done.outcomes("beta") == ["created"]
     cluster_world.assert_converged()
