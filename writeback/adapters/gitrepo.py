@@ -62,6 +62,7 @@ class PushResult:
     status: PushStatus
     sha: str
     foreign: tuple[str, ...] = ()  # "sha author-email" of commits the bot did not make
+    by_another: bool = False  # PUSHED, but by another writer: the same commit was there already (a second replica)
 
 
 class GitRepo:
@@ -279,13 +280,19 @@ class GitRepo:
             if foreign:
                 return PushResult(status=PushStatus.HUMAN_COMMITS, sha=expected, foreign=foreign)
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        try:
-            self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
-        except GitError:
-            # Refused because the branch is no longer what the bot saw (another writer created or moved it)?
-            # Then it is a lost race, not a failure; anything else (unreachable, refused by a hook) is raised.
-            now = self.remote_sha(branch)
-            if now != expected and now != sha:
-                return PushResult(status=PushStatus.LEASE_LOST, sha=now or "")
-            raise
-        return PushResult(status=PushStatus.PUSHED, sha=sha)
+        for attempt in range(3):
+            try:
+                self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
+                return PushResult(status=PushStatus.PUSHED, sha=sha)
+            except GitError:
+                # Refused because the branch is no longer what the bot saw (another writer created or moved it)?
+                # Then it is a lost race, not a failure. Still what the bot saw: another writer may have held the
+                # ref's lock at that moment ("cannot lock ref"), so push again; anything else is raised at last.
+                now = self.remote_sha(branch)
+                if now != expected and now != sha:
+                    return PushResult(status=PushStatus.LEASE_LOST, sha=now or "")
+                if now == sha:  # another writer pushed the very same commit (same patch, base and second)
+                    return PushResult(status=PushStatus.PUSHED, sha=sha, by_another=True)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")

@@ -135,7 +135,8 @@ def _spec(pub: Publisher, p: Publication) -> PullRequestSpec:
 
 
 def _commit_and_push(pub: Publisher, p: Publication, branch: str) -> tuple[PushStatus, str, tuple[str, ...]] | None:
-    """Commit on the current base and push with a lease. None when the patches change nothing."""
+    """Commit on the current base and push with a lease. None when the patches change nothing. LEASE_LOST also
+    when another writer pushed the very same commit first (it opens the PR)."""
     sha = pub.repo.commit(
         base_sha=pub.base_sha,
         branch=branch,
@@ -147,7 +148,8 @@ def _commit_and_push(pub: Publisher, p: Publication, branch: str) -> tuple[PushS
         return None
     expected = pub.repo.remote_sha(branch)
     pushed = pub.repo.push(branch=branch, base=pub.settings.base, expected=expected)
-    return pushed.status, pushed.sha, pushed.foreign
+    status = PushStatus.LEASE_LOST if pushed.by_another else pushed.status
+    return status, pushed.sha, pushed.foreign
 
 
 def _create(pub: Publisher, p: Publication, branch: str) -> EnsureResult:
