@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane` (tests/controlplane) importable
 
 from controlplane import cp, webhook
+from fakes import forge_server
 
 pytest_plugins = ("flux.fixtures",)  # the real Flux controllers: fixtures `flux`, `flux_sync` (docs/flux-tests.md)
 
@@ -69,6 +70,22 @@ def _bin_dir() -> Path:
             _BUILT["error"] = exc
             pytest.fail(str(exc), pytrace=False)
     return Path(_BUILT["bin_dir"])
+
+
+@pytest.fixture(autouse=True)
+def _fake_forges_checked() -> Iterator[None]:
+    """Every fake forge a test started is stopped after it, and fails it on any request or answer that breaks the
+    official API description (``FakeForge.stop`` raises): the check is never opt-in."""
+    yield
+    left = sorted(forge_server.RUNNING, key=id)
+    problems = []
+    for fake in left:
+        try:
+            fake.stop()
+        except forge_server.ForgeViolations as e:
+            problems.append(str(e))
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")

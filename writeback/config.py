@@ -22,10 +22,33 @@ from writeback.errors import ConfigError, YamlError
 from writeback.yamlreading import load_all
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Prefixes of credentials people paste by mistake: GitHub, GitLab, Slack, AWS, OpenAI-style keys, JWTs, PEM keys.
+_TOKEN_PREFIXES = (
+    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gloas-", "gldt-", "glrt-", "glptt-", "glcbt-",
+    "glft-", "glimt-", "glsoat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "AKIA", "ASIA", "sk-", "eyJ", "-----BEGIN",
+)  # fmt: skip
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+/=-]{16,}")
+TOKEN_NOT_NAME = "this looks like a token, not a variable name: give the NAME of the variable that holds it"
+
+
+def looks_like_credential(text: str) -> bool:
+    """A value that is likely a pasted credential: a known token prefix, or a long run of random-looking
+    characters (digits mixed with letters, or mixed case, with no word separator in 16 characters or more)."""
+    t = text.strip()
+    if t.startswith(_TOKEN_PREFIXES):
+        return True
+    for run in _RANDOM_RUN.findall(t):
+        digits = any(c.isdigit() for c in run)
+        lower, upper = any(c.islower() for c in run), any(c.isupper() for c in run)
+        if sum((digits, lower, upper)) >= 2 and len(set(run)) >= 10:
+            return True
+    return False
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # hide_input_in_errors: a traceback (--debug) never shows a value, which may be a pasted secret
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
 
 class SecretRef(_Model):
@@ -43,6 +66,24 @@ class SecretRef(_Model):
                 "never the secret value itself"
             )
         return data
+
+    @field_validator("env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:  # never echo the value: it may be the token itself
+        if v is None:
+            return v
+        if looks_like_credential(v):
+            raise ValueError(TOKEN_NOT_NAME)
+        if not _ENV_NAME.match(v):
+            raise ValueError("not an environment variable name (letters, digits and _, not starting with a digit)")
+        return v
+
+    @field_validator("file")
+    @classmethod
+    def _file_name(cls, v: str | None) -> str | None:
+        if v is not None and "/" not in v and looks_like_credential(v):
+            raise ValueError("this looks like a token, not a file path: give the path of the file that holds it")
+        return v
 
     @model_validator(mode="after")
     def _one(self) -> SecretRef:
@@ -157,6 +198,7 @@ class ForgeSettings(_Model):
     max_retries: int = Field(default=5, ge=0, description="retries of a failed or rate-limited forge request")
     backoff_seconds: float = Field(default=0.5, ge=0, description="backoff factor between retries (0: none)")
     throttle: bool = Field(default=True, description="PyGithub's pause between requests (GitHub's guidance)")
+    timeout_seconds: float = Field(default=15.0, gt=0, description="one forge request's connect and read timeout")
 
 
 class Git(_Model):
@@ -164,6 +206,10 @@ class Git(_Model):
     author_email: str = "writeback@users.noreply.localhost"
     signoff: bool = False
     ssh_key: SecretRef | None = None
+    protected_branches: tuple[str, ...] = Field(
+        default=("main", "master", "release/*", "release-*"),
+        description="glob patterns of branches the bot never pushes to (the base branch never, whatever this says)",
+    )
 
 
 class PullRequest(_Model):

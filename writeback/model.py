@@ -413,6 +413,7 @@ class ResultReason(enum.StrEnum):
     RATE_LIMITED = "rate-limited"  # SKIPPED: the forge asked to wait longer than allowed; the next cycle retries
     PERSON_COMMITTED = "person-committed"  # SKIPPED: a person committed to the bot branch; it is left alone
     PERSISTENT_DRIFT = "persistent-drift"  # SKIPPED: merged, yet the same drift is live again
+    CONCURRENT_WRITER = "concurrent-writer"  # SKIPPED: another writer changed the bot branch while this one pushed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

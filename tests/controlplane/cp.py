@@ -22,7 +22,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,9 @@ class ControlPlane:
     kubeconfig: str
     pids: dict[str, int]
     owns_workdir: bool = False
+    etcd_url: str = ""
+    apiserver_argv: tuple[str, ...] = ()
+    detach: bool = False
     _client: Any = field(default=None, repr=False)
 
     @property
@@ -122,6 +125,29 @@ class ControlPlane:
 
     def alive(self) -> bool:
         return all(processes.running(pid) for pid in self.pids.values())
+
+    def stop_apiserver(self) -> None:
+        """Stop the real kube-apiserver process (its whole group); etcd keeps its data (the fault matrix)."""
+        processes.kill_group(self.pids["kube-apiserver"])
+
+    def start_apiserver(self, *, timeout: float = 120) -> None:
+        """Start the kube-apiserver again, same port, PKI and etcd; return once /readyz answers ok."""
+        log = self.workdir / "kube-apiserver.log"
+        self.pids["kube-apiserver"] = processes.spawn(list(self.apiserver_argv), log=log, detach=self.detach)
+        ctx = _client_ssl(self.workdir / "pki")
+        _wait_ready(server=self.server, ctx=ctx, pid=self.pids["kube-apiserver"], log=log, timeout=timeout)
+
+    def etcd_compact(self) -> int:
+        """Compact etcd at its current revision (every older resourceVersion and continue token expires)."""
+
+        def call(path: str, body: dict[str, Any]) -> dict[str, Any]:
+            req = urllib.request.Request(f"{self.etcd_url}{path}", data=json.dumps(body).encode(), method="POST")
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read())  # type: ignore[no-any-return]
+
+        revision = int(call("/v3/kv/range", {"key": "AA==", "limit": 1})["header"]["revision"])
+        call("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
 
     def stop(self) -> None:
         """Stop the apiserver then etcd (each whole process group) and wait until they are gone."""
@@ -156,11 +182,14 @@ def start(
     timeout: float | None = None,
     detach: bool = False,
     service_account_admission: bool = False,
+    apiserver_flags: Sequence[str] = (),
 ) -> ControlPlane:
     """Build (if needed) and start etcd + kube-apiserver; return once /readyz answers ok.
 
     ``service_account_admission``: run the ServiceAccount admission plugin, as real clusters do (off by default:
     without a controller-manager nobody creates the ``default`` ServiceAccount a Pod then needs).
+    ``apiserver_flags``: more kube-apiserver flags (the fault matrix turns the watch cache off, so that a list
+    page and a watch read etcd and an etcd compaction expires their continue token or resourceVersion).
 
     Without `workdir` a temp dir is used and removed by stop(). Unless `detach`, the processes die with this
     process (stop() at exit, and the kernel's parent-death signal if Python is killed).
@@ -178,14 +207,12 @@ def start(
         pids["etcd"], etcd_url = _start_etcd(bin_dir=bin_dir, workdir=workdir, detach=detach)
         port = processes.free_port()
         server = f"https://127.0.0.1:{port}"
-        pids["kube-apiserver"] = processes.spawn(
-            [
-                str(bin_dir / "kube-apiserver"),
-                *_apiserver_args(pki=pki, port=port, etcd_url=etcd_url, sa_admission=service_account_admission),
-            ],
-            log=workdir / "kube-apiserver.log",
-            detach=detach,
+        argv = (
+            str(bin_dir / "kube-apiserver"),
+            *_apiserver_args(pki=pki, port=port, etcd_url=etcd_url, sa_admission=service_account_admission),
+            *apiserver_flags,
         )
+        pids["kube-apiserver"] = processes.spawn(list(argv), log=workdir / "kube-apiserver.log", detach=detach)
         ctx = _client_ssl(pki)
         _wait_ready(
             server=server, ctx=ctx, pid=pids["kube-apiserver"], log=workdir / "kube-apiserver.log", timeout=timeout
@@ -200,8 +227,9 @@ def start(
             shutil.rmtree(workdir, ignore_errors=True)
         raise
     plane = ControlPlane(
-        workdir=workdir, bin_dir=bin_dir, server=server, kubeconfig=str(kubeconfig), pids=pids, owns_workdir=owns
-    )
+        workdir=workdir, bin_dir=bin_dir, server=server, kubeconfig=str(kubeconfig), pids=pids, owns_workdir=owns,
+        etcd_url=etcd_url, apiserver_argv=argv, detach=detach,
+    )  # fmt: skip
     state = {
         "server": server,
         "kubeconfig": str(kubeconfig),

@@ -3,17 +3,28 @@ request validation against the official schemas, a request log, injected failure
 that holds the branches.
 
 Every request the bot sends is checked: an unknown endpoint, an unknown query parameter, or a body that does not
-validate against the operation's request schema (with unknown fields rejected) is recorded in ``violations``;
-tests assert that list stays empty.
+validate against the operation's request schema (with unknown fields rejected) is recorded in ``violations``.
+Every answer the fake gives is checked too: its status must be one the operation documents, and its body must
+validate against the official response schema (GitHub) or carry the keys of the official example (GitLab, whose
+description has examples only). Injected faults are the test's own choice and are not checked.
+
+The check is not opt-in: ``stop()`` raises ``ForgeViolations`` when anything was recorded, and the autouse
+fixture in tests/conftest.py stops (and so checks) every fake a test started and left running.
+
+Faults for the reliability matrix: ``inject`` answers with a status (and optional headers, a non-JSON ``raw``
+body, a ``delay``); ``hold`` blocks matching requests until released, so a test can SIGKILL the bot while its
+request is in flight.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,11 +38,24 @@ import jsonschema
 FORGE_API = Path(__file__).resolve().parents[2].parent / "shared" / "forge-api"
 
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+RUNNING: set[FakeForge] = set()  # started and not stopped yet: tests/conftest.py stops (and checks) them
 
 
 def load_operations(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((FORGE_API / name).read_text(encoding="utf-8"))
     return data["operations"]  # type: ignore[no-any-return]
+
+
+def json_schema(schema: Any) -> Any:
+    """An OpenAPI 3.0 schema as JSON Schema: ``nullable: true`` means the value may also be null."""
+    if isinstance(schema, list):
+        return [json_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: json_schema(v) if k not in ("example", "examples", "enum", "default") else v for k, v in schema.items()}
+    if out.pop("nullable", False):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
 
 
 class Reply(Exception):
@@ -54,6 +78,10 @@ class Recorded:
     status: int = 0  # the status the fake answered with
 
 
+class ForgeViolations(AssertionError):
+    """The bot sent requests (or the fake gave answers) the official API description rejects."""
+
+
 @dataclass
 class Injection:
     status: int
@@ -62,6 +90,26 @@ class Injection:
     times: int
     method: str | None = None
     path_contains: str | None = None
+    raw: bytes | None = None  # a body sent as is (not JSON)
+    delay: float = 0.0  # seconds to wait before answering (a timeout when longer than the client's)
+
+
+@dataclass
+class Hold:
+    """Matching requests wait in the handler until ``release``; ``arrived`` is set when the first one does."""
+
+    method: str | None
+    path_contains: str
+    arrived: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+    count: int = 0
+
+    def release(self) -> None:
+        self.released.set()
+
+    def wait(self, timeout: float = 60.0) -> None:
+        if not self.arrived.wait(timeout):
+            raise AssertionError(f"no {self.method or ''} request to ...{self.path_contains} arrived in {timeout}s")
 
 
 @dataclass
@@ -84,6 +132,16 @@ def _template_regex(template: str, multi_segment: frozenset[str]) -> re.Pattern[
         else:
             out += re.escape(part)
     return re.compile(f"^{out}$")
+
+
+_VALIDATORS: dict[tuple[str, int], Any] = {}
+
+
+def _validator(key: str, ident: int, schema: dict[str, Any]) -> Any:
+    """One compiled validator per response schema (compiling GitHub's big schemas per answer is slow)."""
+    if (key, ident) not in _VALIDATORS:
+        _VALIDATORS[(key, ident)] = jsonschema.Draft7Validator(json_schema(schema))
+    return _VALIDATORS[(key, ident)]
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +197,7 @@ class FakeForge:
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
         self.injections: list[Injection] = []
+        self.holds: list[Hold] = []
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -174,10 +233,19 @@ class FakeForge:
         times: int = 1,
         method: str | None = None,
         path_contains: str | None = None,
+        raw: bytes | None = None,
+        delay: float = 0.0,
     ) -> None:
         """The next ``times`` matching requests get this answer instead of the real one."""
         with self._lock:
-            self.injections.append(Injection(status, headers or {}, body, times, method, path_contains))
+            self.injections.append(Injection(status, headers or {}, body, times, method, path_contains, raw, delay))
+
+    def hold(self, *, method: str | None, path_contains: str) -> Hold:
+        """Matching requests block (unanswered, unhandled) until the returned hold is released."""
+        hold = Hold(method=method, path_contains=path_contains)
+        with self._lock:
+            self.holds.append(hold)
+        return hold
 
     @property
     def url(self) -> str:
@@ -201,12 +269,22 @@ class FakeForge:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        RUNNING.add(self)
         return self
 
     def stop(self) -> None:
+        """Stop serving; raises ``ForgeViolations`` if any request or answer broke the official description."""
+        RUNNING.discard(self)
+        for hold in self.holds:
+            hold.release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server = None
+        if self.violations:
+            listed = "\n  ".join(self.violations)
+            what = "requests or answers the API description rejects"
+            raise ForgeViolations(f"{type(self).__name__}: {what}:\n  {listed}")
 
     # ------------------------------------------------------------ the request log
 
@@ -242,10 +320,16 @@ class FakeForge:
         rec = Recorded(method, split.path, query, body, {k: v for k, v in h.headers.items()})
         with self._lock:
             self.requests.append(rec)
+        for hold in [x for x in self.holds if x.method in (None, method) and x.path_contains in split.path]:
+            hold.count += 1
+            hold.arrived.set()
+            hold.released.wait()
         inj = self._injected(method, split.path)
         if inj is not None:
             rec.status = inj.status
-            self._send(h, inj.status, inj.body, inj.headers)
+            if inj.delay:
+                time.sleep(inj.delay)
+            self._send(h, inj.status, inj.body, inj.headers, raw=inj.raw)
             return
         for route in self.routes:
             m = route.regex.match(split.path) if route.method == method else None
@@ -258,9 +342,11 @@ class FakeForge:
                     result = route.handler(rec, **params)
                 status, payload = result if isinstance(result, tuple) else (200, result)
                 rec.status = status
+                self._check_answer(route, status, payload)
                 self._send(h, status, payload, {})
             except Reply as r:
                 rec.status = r.status
+                self._check_answer(route, r.status, r.body)
                 self._send(h, r.status, r.body, r.headers)
             except Exception as e:  # a bug in the fake: make it loud
                 self.violations.append(f"fake crashed on {method} {split.path}: {type(e).__name__}: {e}")
@@ -285,17 +371,63 @@ class FakeForge:
         except jsonschema.ValidationError as e:
             self.violations.append(f"{route.key}: invalid request body {rec.body!r}: {e.message}")
 
+    def _check_answer(self, route: Route, status: int, payload: Any) -> None:
+        """The fake's own answer must be one the operation documents, in the documented shape."""
+        if route.operation is None:
+            return
+        responses = route.operation.get("responses") or {}
+        documented = responses.get(str(status))
+        if documented is None:
+            if status not in (401, 404) or str(status) in responses:  # auth and not-found: any operation may answer
+                self.violations.append(f"{route.key}: answered HTTP {status}, which the operation does not document")
+            return
+        content = ((documented.get("content") or {}).get("application/json")) or {}
+        problem = self.answer_problem(route.key, content, payload)
+        if problem:
+            self.violations.append(f"{route.key}: the fake's HTTP {status} answer {problem}")
+
+    def answer_problem(self, key: str, content: dict[str, Any], payload: Any) -> str | None:
+        """Why ``payload`` does not fit the official response ``content`` (None: it fits)."""
+        schema = content.get("schema")
+        if schema is not None and payload is not None:
+            error = jsonschema.exceptions.best_match(_validator(key, id(schema), schema).iter_errors(payload))
+            if error is not None:
+                at = "/".join(map(str, error.absolute_path)) or "(top)"
+                return f"breaks the response schema at {at}: {error.message}"
+            return None
+        examples = content.get("examples") or {}
+        if not examples or payload is None:
+            return None
+        want = next(iter(examples.values()))["value"]
+        if isinstance(want, list) and want and isinstance(want[0], dict):
+            items = payload if isinstance(payload, list) else None
+            if items is None:
+                return "is not a list, as the official example is"
+            missing = sorted({k for item in items for k in want[0] if k not in item})
+        elif isinstance(want, dict):
+            if not isinstance(payload, dict):
+                return "is not an object, as the official example is"
+            missing = sorted(k for k in want if k not in payload)
+        else:
+            return None
+        return f"lacks keys of the official example: {missing}" if missing else None
+
     @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str]) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode()
+    def _send(
+        h: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str], *, raw: bytes | None = None
+    ) -> None:
+        data = raw if raw is not None else (b"" if payload is None else json.dumps(payload).encode())
         h.send_response(status)
-        if payload is not None:
+        if raw is not None:
+            h.send_header("Content-Type", "text/html; charset=utf-8")
+        elif payload is not None:
             h.send_header("Content-Type", "application/json; charset=utf-8")
         h.send_header("Content-Length", str(len(data)))
         for k, v in headers.items():
             h.send_header(k, v)
         h.end_headers()
-        h.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up or was killed
+            h.wfile.write(data)
 
 
 def example(operations: dict[str, Any], key: str, status: str, name: str | None = None) -> Any:

@@ -307,9 +307,9 @@ class GitHubFake(FakeForge):
             if a not in pr["assignees"]:
                 pr["assignees"].append(a)
         issue = self._fill(example(OPS, f"POST {_R}/issues/{{issue_number}}/assignees", "201"))
-        issue.update(
-            number=pr["number"], title=pr["title"], body=pr["body"], state=pr["state"], assignees=list(pr["assignees"])
-        )
+        people = [{**issue["user"], "login": a} for a in pr["assignees"]]
+        issue.update(number=pr["number"], title=pr["title"], body=pr["body"], state=pr["state"], assignees=people,
+                     assignee=people[0] if people else None)  # fmt: skip
         return 201, issue
 
     def _comment_json(self, number: int, c: dict[str, Any]) -> Any:

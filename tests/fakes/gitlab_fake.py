@@ -94,8 +94,11 @@ class GitLabFake(FakeForge):
         base = example(OPS, "GET /users", "200", "regular-user")[0]
         return {**base, "id": uid, "username": name, "name": name.title(), "web_url": f"https://gitlab.example/{name}"}
 
-    def mr_json(self, mr: dict[str, Any]) -> dict[str, Any]:
-        value = example(OPS, f"GET {_MR}", "200")
+    def mr_json(self, mr: dict[str, Any], *, key: str = f"GET {_MR}") -> dict[str, Any]:
+        """The MR in the shape of the official example of operation ``key`` (list, create, get, update differ)."""
+        status = "201" if key.startswith("POST") else "200"
+        shaped = example(OPS, key, status)
+        value = {**example(OPS, f"GET {_MR}", "200"), **(shaped[0] if isinstance(shaped, list) else shaped)}
         iid = mr["iid"]
         draft = mr["title"].startswith(_DRAFT)
         value.update(
@@ -151,7 +154,7 @@ class GitLabFake(FakeForge):
                 continue
             if branch is not None and mr["source_branch"] != branch:
                 continue
-            out.append(self.mr_json(mr))
+            out.append(self.mr_json(mr, key=f"GET {_P}/merge_requests"))
         return out
 
     def create_mr(self, rec: Recorded, id: str) -> Any:
@@ -175,7 +178,7 @@ class GitLabFake(FakeForge):
             "labels": self._labels(body.get("labels", [])), "reviewer_ids": list(body.get("reviewer_ids", [])),
             "assignee_ids": list(body.get("assignee_ids", [])), "merged_at": None, "closed_at": None,
         }  # fmt: skip
-        return 201, self.mr_json(self.mrs[iid])
+        return 201, self.mr_json(self.mrs[iid], key=f"POST {_P}/merge_requests")
 
     def get_mr(self, rec: Recorded, id: str, merge_request_iid: str) -> Any:
         self._project(rec, id)
@@ -200,7 +203,7 @@ class GitLabFake(FakeForge):
             mr.update(state="closed", closed_at="2026-11-30T12:00:00Z")
         elif body.get("state_event") == "reopen" and mr["state"] == "closed":
             mr.update(state="opened", closed_at=None)
-        return self.mr_json(mr)
+        return self.mr_json(mr, key=f"PUT {_MR}")
 
     def mr_commits(self, rec: Recorded, id: str, merge_request_iid: str) -> Any:
         self._project(rec, id)

@@ -97,10 +97,11 @@ def test_the_lease_refuses_a_branch_that_moved(remote: Remote, tmp_path: Path) -
     repo.commit(base_sha=base, branch="writeback/prod/a", patches=[PATCH], message="m")
     first = repo.push(branch="writeback/prod/a", base="main", expected=None).sha
     repo.commit(base_sha=base, branch="writeback/prod/a", patches=[PATCH], message="regenerated")
-    with pytest.raises(GitError, match="push"):  # the branch exists now: the "must not exist" lease fails
-        repo.push(branch="writeback/prod/a", base="main", expected=None)
-    with pytest.raises(GitError, match="push"):  # a stale expectation fails too
-        repo.push(branch="writeback/prod/a", base="main", expected=base)
+    # the branch exists now: the "must not exist" lease fails, and says it lost the race to the branch's holder
+    lost = repo.push(branch="writeback/prod/a", base="main", expected=None)
+    assert lost.status is PushStatus.LEASE_LOST and lost.sha == first
+    stale = repo.push(branch="writeback/prod/a", base="main", expected=base)  # a stale expectation fails too
+    assert stale.status is PushStatus.LEASE_LOST and stale.sha == first
     assert remote.sha("writeback/prod/a") == first
     second = repo.push(branch="writeback/prod/a", base="main", expected=first)
     assert second.status is PushStatus.PUSHED and remote.sha("writeback/prod/a") == second.sha != first

@@ -218,3 +218,34 @@ def test_pr_commits_report_git_authors(env: Env) -> None:
     commits = env.forge.pr_commits(number=first.pr)
     assert [email for _, email in commits] == [BOT.email, "alice@example.com"]
     assert commits[-1][0] == human
+
+
+def test_an_interrupted_set_up_is_finished_by_the_next_cycle(env: Env) -> None:
+    """The process died after opening the PR, before its labels, reviewers and assignees (tests/reliability)."""
+    [first] = env.cycle(change_set(replicas=3))
+    pr = _pr(env, first.pr)
+    pr["labels"] = []
+    pr["reviewers" if env.kind == "github" else "reviewer_ids"] = []
+    pr["assignees" if env.kind == "github" else "assignee_ids"] = []
+    [again] = env.cycle(change_set(replicas=3))
+    assert again.outcome is Outcome.UNCHANGED and "finished its interrupted set-up" in again.detail
+    pr = _pr(env, first.pr)
+    assert pr["labels"] == ["writeback"]
+    assert _people(env, pr, "reviewers") == ["alice"] and _people(env, pr, "assignees") == ["bob"]
+    mark = env.fake.mark()
+    [third] = env.cycle(change_set(replicas=3))  # complete now: reads only
+    assert third.outcome is Outcome.UNCHANGED and "interrupted" not in third.detail
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+
+
+def test_the_base_changing_the_prs_files_regenerates_it_on_the_new_base(env: Env) -> None:
+    env.cycle(change_set(replicas=3))
+    moved = "# owned by the shop team\n" + WEB_V1
+    new_main = env.remote.person_commit("main", "apps/web.yaml", moved)
+    [again] = env.cycle(change_set(replicas=3, before=moved))
+    assert again.outcome is Outcome.UPDATED and "moved base" in again.detail
+    assert git("--git-dir", str(env.remote.bare), "rev-parse", f"refs/heads/{BRANCH}~1") == new_main
+    assert "# owned by the shop team" in env.remote.show(BRANCH, "apps/web.yaml")
+    env.remote.person_commit("main", "README.md", "unrelated\n")  # a change elsewhere: no churn
+    [third] = env.cycle(change_set(replicas=3, before=moved))
+    assert third.outcome is Outcome.UNCHANGED

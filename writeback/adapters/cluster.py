@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,21 @@ log = logging.getLogger(__name__)
 DRY_RUN_MANAGER = "writeback-dryrun"
 DEFAULT_PAGE_SIZE = 500
 _TIMEOUT = (10.0, 120.0)
+_THROTTLED = (429, 503)  # the API server's "slow down" (priority and fairness) and "not now": retried
+_RETRIES = 4  # attempts after the first, for a throttled read or dry-run
+_MAX_WAIT = 10.0  # seconds: a longer Retry-After is capped (the next cycle retries anyway)
+_LIST_RESTARTS = 3  # a list whose continue token expired (410) starts again from the first page
+
+
+class ContinueExpired(ClusterError):
+    """410 Gone on a page of a list: the continue token (its snapshot) is older than etcd's compaction."""
+
+
+def _retry_after(headers: Any) -> float:
+    try:
+        return max(0.0, min(_MAX_WAIT, float(headers.get("Retry-After") or 1)))
+    except (TypeError, ValueError):
+        return 1.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,12 +113,48 @@ class KubeCluster:
         content_type: str | None = None,
         allow_404: bool = False,
     ) -> dict[str, Any] | None:
-        from kubernetes.client.exceptions import ApiException, OpenApiException
-        from urllib3.exceptions import HTTPError
 
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
+        safe = method == "GET" or ("dryRun", "All") in (query or [])  # a real write is never sent twice here
+        for attempt in range(_RETRIES + 1 if safe else 1):
+            status, data, reason, wait = self._send(method=method, path=path, what=what, query=query, body=body,
+                                                    headers=headers)  # fmt: skip
+            if status not in _THROTTLED or attempt == _RETRIES or not safe:
+                break
+            log.info("%s: HTTP %d, retrying in %.1fs (%d of %d)", what, status, wait, attempt + 1, _RETRIES)
+            time.sleep(wait)
+        if status == 404 and allow_404:
+            return None
+        if status == 410 and query and any(k == "continue" for k, _ in query):
+            raise ContinueExpired(f"{what}: {method} {path}: HTTP 410: {body_message(data) or 'expired'}")
+        if not 200 <= status <= 299:
+            msg = body_message(data) or reason
+            again = f" (after {_RETRIES} retries)" if status in _THROTTLED and safe else ""
+            raise for_status(status, f"{what}: {method} {path}: HTTP {status}{again}: {msg}")
+        try:
+            parsed = json.loads(data)
+        except ValueError as e:
+            raise ClusterError(f"{what}: {method} {path}: the API server returned invalid JSON: {e}") from e
+        if not isinstance(parsed, dict):
+            raise ClusterError(f"{what}: {method} {path}: expected a JSON object")
+        return parsed
+
+    def _send(
+        self,
+        *,
+        method: str,
+        path: str,
+        what: str,
+        query: list[tuple[str, str]] | None,
+        body: str | list[Any] | Mapping[str, Any] | None,
+        headers: dict[str, str],
+    ) -> tuple[int, bytes, str, float]:
+        """One request: (status, body, reason, the Retry-After wait); transport errors raised as ours."""
+        from kubernetes.client.exceptions import ApiException, OpenApiException
+        from urllib3.exceptions import HTTPError
+
         try:
             request = self._api.param_serialize(
                 method=method,
@@ -121,18 +173,7 @@ class KubeCluster:
             raise ClusterUnreachable(f"{what}: cannot reach the API server {host} ({transport_reason(e)})") from e
         except OpenApiException as e:
             raise ClusterError(f"{what}: {method} {path}: {e}") from e
-        if response.status == 404 and allow_404:
-            return None
-        if not 200 <= response.status <= 299:
-            msg = body_message(data) or str(response.reason)
-            raise for_status(response.status, f"{what}: {method} {path}: HTTP {response.status}: {msg}")
-        try:
-            parsed = json.loads(data)
-        except ValueError as e:
-            raise ClusterError(f"{what}: {method} {path}: the API server returned invalid JSON: {e}") from e
-        if not isinstance(parsed, dict):
-            raise ClusterError(f"{what}: {method} {path}: expected a JSON object")
-        return parsed
+        return response.status, data, str(response.reason), _retry_after(response.headers)
 
     def request(
         self, *, method: str, path: str, what: str, body: list[Any] | Mapping[str, Any] | None = None,
@@ -197,6 +238,18 @@ class KubeCluster:
         return out
 
     def _paginate(
+        self, *, res: Resource, namespace: str | None, label_selector: str | None, page_size: int
+    ) -> list[dict[str, Any]]:
+        for attempt in range(_LIST_RESTARTS + 1):
+            try:
+                return self._pages(res=res, namespace=namespace, label_selector=label_selector, page_size=page_size)
+            except ContinueExpired as e:
+                if attempt == _LIST_RESTARTS:
+                    raise
+                log.info("%s; listing again from the first page", e)
+        raise AssertionError("unreachable")
+
+    def _pages(
         self, *, res: Resource, namespace: str | None, label_selector: str | None, page_size: int
     ) -> list[dict[str, Any]]:
         path = res.collection_path(namespace=namespace)

@@ -124,6 +124,18 @@ def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
     )
 
 
+def _half_manifest(doc: Any, *, document: int) -> str | None:
+    """A document that starts a manifest but is not one: it has ``metadata`` and only one of apiVersion and kind
+    (other YAML, such as Helm values or a Chart.yaml, has no ``metadata``)."""
+    if not isinstance(doc, Mapping) or _is_k8s(doc) or not isinstance(doc.get("metadata"), Mapping):
+        return None
+    has = [k for k in ("apiVersion", "kind") if isinstance(doc.get(k), str)]
+    if len(has) != 1:
+        return None
+    missing = "kind" if has == ["apiVersion"] else "apiVersion"
+    return f"document {document + 1}: a manifest without {missing} (it has {has[0]})"
+
+
 def _name_problem(body: Any, *, document: int, item: int | None) -> str | None:
     if not _is_k8s(body):
         return None if item is None else "a List item without apiVersion and kind"
@@ -287,6 +299,9 @@ def read_manifests(
         docs, unread = read_documents(p, file=file)
         problems.extend(unread)
         for d, doc in enumerate(docs):
+            half = _half_manifest(doc, document=d)
+            if half is not None:  # apiVersion without kind, or kind without apiVersion: a broken manifest
+                problems.append(Problem(file=file, message=half))
             if not _is_k8s(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
             read.extend(

@@ -2,15 +2,18 @@
 
 Credentials never reach ``.git/config`` or a log line: an HTTPS token is handed to git by a ``GIT_ASKPASS``
 script that reads it from the child's environment; an SSH key goes through ``GIT_SSH_COMMAND``.
-Guards: never push to the base branch; never overwrite commits the bot did not author.
+Guards: never push to the base branch nor to a protected pattern; never overwrite commits the bot did not author.
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import fnmatch
+import logging
 import os
 import shlex
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -24,6 +27,8 @@ import git
 
 from writeback.errors import GitError, ToolMissing
 from writeback.model import FilePatch
+
+log = logging.getLogger(__name__)
 
 _ASKPASS = """#!/bin/sh
 case "$1" in
@@ -49,6 +54,7 @@ class Identity:
 class PushStatus(enum.StrEnum):
     PUSHED = "pushed"
     HUMAN_COMMITS = "human-commits"
+    LEASE_LOST = "lease-lost"  # the branch changed on the remote between the bot's look and its push: nothing pushed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,13 +62,17 @@ class PushResult:
     status: PushStatus
     sha: str
     foreign: tuple[str, ...] = ()  # "sha author-email" of commits the bot did not make
+    by_another: bool = False  # PUSHED, but by another writer: the same commit was there already (a second replica)
 
 
 class GitRepo:
     """One working clone of a target's repository, reused across cycles."""
 
-    def __init__(self, *, url: str, workdir: Path, auth: GitAuth = GitAuth(), bot: Identity) -> None:
+    def __init__(
+        self, *, url: str, workdir: Path, auth: GitAuth = GitAuth(), bot: Identity, protected: Sequence[str] = ()
+    ) -> None:
         self.url = url
+        self.protected = tuple(protected)  # glob patterns of branches never pushed to
         self.workdir = workdir
         self.bot = bot
         self._auth = auth
@@ -112,7 +122,31 @@ class GitRepo:
     # ------------------------------------------------------------ reading
 
     def sync(self, *, base: str) -> str:
-        """Clone or fetch; check out the base branch's latest commit (detached). Returns its sha."""
+        """Clone or fetch; check out the base branch's latest commit (detached). Returns its sha.
+
+        The clone is a cache: when an existing one cannot be brought up to date (a git killed mid-operation left
+        its lock file or a cut index, a full disk cut an object), it is removed and cloned afresh once."""
+        if (self.workdir / ".git").is_dir():
+            try:
+                return self._sync(base=base)
+            except GitError as e:
+                if not self._remote_reachable():
+                    raise
+                log.warning("%s: the clone is unusable (%s); cloning afresh", self.workdir, e)
+                self._repo = None
+                shutil.rmtree(self.workdir, ignore_errors=True)
+        return self._sync(base=base)
+
+    def _remote_reachable(self) -> bool:
+        try:
+            with self._env() as env:
+                argv = ["git", "-c", "credential.helper=", "ls-remote", "--heads", "--", self.url]
+                git.Git().execute(argv, env={**os.environ, **env})
+        except (git.GitCommandError, git.GitCommandNotFound):
+            return False
+        return True
+
+    def _sync(self, *, base: str) -> str:
         try:
             if (self.workdir / ".git").is_dir():
                 self._repo = git.Repo(self.workdir)
@@ -176,6 +210,19 @@ class GitRepo:
         p = self._safe_path(path)
         return p.read_text(encoding="utf-8") if p.is_file() else None
 
+    def base_moved_under(self, *, head: str, base_sha: str, paths: Sequence[str]) -> bool:
+        """True when the base changed any of ``paths`` since the bot branch ``head`` was made from it (so the PR
+        would conflict or revert those changes). False when ``head`` is unknown here: nothing to say then."""
+        if not head or not paths:
+            return False
+        try:
+            fork = self._git("merge-base", head, base_sha)
+        except GitError:
+            return False
+        if fork == base_sha:
+            return False
+        return bool(self._git("diff", "--name-only", fork, base_sha, "--", *paths).strip())
+
     def diff(self, old: str, new: str) -> str:
         return self._git("diff", "--stat", old, new)
 
@@ -228,13 +275,32 @@ class GitRepo:
 
         Refuses the base branch, and a remote branch holding commits the bot did not author.
         """
-        if branch.removeprefix("refs/heads/") == base.removeprefix("refs/heads/") or not branch:
+        name = branch.removeprefix("refs/heads/")
+        if name == base.removeprefix("refs/heads/") or not name:
             raise GitError(f"refusing to push to the base branch {base!r}")
+        hit = next((p for p in self.protected if fnmatch.fnmatchcase(name, p)), None)
+        if hit is not None:
+            why = f"it matches the protected pattern {hit!r} (git.protected_branches)"
+            raise GitError(f"refusing to push to {name!r}: {why}")
         sha = self._git("rev-parse", "HEAD")
         if expected is not None:
             foreign = self.foreign_commits(branch=branch, base=base)
             if foreign:
                 return PushResult(status=PushStatus.HUMAN_COMMITS, sha=expected, foreign=foreign)
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
-        return PushResult(status=PushStatus.PUSHED, sha=sha)
+        for attempt in range(3):
+            try:
+                self._git("push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:refs/heads/{branch}")
+                return PushResult(status=PushStatus.PUSHED, sha=sha)
+            except GitError:
+                # Refused because the branch is no longer what the bot saw (another writer created or moved it)?
+                # Then it is a lost race, not a failure. Still what the bot saw: another writer may have held the
+                # ref's lock at that moment ("cannot lock ref"), so push again; anything else is raised at last.
+                now = self.remote_sha(branch)
+                if now != expected and now != sha:
+                    return PushResult(status=PushStatus.LEASE_LOST, sha=now or "")
+                if now == sha:  # another writer pushed the very same commit (same patch, base and second)
+                    return PushResult(status=PushStatus.PUSHED, sha=sha, by_another=True)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,7 +35,12 @@ def _refuse_secrets(capture: Capture) -> None:
 
 
 class DirectoryStore:
-    """One JSON file per capture under ``<state_dir>/hotfixes/``, written atomically, mode 0600."""
+    """One JSON file per capture under ``<state_dir>/hotfixes/``, written atomically, mode 0600.
+
+    A save writes a temporary file, syncs it to disk and renames it over the capture: a process killed in the
+    middle leaves the old capture whole (or none) and a ``.tmp-`` file, which ``load`` removes once it is stale."""
+
+    STALE_TMP_SECONDS = 300.0  # older than any save in progress
 
     def __init__(self, *, state_dir: str | Path) -> None:
         self.root = Path(state_dir) / "hotfixes"
@@ -46,15 +52,36 @@ class DirectoryStore:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(capture.to_json())
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, self.root / capture.key)
+            self._sync_directory()
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
 
+    def _sync_directory(self) -> None:
+        with contextlib.suppress(OSError):  # not every filesystem syncs a directory
+            fd = os.open(self.root, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _remove_stale_tmp(self) -> None:
+        """The temporary files of saves a killed process never finished."""
+        now = time.time()
+        for tmp in self.root.glob(".tmp-*"):
+            with contextlib.suppress(OSError):
+                if now - tmp.stat().st_mtime > self.STALE_TMP_SECONDS:
+                    tmp.unlink()
+                    log.info("removed %s, left by a save that did not finish", tmp)
+
     def load(self, *, target: str) -> list[Capture]:
         if not self.root.is_dir():
             return []
+        self._remove_stale_tmp()
         out = []
         for path in sorted(self.root.glob("*.json")):
             try:

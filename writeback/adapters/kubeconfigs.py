@@ -73,6 +73,14 @@ def check_kubeconfig(path: str, *, origin: str) -> None:
                 f"{origin} {file}: not a kubeconfig (it is {got}; a kubeconfig is a YAML mapping with clusters, "
                 "contexts and users, as `kubectl config view` prints)"
             )
+def _transport_retries() -> Any:
+    """urllib3 retries connection errors only. Its default also retries 429/503 and sleeps on Retry-After
+    without any cap (an hour, if the server says so), then reports "max retries" as if the server were
+    unreachable: throttling is retried by ``KubeCluster`` instead, bounded, and reported as what it is."""
+    from urllib3.util.retry import Retry
+
+    return Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False,
+                 raise_on_status=False)  # fmt: skip
 
 
 def new_api_client(*, access: ClusterAccess) -> Any:
@@ -84,13 +92,15 @@ def new_api_client(*, access: ClusterAccess) -> Any:
     if path is not None:
         check_kubeconfig(path, origin="--kubeconfig" if access.kubeconfig else "kubeconfig")
     try:
+        cfg = client.Configuration()
         if path is None:
-            cfg = client.Configuration()
             config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-            return client.ApiClient(configuration=cfg)
-        return config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=path, context=access.context, persist_config=False
-        )
+        else:
+            config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=access.context, client_configuration=cfg, persist_config=False
+            )
+        cfg.retries = _transport_retries()
+        return client.ApiClient(configuration=cfg)
     except ConfigException as e:
         where = path or "in-cluster config"
         ctx = f" (context {access.context})" if access.context else ""

@@ -15,11 +15,18 @@ from typing import Any
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import context_name
 from writeback.adapters.kubeconfigs import ClusterAccess
-from writeback.config import Config, Target, load_config
+from writeback.config import TOKEN_NOT_NAME, Config, Target, load_config, looks_like_credential
 from writeback.errors import ConfigError, InputError
+from writeback.pipeline.pull_requests import check_config_templates
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 
 STDIN = "-"  # ``--live -``: the dump comes on standard input
+
+def load_checked_config(path: str) -> Config:
+    """The configuration file, validated, with every target's PR templates compiled and rendered once."""
+    cfg = load_config(path)
+    check_config_templates(cfg, source=path)
+    return cfg
 
 
 def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> None:
@@ -38,6 +45,11 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
         "--kubeconfig", metavar="PATH", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )
     live.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
+    live.add_argument(
+        "--allow-empty-live",
+        action="store_true",
+        help="--live: a dump with nothing to compare is expected (else an input error: all of Git would be deleted)",
+    )
     git = parser.add_argument_group("Git side")
     if repo:
         git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
@@ -66,7 +78,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
     parser.add_argument(
-        "--exit-code", action="store_true", help="exit 1 when there is writeback or flag drift (as git diff)"
+        "--exit-code", action="store_true", help="exit 1 on drift: writeback, flag, unattributed, new or deleted"
     )
 
 
@@ -114,7 +126,7 @@ def inputs_from_args(args: Any) -> Inputs:
     target: Target | None = None
     cfg: Config | None = None
     if args.config:
-        cfg = load_config(args.config)
+        cfg = load_checked_config(args.config)
         target = _pick_target(cfg, args.target, source=args.config)
     elif args.target:
         raise InputError("--target needs --config")
@@ -150,7 +162,8 @@ def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     if live == STDIN:
         return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input")
     if live:
-        return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}")
+        return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}",
+                     empty_live_ok=bool(getattr(args, "allow_empty_live", False)))  # fmt: skip
     entry = None
     if not (kubeconfig or context) and cfg is not None and target is not None and target.cluster:
         entry = next(c for c in cfg.clusters if c.name == target.cluster)
@@ -225,7 +238,7 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
         if flags:
             names = ", ".join("--" + f.replace("_", "-") for f in flags)
             raise InputError(f"{names}: give either --config or the repo and forge flags, not both")
-        cfg = load_config(args.config)
+        cfg = load_checked_config(args.config)
         targets = (_pick_target(cfg, args.target, source=args.config),) if args.target else cfg.targets
         return cfg, targets
     if args.target:
@@ -235,6 +248,8 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     from writeback.config import parse_config
 
     forge: dict[str, Any] = {"kind": args.forge, "url": args.forge_url, "project": args.forge_project}
+    if args.token_env and looks_like_credential(args.token_env):  # never echoed: it is likely the token itself
+        raise InputError(f"--token-env: {TOKEN_NOT_NAME}")
     if args.token_env:
         forge["token"] = {"env": args.token_env}
     target: dict[str, Any] = {"name": flag_target_name(args), "repo_url": args.repo_url, "forge": forge}

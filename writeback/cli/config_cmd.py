@@ -6,9 +6,10 @@ import argparse
 import json
 from typing import Any
 
+from writeback.cli.common import load_checked_config
 from writeback.cli.exits import Tally
 from writeback.cli.output import Printer
-from writeback.config import Config, InvalidConfig, load_config
+from writeback.config import Config, InvalidConfig
 from writeback.errors import ConfigError
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -55,7 +56,7 @@ def summary(config: Config) -> list[str]:
 
 def _check(file: str) -> tuple[Config | None, tuple[str, ...]]:
     try:
-        return load_config(file), ()
+        return load_checked_config(file), ()
     except InvalidConfig as e:
         return None, e.problems
     except ConfigError as e:  # unreadable, not YAML, not a mapping: one error for the file

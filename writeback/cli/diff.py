@@ -22,7 +22,7 @@ from writeback.paths import format_path
 from writeback.pipeline.drift import Detection, detect
 from writeback.service.progress import stage_progress
 
-ACTIONABLE = ("writeback", "flag", "unattributed")  # what --exit-code counts as drift
+ACTIONABLE = ("writeback", "flag", "unattributed", "new", "deleted")  # what --exit-code counts as drift
 _ORDER = ("flag", "writeback", "unattributed", "new", "deleted", "pending", "ignore")
 _GROUPED = "ignore"  # the decision whose items are grouped by reason unless -v
 

@@ -56,6 +56,7 @@ _REASON_FLAGS = {
     ResultReason.RATE_LIMITED: "rate_limited",
     ResultReason.PERSON_COMMITTED: "human",
     ResultReason.PERSISTENT_DRIFT: "persistent_drift",
+    ResultReason.CONCURRENT_WRITER: "concurrent",
 }
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+import jinja2.meta
+import jinja2.sandbox
 
 from writeback.errors import ConfigError
 from writeback.model import (
@@ -28,9 +30,11 @@ from writeback.model import (
     FieldPath,
     Index,
     Key,
+    ObjectRef,
     Op,
     Review,
     Select,
+    Unresolved,
 )
 from writeback.paths import format_path
 from writeback.prmarkers import format_marker
@@ -166,7 +170,9 @@ def _who(row: Mapping[str, Any]) -> str:
 
 
 def environment(templates: Mapping[str, str]) -> jinja2.Environment:
-    env = jinja2.Environment(
+    """A sandboxed environment: a configured template reaches no attribute or method outside the sandbox's rules
+    (``__class__``, ``mro``, ...), whoever wrote it."""
+    env = jinja2.sandbox.SandboxedEnvironment(
         loader=jinja2.DictLoader(dict(templates)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -256,6 +262,43 @@ def cut_body(body: str, *, limit: int) -> str:
     head = body[: max(0, limit - len(note))]
     cut_at = head.rfind("\n")
     return (head[:cut_at] if cut_at > 0 else head) + note
+
+
+def _sample() -> RenderInput:
+    """A change set with a row of every kind, to render templates once before any real PR."""
+    ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="ns", name="sample")
+    drift = Drift(resource=ref, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=3, git=2,
+                  manager="kubectl-edit", operation="Update", time="2026-01-01T00:00:00Z", reason="x")  # fmt: skip
+    new = Drift(resource=ref, path=(), op=Op.ADD, decision=Decision.NEW, reason="new")
+    gone = Drift(resource=ref, path=(), op=Op.REMOVE, decision=Decision.DELETED, reason="deleted")
+    ignored = Drift(resource=ref, path=(Key("status"),), op=Op.CHANGE, decision=Decision.IGNORE, reason="ignored")
+    cs = ChangeSet(id="sample", target="sample", review=Review.SECURITY, fingerprint="0" * 16,
+                   drifts=(drift, new, gone), ignored=(ignored,),
+                   unresolved=(Unresolved(resource=ref, path=None, reason="unresolved"),))  # fmt: skip
+    hotfix = CapturedHotfix(resource=ref, manager="kubectl-edit", time="t", reverted_at="t", reverted_by="argocd")
+    return RenderInput(change_set=cs, cluster="c", base="main", incident="INC-1", verification="ok",
+                       security_labels=("security-review",), hotfixes=(hotfix,))  # fmt: skip
+
+
+def check_templates(templates: Mapping[str, str], *, where: str) -> None:
+    """Fail now, not at PR time: a syntax error, a variable no template is given, or a render that fails on a
+    sample change set raises ConfigError naming ``where`` and the template."""
+    env = environment(templates)
+    known = set(context(_sample()))
+    for name in sorted(templates):
+        try:
+            ast = env.parse(templates[name], name=name)
+        except jinja2.TemplateSyntaxError as e:
+            raise ConfigError(f"{where}: {name}:{e.lineno}: template syntax error: {e.message}") from e
+        unknown = sorted(jinja2.meta.find_undeclared_variables(ast) - known - set(env.globals))
+        if unknown:
+            raise ConfigError(
+                f"{where}: {name}: undefined variable(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
+    try:
+        render(templates=templates, data=_sample())
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from e
 
 
 def render(*, templates: Mapping[str, str], data: RenderInput) -> Rendered:

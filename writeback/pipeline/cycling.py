@@ -113,7 +113,8 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
     stage = options.on_stage or (lambda _: None)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
     with git_auth(target, forge, edges.environ) as auth:
-        repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot)
+        repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot,
+                       protected=target.git.protected_branches)  # fmt: skip
         stage("clone")
         base_sha = repo.sync(base=target.base)
         outcome = plan_target(

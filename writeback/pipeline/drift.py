@@ -85,7 +85,10 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     if cluster is None:
         step("read the live dump")
         loaded = read_live(path=live_path, text=live_text)
-        dump, problems = loaded.objects, list(loaded.problems)
+        if loaded.problems:  # a dump that cannot be read is no snapshot: stop before any report
+            listed = "\n  ".join(str(p) for p in loaded.problems)
+            raise InputError(f"--live {live_path or '-'}: the dump cannot be used:\n  {listed}")
+        dump = loaded.objects
         get: controller_state.Getter = controller_state.live_getter(dump)
     else:
         c = cluster
@@ -100,6 +103,8 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
     problems.extend(git.problems)
     desired = git.desired
+    # a resource Git declares twice is left out on both sides: its live object is no "new" resource
+    ambiguous = {p.resource.identity for p in git.problems if p.resource is not None}
     if cluster is None:  # dumped objects without a namespace get the one Git's get (CRDs in Git scope theirs)
         fallback = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace).fallback
         scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
@@ -129,11 +134,13 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     dry_run: dict[Identity, DryRun] | None = None
     prepared: dict[Identity, PreparedObject] | None = None
     if cluster is None:
-        live = snapshots.filter_dump(objects=dump, scopes=scopes)
+        live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
+        if not live and desired and not edges.empty_live_ok:
+            raise InputError(_empty_dump(live_path, dumped=len(dump), declared=len(desired)))
     else:
         step("snapshot")
         snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
-        live = snap.objects
+        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous)
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         desired = tuple(d for d in desired if d.ref.identity not in unusable)
@@ -162,6 +169,15 @@ def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         problems=tuple(problems),
         revision_source=git.source,
         source=source,
+    )
+
+
+def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
+    """An empty snapshot would report every Git object as deleted: that is a wrong input, not drift."""
+    held = "holds no object" if not dumped else f"holds {dumped} object(s), none of the kinds and namespaces compared"
+    return (
+        f"--live {path}: the dump {held}, while Git declares {declared} resource(s): every one would read as "
+        "deleted. Dump the right namespaces, or pass --allow-empty-live if an empty cluster is expected"
     )
 
 

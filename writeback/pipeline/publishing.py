@@ -146,7 +146,8 @@ def _spec(pub: Publisher, p: Publication) -> PullRequestSpec:
 
 
 def _commit_and_push(pub: Publisher, p: Publication, branch: str) -> tuple[PushStatus, str, tuple[str, ...]] | None:
-    """Commit on the current base and push with a lease. None when the patches change nothing."""
+    """Commit on the current base and push with a lease. None when the patches change nothing. LEASE_LOST also
+    when another writer pushed the very same commit first (it opens the PR)."""
     sha = pub.repo.commit(
         base_sha=pub.base_sha,
         branch=branch,
@@ -158,7 +159,8 @@ def _commit_and_push(pub: Publisher, p: Publication, branch: str) -> tuple[PushS
         return None
     expected = pub.repo.remote_sha(branch)
     pushed = pub.repo.push(branch=branch, base=pub.settings.base, expected=expected)
-    return pushed.status, pushed.sha, pushed.foreign
+    status = PushStatus.LEASE_LOST if pushed.by_another else pushed.status
+    return status, pushed.sha, pushed.foreign
 
 
 def _create(pub: Publisher, p: Publication, branch: str) -> EnsureResult:
@@ -171,8 +173,20 @@ def _create(pub: Publisher, p: Publication, branch: str) -> EnsureResult:
     status, sha, foreign = pushed
     if status is PushStatus.HUMAN_COMMITS:
         return _result(pub, cs.id, Outcome.SKIPPED, None, f"{branch} holds commits the bot did not make: {foreign[0]}")
+    if status is PushStatus.LEASE_LOST:
+        return _lost_race(pub, cs.id, branch)
     pr = pub.forge.create_pr(spec=_spec(pub, p))
     return _result(pub, cs.id, Outcome.CREATED, pr, f"opened on {branch}", head=sha)
+
+
+def _lost_race(pub: Publisher, cs_id: str, branch: str) -> EnsureResult:
+    """The branch changed between the bot's look and its push (a second replica, a person): nothing was pushed.
+    The PR the other writer opened is reported if it is there already; the next cycle looks again."""
+    log.warning("target %s: %s changed on the remote while pushing; leaving it to the other writer",
+                pub.settings.target, branch)  # fmt: skip
+    pr = pub.forge.find_open_pr(branch=branch)
+    detail = f"{branch} changed on the remote while pushing (another writer); not pushed, the next cycle looks again"
+    return _result(pub, cs_id, Outcome.SKIPPED, pr, detail, reason=ResultReason.CONCURRENT_WRITER)
 
 
 def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: Sequence[str]) -> EnsureResult:
@@ -194,7 +208,7 @@ def _human_commits(pub: Publisher, cs_id: str, pr: PRInfo, head: str, foreign: S
     )
 
 
-def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
+def _update(pub: Publisher, p: Publication, pr: PRInfo, *, base_moved: bool = False) -> EnsureResult:
     cs = p.change_set
     if pub.settings.dry_run:
         return _result(pub, cs.id, Outcome.UPDATED, pr, "would regenerate the branch and update the pull request")
@@ -204,6 +218,8 @@ def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
     status, sha, foreign = pushed
     if status is PushStatus.HUMAN_COMMITS:
         return _human_commits(pub, cs.id, pr, sha, foreign)
+    if status is PushStatus.LEASE_LOST:
+        return _lost_race(pub, cs.id, pr.head_branch)
     pub.forge.update_pr(number=pr.number, title=p.rendered.title, body=p.rendered.body)
     try:
         stat = pub.repo.diff(pr.head_sha, sha) if pr.head_sha else ""
@@ -214,10 +230,16 @@ def _update(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
         f"The live drift changed, so writeback regenerated this branch on top of `{pub.settings.base}` "
         f"(fingerprint `{pr.fingerprint or '?'}` -> `{cs.fingerprint}`)."
     )
+    if base_moved:
+        text = (
+            f"`{pub.settings.base}` changed the files of this branch since it was made, so writeback regenerated "
+            f"it on top of `{pub.settings.base}` (same drift, fingerprint `{cs.fingerprint}`)."
+        )
     text += f"\n\n```\n{stat}\n```" if stat else ""
     text += f"\n\nFields now written back:\n{fields}" if fields else ""
     pub.forge.comment(number=pr.number, text=text)
-    return _result(pub, cs.id, Outcome.UPDATED, pr, "regenerated for a changed drift", head=sha)
+    why = "regenerated on the moved base branch" if base_moved else "regenerated for a changed drift"
+    return _result(pub, cs.id, Outcome.UPDATED, pr, why, head=sha)
 
 
 def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
@@ -257,6 +279,27 @@ def close_pr(pub: Publisher, pr: PRInfo, *, reason: str) -> EnsureResult:
     return _result(pub, cs_id, Outcome.CLOSED, pr, reason)
 
 
+def _finish_setup(pub: Publisher, p: Publication, pr: PRInfo) -> str:
+    """A PR whose creation was cut short (the process died between opening it and labelling it) gets the rest.
+
+    Creation adds labels, then reviewers, then assignees: a configured label or assignee missing means it was
+    interrupted, so the missing ones are added (a reviewer already requested is not asked again). A person who
+    removes a label from a complete PR is left alone only when the assignees are all there."""
+    spec = _spec(pub, p)
+    labels = [x for x in spec.labels if x not in pr.labels]
+    assignees = [x for x in spec.assignees if x not in pr.assignees]
+    if not labels and not assignees:
+        return ""
+    if pub.settings.dry_run:
+        return "; would finish its interrupted set-up"
+    log.warning("target %s: #%d lacks its labels or assignees (its creation was interrupted); adding them",
+                pub.settings.target, pr.number)  # fmt: skip
+    pub.forge.add_labels(number=pr.number, labels=labels)
+    pub.forge.request_reviewers(number=pr.number, reviewers=[x for x in spec.reviewers if x not in pr.reviewers])
+    pub.forge.assign(number=pr.number, assignees=assignees)
+    return "; finished its interrupted set-up (labels, reviewers, assignees)"
+
+
 def ensure_change_set(*, publisher: Publisher, publication: Publication) -> EnsureResult:
     """Bring the forge in line with one change set (see the module docstring for the transitions)."""
     pub, cs = publisher, publication.change_set
@@ -267,8 +310,14 @@ def ensure_change_set(*, publisher: Publisher, publication: Publication) -> Ensu
             return close_pr(pub, open_pr, reason="the drift is gone (Git or the cluster was changed to match).")
         return _result(pub, cs.id, Outcome.UNCHANGED, None, "nothing to write back")
     if open_pr is not None:
+        paths = [f.path for f in cs.files]
+        if open_pr.fingerprint == cs.fingerprint and pub.repo.base_moved_under(
+            head=open_pr.head_sha, base_sha=pub.base_sha, paths=paths
+        ):  # the base changed the PR's files since: rebase (regenerate on the base) so it stays mergeable
+            return _update(pub, publication, open_pr, base_moved=True)
         if open_pr.fingerprint == cs.fingerprint:
-            return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request")
+            finished = _finish_setup(pub, publication, open_pr)
+            return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request" + finished)
         return _update(pub, publication, open_pr)
     earlier = [p for p in pub.forge.find_prs(branch=branch) if p.fingerprint == cs.fingerprint]
     if earlier and earlier[0].state is PRState.MERGED:

@@ -15,14 +15,28 @@ from dataclasses import dataclass
 from writeback import config
 from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, GITLAB_BODY_LIMIT
 from writeback.adapters.templating import load_templates
-from writeback.core.rendering import Rendered, RenderInput, render
+from writeback.config import Config
+from writeback.core.rendering import Rendered, RenderInput, check_templates, render
+from writeback.errors import ConfigError
 from writeback.model import CapturedHotfix, ChangeSet, PullRequestSpec
 from writeback.pipeline.publishing import PublishSettings
 from writeback.pipeline.targets import TargetSpec
 
-__all__ = ["BODY_LIMITS", "PullRequestText", "preview", "publish_settings"]
+__all__ = ["BODY_LIMITS", "PullRequestText", "check_config_templates", "preview", "publish_settings"]
 
 BODY_LIMITS = {"github": GITHUB_BODY_LIMIT, "gitlab": GITLAB_BODY_LIMIT}  # longest PR body each accepts
+
+
+def check_config_templates(cfg: Config, *, source: str) -> None:
+    """Every target's templates (packaged, or its ``templates_dir``) compile and render a sample change set, so
+    that a broken template fails when the configuration loads, not when the first PR is due."""
+    for i, target in enumerate(cfg.targets):
+        where = f"{source}: targets[{i}].pull_request.templates_dir"
+        try:
+            texts = load_templates(override_dir=target.pull_request.templates_dir)
+        except ConfigError as e:
+            raise ConfigError(f"{source}: targets[{i}].{e}") from e
+        check_templates(texts, where=where)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -95,6 +95,7 @@ class Edges:
     cluster: Cluster | None = None  # None: offline, from ``live_path`` or ``live_text``
     live_path: Path | None = None  # offline: a file or directory of ``kubectl get -o yaml`` dumps
     live_text: str | None = None  # offline: the dump itself (``--live -``: read from standard input)
+    empty_live_ok: bool = False  # offline: a dump with nothing to compare is expected (else an input error)
     cluster_name: str = ""  # how the PR body names the cluster
     kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
     forge: Forge | None = None  # None: run opens the target's forge from its config

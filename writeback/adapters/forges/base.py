@@ -34,6 +34,9 @@ class PRInfo:
     fingerprint: str | None = None  # from the body marker
     changeset_id: str | None = None
     merge_sha: str | None = None  # the commit that brought it into the base branch (merged PRs only)
+    labels: tuple[str, ...] = ()
+    reviewers: tuple[str, ...] = ()  # requested reviewers (GitHub drops one from the list once they reviewed)
+    assignees: tuple[str, ...] = ()
 
 
 def pr_info(
@@ -47,6 +50,9 @@ def pr_info(
     head_sha: str,
     draft: bool,
     merge_sha: str | None = None,
+    labels: Sequence[str] = (),
+    reviewers: Sequence[str] = (),
+    assignees: Sequence[str] = (),
 ) -> PRInfo:
     marker = parse_marker(body)
     return PRInfo(
@@ -61,6 +67,9 @@ def pr_info(
         fingerprint=marker.fingerprint if marker else None,
         changeset_id=marker.changeset_id if marker else None,
         merge_sha=merge_sha if state is PRState.MERGED and merge_sha else None,
+        labels=tuple(labels),
+        reviewers=tuple(reviewers),
+        assignees=tuple(assignees),
     )
 
 
@@ -72,6 +81,7 @@ class RetryPolicy:
     max_wait_seconds: float = 60.0
     backoff_factor: float = 0.5  # 0 in tests: no built-in delays
     throttle: bool = True  # PyGithub's pause between requests; off in tests
+    timeout_seconds: float = 15.0  # one request's connect and read timeout (a timed-out request is retried)
 
 
 class Forge(Protocol):

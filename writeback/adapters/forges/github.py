@@ -90,8 +90,19 @@ def _errors(what: str) -> Iterator[None]:
     except GithubException as e:
         message = e.data.get("message") if isinstance(e.data, dict) else e.data
         raise ForgeError(f"GitHub refused to {what}: HTTP {e.status}: {message}") from e
+    except requests.exceptions.RetryError as e:  # the retries ran out: say on what, without the whole URL
+        cause = e.args[0] if e.args else None
+        reason = getattr(cause, "reason", None) or cause or e
+        raise ForgeError(f"GitHub failed while trying to {what}: {reason}, after the configured retries") from e
+    except requests.exceptions.Timeout as e:
+        raise ForgeError(f"GitHub timed out while trying to {what} (forge.timeout_seconds), after retries") from e
     except requests.RequestException as e:
         raise ForgeError(f"GitHub request failed while trying to {what}: {type(e).__name__}: {e}") from e
+    except (TypeError, AttributeError, KeyError, ValueError) as e:  # PyGithub read an answer that is no API object
+        raise ForgeError(
+            f"GitHub sent an answer that is not JSON of the documented shape while trying to {what} "
+            f"({type(e).__name__}); a proxy or an outage page in front of the API?"
+        ) from e
 
 
 def _info(pr: PullRequest) -> PRInfo:
@@ -108,6 +119,9 @@ def _info(pr: PullRequest) -> PRInfo:
         head_sha=pr.head.sha,
         draft=bool(pr.draft),
         merge_sha=pr.merge_commit_sha,
+        labels=[label.name for label in pr.labels],
+        reviewers=[u.login for u in pr.requested_reviewers],
+        assignees=[u.login for u in pr.assignees],
     )
 
 
@@ -267,5 +281,6 @@ def github_forge(
         auth = app.get_installation_auth(installation_id)
     else:
         raise ForgeError("GitHub needs a token, or app_id with private_key (GitHub App)")
-    client = Github(auth=auth, base_url=url, retry=retry, **pause)  # type: ignore[arg-type]
+    timeout = max(1, round(policy.timeout_seconds))  # PyGithub takes whole seconds
+    client = Github(auth=auth, base_url=url, retry=retry, timeout=timeout, **pause)  # type: ignore[arg-type]
     return GitHubForge(client=client, project=project, auth=auth)

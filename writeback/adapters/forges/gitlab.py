@@ -70,10 +70,14 @@ class _Gitlab(gitlab.Gitlab):
 def _errors(what: str) -> Iterator[None]:
     try:
         yield
+    except gitlab.GitlabParsingError as e:  # a 2xx whose body is no JSON: a proxy or an outage page
+        raise ForgeError(f"GitLab sent an answer that is not JSON while trying to {what}") from e
     except gitlab.GitlabError as e:
         if e.response_code == 429:
             raise RateLimited(f"GitLab rate limit while trying to {what}; skipping until the next cycle") from e
         raise ForgeError(f"GitLab refused to {what}: HTTP {e.response_code}: {e.error_message}") from e
+    except requests.exceptions.Timeout as e:
+        raise ForgeError(f"GitLab timed out while trying to {what} (forge.timeout_seconds)") from e
     except requests.RequestException as e:
         raise ForgeError(f"GitLab request failed while trying to {what}: {type(e).__name__}: {e}") from e
 
@@ -99,6 +103,9 @@ def _info(mr: ProjectMergeRequest) -> PRInfo:
         draft=bool(getattr(mr, "draft", False)) or prefixed,
         # a fast-forward merge makes no merge commit: the MR's head is then what reached the target branch
         merge_sha=getattr(mr, "merge_commit_sha", None) or getattr(mr, "squash_commit_sha", None) or mr.sha,
+        labels=list(getattr(mr, "labels", None) or ()),
+        reviewers=[u["username"] for u in getattr(mr, "reviewers", None) or () if isinstance(u, dict)],
+        assignees=[u["username"] for u in getattr(mr, "assignees", None) or () if isinstance(u, dict)],
     )
 
 
@@ -242,6 +249,6 @@ def gitlab_forge(*, project: str, url: str | None = None, token: str, policy: Re
         retry_transient_errors=True,
         max_retries=policy.max_retries,
         session=_CappedSession(max_wait=policy.max_wait_seconds),
-        timeout=30,
+        timeout=policy.timeout_seconds,
     )
     return GitLabForge(client=client, project=project, token=token)

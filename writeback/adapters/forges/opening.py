@@ -64,6 +64,7 @@ def open_forge(
         max_wait_seconds=forge.max_wait_seconds,
         backoff_factor=forge.backoff_seconds,
         throttle=forge.throttle,
+        timeout_seconds=forge.timeout_seconds,
     )
     project = forge.project or derive_project(repo_url)
     if not project:
