@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # `tests.controlplane`
 
-from controlplane import cp  # noqa: E402
 from measuring import interleaved, print_table  # noqa: E402
 
+from tests.controlplane import cp  # noqa: E402
 from writeback.adapters.cluster import KubeCluster  # noqa: E402
 from writeback.pipeline.drift import detect  # noqa: E402
 from writeback.pipeline.targets import Edges, TargetSpec  # noqa: E402

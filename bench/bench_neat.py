@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent))  # `tests.controlplane`
 sys.path.insert(0, str(HERE))
 
 from measuring import ProcessRun, run_process, spread  # noqa: E402
@@ -39,7 +39,7 @@ def build_neat() -> Path:
 
 
 def dump_world(objects: int, *, workdir: Path, out: Path) -> None:
-    from controlplane import cp
+    from tests.controlplane import cp
 
     plane = cp.start(workdir=workdir / "cp")
     try:

@@ -32,7 +32,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # `tests.controlplane`
 sys.path.insert(0, str(HERE))
 
 from measuring import ProcessRun, run_process, spread  # noqa: E402
@@ -243,7 +243,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--no-warmup", action="store_true", help="skip the unmeasured first run of each command")
     args = ap.parse_args()
-    from controlplane import cp
+    from tests.controlplane import cp
 
     results = []
     for n in args.objects:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,12 +14,11 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `controlplane` (tests/controlplane) importable
+from tests.controlplane import cp, webhook
+from tests.fakes import forge_server
+from tests.support.gitrepos import GitRemote
 
-from controlplane import cp, webhook
-from fakes import forge_server
-
-pytest_plugins = ("flux.fixtures",)  # the real Flux controllers: fixtures `flux`, `flux_sync` (docs/flux-tests.md)
+pytest_plugins = ("tests.flux.fixtures",)  # the real Flux controllers: `flux`, `flux_sync` (docs/flux-tests.md)
 
 SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[2] / "shared" / "crds"))
 _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}
@@ -200,37 +197,7 @@ def sidecar_webhook(controlplane: cp.ControlPlane, k8s: Any) -> Iterator[Sidecar
             server.stop()
 
 
-@dataclass(frozen=True, kw_only=True)
-class GitRemote:
-    """A bare repository (the remote) and a working clone on branch main, with a user configured."""
-
-    bare: Path
-    work: Path
-
-    def git(self, *args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=self.work, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-        return done.stdout
-
-    def commit_all(self, message: str) -> str:
-        self.git("add", "-A")
-        self.git("commit", "-q", "-m", message)
-        return self.git("rev-parse", "HEAD").strip()
-
-    def push(self) -> None:
-        self.git("push", "-q", "-u", "origin", "HEAD:refs/heads/main")
-
-
 @pytest.fixture
 def git_remote(tmp_path: Path) -> GitRemote:
     """A bare repo + working clone (real git CLI), user configured, initial branch main."""
-    bare, work = tmp_path / "remote.git", tmp_path / "work"
-    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
-    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True, capture_output=True)
-    remote = GitRemote(bare=bare, work=work)
-    remote.git("symbolic-ref", "HEAD", "refs/heads/main")
-    remote.git("config", "user.name", "Writeback Test")
-    remote.git("config", "user.email", "writeback-test@example.com")
-    remote.git("config", "commit.gpgsign", "false")
-    return remote
+    return GitRemote.create(bare=tmp_path / "remote.git", work=tmp_path / "work")

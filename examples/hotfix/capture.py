@@ -24,9 +24,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # `tests.controlplane`
 
-from controlplane import cp, webhook  # noqa: E402
+from tests.controlplane import cp, webhook  # noqa: E402
 
 NAMESPACE = "shop"
 EDITOR = """#!/usr/bin/env python3

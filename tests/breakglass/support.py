@@ -7,10 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from support.gitrepos import git, seed_bare
-
-import writeback.cli
+from tests.support.cli import run_cli
+from tests.support.gitrepos import git, seed_bare
 from writeback.core.breakglass import ANNOTATION
 
 TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
@@ -47,12 +45,6 @@ def make_bare(tmp_path: Path) -> tuple[Path, Path]:
     bare, seed = tmp_path / "gitops.git", tmp_path / "seed"
     seed_bare(bare, seed, {"apps/web.yaml": MANIFEST})
     return bare, seed
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = writeback.cli.main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def apply(controlplane: Any, doc: dict[str, Any]) -> None:
@@ -144,7 +136,7 @@ def synced_to(controlplane: Any, namespace: str, app: str, revision: str) -> Non
 
 
 def start_incident(
-    controlplane: Any, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, ttl: str = "2h"
+    controlplane: Any, namespace: str, tmp_path: Path, *, ttl: str = "2h"
 ) -> Path:
     """Git synced by the controller (its revision in the Application's status), break-glass started, then a
     person's hotfix at 3 AM; the bare remote."""
@@ -152,8 +144,8 @@ def start_incident(
     gitops_sync(controlplane, namespace, seed)
     argocd_app(controlplane, namespace, "web")
     synced_to(controlplane, namespace, "web", git("rev-parse", "HEAD", cwd=seed))
-    code, _, err = run(
-        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web",
+    code, _, err = run_cli(
+        "break-glass", "start", "--argocd-app", f"{namespace}/web",
         "--reason", "checkout errors: FEATURE_X off", "--ttl", ttl, "--incident", "https://status.example.com/inc/77",
         "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from breakglass.support import AUTOMATED, argocd_app, get, record
+from tests.breakglass.support import AUTOMATED, argocd_app, get, record
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.core import breakglass as bg

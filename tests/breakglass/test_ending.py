@@ -7,24 +7,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.forge_server import FakeForge
-from fakes.github_fake import GitHubFake
-from fakes.gitlab_fake import GitLabFake
-from support.gitrepos import git
-from support.services import free_port
 
-from breakglass.support import (
+from tests.breakglass.support import (
     AUTOMATED,
     PROJECT,
     TOKEN,
     TOKEN_ENV,
     get,
     record,
-    run,
     start_incident,
     target,
     write_config,
 )
+from tests.fakes.forge_server import FakeForge
+from tests.fakes.github_fake import GitHubFake
+from tests.fakes.gitlab_fake import GitLabFake
+from tests.support.cli import run_cli
+from tests.support.gitrepos import git
+from tests.support.services import free_port
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
@@ -45,7 +45,7 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     monkeypatch: pytest.MonkeyPatch, forge: str,
 ) -> None:  # fmt: skip
     """``--resume-after opened``: auto-sync resumes as soon as the PR exists (the pre-merged-first behaviour)."""
-    bare = start_incident(controlplane, namespace, tmp_path, capsys)
+    bare = start_incident(controlplane, namespace, tmp_path)
     fake_cls, project, token = FORGES[forge]
     monkeypatch.setenv(TOKEN_ENV, token)
     fake = fake_cls(bare=bare).start()
@@ -56,11 +56,11 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     )  # fmt: skip
     try:
         # --dry-run: the cycle runs without a push or an API write, and auto-sync is not restored
-        code, out, err = run(capsys, "break-glass", "end", "--dry-run", *flags)
+        code, out, err = run_cli("break-glass", "end", "--dry-run", *flags)
         assert code == 0, out + err
         assert "would push" in out and "dry run: auto-sync would be restored" in out
         assert _requests(fake) == {} and record(get(controlplane, APPS, namespace, "web")) is not None
-        code, out, err = run(capsys, "break-glass", "end", *flags)
+        code, out, err = run_cli("break-glass", "end", *flags)
         assert code == 0, out + err
         assert " created " in out and "backport ensured, auto-sync restored" in out
         [pr] = _requests(fake).values()
@@ -81,7 +81,7 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     app = get(controlplane, APPS, namespace, "web")
     assert app["spec"]["syncPolicy"]["automated"] == AUTOMATED  # restored exactly
     assert record(app) is None
-    code, _, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport",
+    code, _, err = run_cli("break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport",
                        "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
     assert code == 2 and "not in break-glass" in err
 
@@ -90,13 +90,13 @@ def test_end_with_the_forge_down_keeps_auto_sync_suspended_and_exits_3(
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    bare = start_incident(controlplane, namespace, tmp_path, capsys)
+    bare = start_incident(controlplane, namespace, tmp_path)
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     cfg = write_config(tmp_path / "writeback.yaml",
                        target("shop", bare=bare, namespace=namespace, app="web", forge_url=down))  # fmt: skip
     before = record(get(controlplane, APPS, namespace, "web"))
-    code, out, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--config", str(cfg),
+    code, out, err = run_cli("break-glass", "end", "--argocd-app", f"{namespace}/web", "--config", str(cfg),
                          "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
     assert code == 3, out + err
     assert "FAILED" in out and "auto-sync stays suspended" in out

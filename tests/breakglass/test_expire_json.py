@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from breakglass.support import argocd_app, run
+from tests.breakglass.support import argocd_app
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.controlplane
 
@@ -16,7 +17,7 @@ def test_expire_json_with_nothing_expired(
     controlplane: Any, crds: list[str], namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argocd_app(controlplane, namespace, "web")
-    code, out, err = run(capsys, "break-glass", "expire", "--argocd-app", f"{namespace}/web", "--no-backport",
+    code, out, err = run_cli("break-glass", "expire", "--argocd-app", f"{namespace}/web", "--no-backport",
                          "--kubeconfig", controlplane.kubeconfig, "--output", "json")  # fmt: skip
     assert code == 0, err
     assert json.loads(out) == []

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_fake import GitHubFake
 
-from breakglass.support import (
+from tests.breakglass.support import (
     AUTOMATED,
     TOKEN,
     TOKEN_ENV,
@@ -19,10 +18,11 @@ from breakglass.support import (
     gitops_sync,
     make_bare,
     record,
-    run,
     target,
     write_config,
 )
+from tests.fakes.github_fake import GitHubFake
+from tests.support.cli import run_cli
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.pipeline import breakglass as flow
@@ -40,7 +40,7 @@ def test_expire_ends_only_the_records_past_their_ttl(
     gitops_sync(controlplane, namespace, seed)
     for name, ttl in (("due", "1s"), ("orphan", "1s"), ("later", "2h")):
         argocd_app(controlplane, namespace, name)
-        code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{name}", "--reason",
+        code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/{name}", "--reason",
                            f"incident on {name}", "--ttl", ttl, *kc)  # fmt: skip
         assert code == 0, err
     later = record(get(controlplane, APPS, namespace, "later"))
@@ -56,7 +56,7 @@ def test_expire_ends_only_the_records_past_their_ttl(
     try:
         cfg = write_config(tmp_path / "writeback.yaml",
                            target("shop", bare=bare, namespace=namespace, app="due", forge_url=fake.url))  # fmt: skip
-        code, out, err = run(capsys, "break-glass", "expire", "--config", str(cfg), "--controller-namespace",
+        code, out, err = run_cli("break-glass", "expire", "--config", str(cfg), "--controller-namespace",
                              namespace, "--resume-after", "opened", *kc)  # fmt: skip
         assert fake.violations == []
     finally:

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.services import free_port
 
-from breakglass.support import account_kubeconfig, argocd_app, get, record, run, wait_allowed
+from tests.breakglass.support import account_kubeconfig, argocd_app, get, record, wait_allowed
+from tests.support.cli import run_cli
+from tests.support.services import free_port
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.core import gitopskinds as kinds
@@ -32,7 +33,7 @@ def test_a_denied_patch_is_refused_before_any_write_and_who_is_the_authenticated
     before = get(controlplane, APPS, namespace, "web")
     reader = account_kubeconfig(controlplane, namespace, tmp_path / "reader", name="reader", rules=[READ])
     wait_allowed(controlplane, reader, "get", APPS, "-n", namespace)
-    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
+    code, out, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
                          "--ttl", "1h", "--kubeconfig", reader)  # fmt: skip
     assert code == 2, out + err
     assert f"not allowed to patch applications.argoproj.io 'web' in namespace {namespace}" in err
@@ -50,7 +51,7 @@ def test_a_denied_patch_is_refused_before_any_write_and_who_is_the_authenticated
     # the on-call's own account: the record names the ServiceAccount the API server authenticated
     oncall = account_kubeconfig(controlplane, namespace, tmp_path / "oncall", name="oncall", rules=[PATCH, EVENTS])
     wait_allowed(controlplane, oncall, "patch", APPS, "-n", namespace)
-    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
+    code, out, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
                          "--ttl", "1h", "--kubeconfig", oncall)  # fmt: skip
     assert code == 0, out + err
     rec = record(get(controlplane, APPS, namespace, "web"))
@@ -94,7 +95,7 @@ def _dead_kubeconfig(path: Path) -> str:
 def test_an_unreachable_cluster_is_an_error_never_no_break_glass(
     command: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "break-glass", *command, "--kubeconfig", _dead_kubeconfig(tmp_path / "kc"))
+    code, out, err = run_cli("break-glass", *command, "--kubeconfig", _dead_kubeconfig(tmp_path / "kc"))
     assert code == 3, out + err
     assert out == ""  # no "no break-glass", no "[]"
     [line] = err.strip().splitlines()
@@ -106,10 +107,10 @@ def test_a_break_glass_longer_than_the_configured_maximum_is_refused(
 ) -> None:
     cfg = tmp_path / "writeback.yaml"
     cfg.write_text(json.dumps({"targets": [{"name": "t", "repo_url": "x"}], "break_glass": {"max_ttl": "2h"}}))
-    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", "argocd/web", "--reason", "r", "--ttl", "3h",
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", "argocd/web", "--reason", "r", "--ttl", "3h",
                        "--config", str(cfg))  # fmt: skip
     assert code == 2 and "--ttl '3h': at most 2h (break_glass.max_ttl" in err
     cfg.write_text(json.dumps({"targets": [{"name": "t", "repo_url": "x"}], "break_glass": {"max_ttl": "45d"}}))
-    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", "argocd/web", "--reason", "r", "--ttl", "3h",
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", "argocd/web", "--reason", "r", "--ttl", "3h",
                        "--config", str(cfg))  # fmt: skip
     assert code == 2 and "break_glass.max_ttl: '45d': at most 30d" in err

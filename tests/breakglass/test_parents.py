@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from breakglass.support import AUTOMATED, apply, argocd_app, flux_kustomization, get, record, run
+from tests.breakglass.support import AUTOMATED, apply, argocd_app, flux_kustomization, get, record
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
@@ -57,13 +58,13 @@ def test_an_app_of_apps_is_refused_included_or_ignored(
     _track(controlplane, namespace, "web", "root")
     start = ("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r", "--ttl", "1h", *kc)
     before = _rvs(controlplane, namespace, (APPS, "web"), (APPS, "root"))
-    code, out, err = run(capsys, *start)
+    code, out, err = run_cli(*start)
     assert code == 2, out + err
     assert (f"Application {namespace}/web is applied by Argo CD Application {namespace}/root, whose next sync "
             "would put auto-sync back") in err and "--include-parents" in err  # fmt: skip
     assert _rvs(controlplane, namespace, (APPS, "web"), (APPS, "root")) == before
 
-    code, out, err = run(capsys, *start, "--include-parents")
+    code, out, err = run_cli(*start, "--include-parents")
     assert code == 0, out + err
     assert f"also suspended the parent Argo CD Application {namespace}/root" in out
     web, root = get(controlplane, APPS, namespace, "web"), get(controlplane, APPS, namespace, "root")
@@ -72,19 +73,19 @@ def test_an_app_of_apps_is_refused_included_or_ignored(
     assert web_rec is not None and root_rec is not None
     assert [p["name"] for p in web_rec["parents"]] == ["root"] and root_rec["heldFor"]["name"] == "web"
     assert root_rec["start"] == web_rec["start"] and root_rec["previous"] == {"present": True, "value": AUTOMATED}
-    code, out, _ = run(capsys, "break-glass", "status", "--controller-namespace", namespace, *kc[:2])
+    code, out, _ = run_cli("break-glass", "status", "--controller-namespace", namespace, *kc[:2])
     assert f"parent of Argo CD Application {namespace}/web" in out
     assert f"with parents Argo CD Application {namespace}/root" in out
-    code, out, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/root", "--no-backport", *kc)
+    code, out, err = run_cli("break-glass", "end", "--argocd-app", f"{namespace}/root", "--no-backport", *kc)
     assert code == 2 and f"suspended as the parent of Argo CD Application {namespace}/web" in err
 
-    code, out, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
+    code, out, err = run_cli("break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
     assert code == 0, out + err
     for name in ("web", "root"):  # the chain restored exactly, the records gone
         app = get(controlplane, APPS, namespace, name)
         assert app["spec"]["syncPolicy"]["automated"] == AUTOMATED and record(app) is None
 
-    code, out, err = run(capsys, *start, "--ignore-parent")
+    code, out, err = run_cli(*start, "--ignore-parent")
     assert code == 0, out + err
     assert f"--ignore-parent: Application {namespace}/web is applied by Argo CD Application {namespace}/root" in err
     assert "automated" in get(controlplane, APPS, namespace, "root")["spec"]["syncPolicy"]  # left alone
@@ -97,17 +98,17 @@ def test_a_parent_whose_child_lost_its_record_resumes_once_past_its_ttl(
     argocd_app(controlplane, namespace, "root")
     argocd_app(controlplane, namespace, "web")
     _track(controlplane, namespace, "web", "root")
-    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
+    code, out, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
                          "--ttl", "4s", "--include-parents", *kc)  # fmt: skip
     assert code == 0, out + err
     expire = ("break-glass", "expire", "--controller-namespace", namespace, "--no-backport", *kc)
-    code, out, err = run(capsys, *expire)  # within its TTL, and its child still holds it: left alone
+    code, out, err = run_cli(*expire)  # within its TTL, and its child still holds it: left alone
     assert code == 0 and "automated" not in get(controlplane, APPS, namespace, "root")["spec"]["syncPolicy"]
     controlplane.kubectl("annotate", "-n", namespace, "application/web", "writeback.io/break-glass-")  # by hand
     expires = record(get(controlplane, APPS, namespace, "root"))["expires"]  # type: ignore[index]
     time.sleep(max(0.0, (datetime.fromisoformat(expires.replace("Z", "+00:00")) - datetime.now(UTC)).total_seconds()))
     time.sleep(0.2)
-    code, out, err = run(capsys, *expire)
+    code, out, err = run_cli(*expire)
     assert code == 0, out + err
     assert f"argocd  {namespace}/root  its child's break-glass is gone: auto-sync restored" in out
     root = get(controlplane, APPS, namespace, "root")
@@ -128,15 +129,15 @@ def test_an_applicationset_parent_gets_an_ignore_entry_that_end_removes(
                                                "name": "teams", "uid": uid}]}}  # fmt: skip
     controlplane.kubectl("patch", "application", "web", "-n", namespace, "--type=merge", "-p", json.dumps(owner))
     start = ("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r", "--ttl", "1h", *kc)
-    code, _, err = run(capsys, *start)
+    code, _, err = run_cli(*start)
     assert code == 2 and f"applied by Argo CD ApplicationSet {namespace}/teams" in err
 
-    code, out, err = run(capsys, *start, "--include-parents")
+    code, out, err = run_cli(*start, "--include-parents")
     assert code == 0, out + err
     appset = get(controlplane, APPSETS, namespace, "teams")
     assert appset["spec"]["ignoreApplicationDifferences"] == [{"name": "web", "jsonPointers": ["/spec/syncPolicy"]}]
     assert appset["spec"]["template"] == template  # the rest untouched
-    code, out, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
+    code, out, err = run_cli("break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
     assert code == 0, out + err
     appset = get(controlplane, APPSETS, namespace, "teams")
     assert "ignoreApplicationDifferences" not in appset["spec"] and record(appset) is None
@@ -158,16 +159,16 @@ def test_a_chain_of_flux_kustomizations_is_suspended_from_the_root_and_restored(
     _flux_child(controlplane, namespace, "infra", "flux-system")
     _flux_child(controlplane, namespace, "apps", "infra")
     start = ("break-glass", "start", "--flux-kustomization", f"{namespace}/apps", "--reason", "r", "--ttl", "1h", *kc)
-    code, _, err = run(capsys, *start)
+    code, _, err = run_cli(*start)
     assert code == 2
     assert f"applied by Flux Kustomization {namespace}/infra" in err
     assert f"(and 1 more up the chain: Flux Kustomization {namespace}/flux-system)" in err
 
-    code, out, err = run(capsys, *start, "--include-parents")
+    code, out, err = run_cli(*start, "--include-parents")
     assert code == 0, out + err
     for name in ("apps", "infra", "flux-system"):
         assert get(controlplane, KS, namespace, name)["spec"]["suspend"] is True
-    code, out, err = run(capsys, "break-glass", "end", "--flux-kustomization", f"{namespace}/apps", "--no-backport",
+    code, out, err = run_cli("break-glass", "end", "--flux-kustomization", f"{namespace}/apps", "--no-backport",
                          *kc)  # fmt: skip
     assert code == 0, out + err
     specs = {n: get(controlplane, KS, namespace, n)["spec"] for n in ("apps", "infra", "flux-system")}

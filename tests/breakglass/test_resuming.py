@@ -11,11 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_fake import GitHubFake
-from fakes.gitlab_fake import GitLabFake
-from support.gitrepos import commit, git
 
-from breakglass.support import (
+from tests.breakglass.support import (
     AUTOMATED,
     PROJECT,
     TOKEN,
@@ -28,10 +25,13 @@ from breakglass.support import (
     gitops_sync,
     make_bare,
     record,
-    run,
     start_incident,
     synced_to,
 )
+from tests.fakes.github_fake import GitHubFake
+from tests.fakes.gitlab_fake import GitLabFake
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, git
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
@@ -56,14 +56,14 @@ def test_auto_sync_resumes_only_once_the_pr_is_merged_and_the_controller_has_the
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch, forge: str,
 ) -> None:  # fmt: skip
-    bare = start_incident(controlplane, namespace, tmp_path, capsys, ttl="3s")
+    bare = start_incident(controlplane, namespace, tmp_path, ttl="3s")
     synced = get(controlplane, APPS, namespace, "web")["status"]["sync"]["revision"]
     fake_cls, project, token = FORGES[forge]
     monkeypatch.setenv(TOKEN_ENV, token)
     fake = fake_cls(bare=bare).start()
     flags = _flags(namespace, bare, forge, fake.url, project, controlplane.kubeconfig)
     try:
-        code, out, err = run(capsys, "break-glass", "end", *flags)
+        code, out, err = run_cli("break-glass", "end", *flags)
         assert code == 0, out + err
         assert " created " in out and "backport ensured; auto-sync stays suspended, waiting for PR #1 to merge" in out
         assert _suspended(controlplane, namespace)  # the controller would apply the old Git and wipe the hotfix
@@ -74,11 +74,11 @@ def test_auto_sync_resumes_only_once_the_pr_is_merged_and_the_controller_has_the
         # past its TTL, the PR not merged: still suspended, status says so, one Warning Event however often it runs
         expires = datetime.fromisoformat(rec["expires"].replace("Z", "+00:00"))
         time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds() + 0.2))
-        code, out, _ = run(capsys, "break-glass", "status", "--argocd-app", f"{namespace}/web",
+        code, out, _ = run_cli("break-glass", "status", "--argocd-app", f"{namespace}/web",
                            "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
         assert code == 0 and "(expired)  expired and waiting for PR #1 to merge" in out
         for _ in range(2):
-            code, out, err = run(capsys, "break-glass", "expire", *flags)
+            code, out, err = run_cli("break-glass", "expire", *flags)
             assert code == 0, out + err
             assert "expired" in out and "auto-sync stays suspended, waiting for PR #1 to merge" in out
         assert _suspended(controlplane, namespace)
@@ -89,7 +89,7 @@ def test_auto_sync_resumes_only_once_the_pr_is_merged_and_the_controller_has_the
         # merged, but the controller still has the old commit: still suspended
         fake.merge(1)
         merged = git("--git-dir", str(bare), "rev-parse", "main")
-        code, out, err = run(capsys, "break-glass", "expire", *flags)
+        code, out, err = run_cli("break-glass", "expire", *flags)
         assert code == 0, out + err
         assert f"PR #1 merged as {merged[:12]}; waiting for Argo CD Application {namespace}/web " in out
         assert f"({synced[:12]}) to contain it" in out and _suspended(controlplane, namespace)
@@ -100,7 +100,7 @@ def test_auto_sync_resumes_only_once_the_pr_is_merged_and_the_controller_has_the
         later = commit(seed, "docs", files={"README.md": "later\n"})
         git("push", "-q", "origin", "HEAD:main", cwd=seed)
         synced_to(controlplane, namespace, "web", later)
-        code, out, err = run(capsys, "break-glass", "expire", *flags)
+        code, out, err = run_cli("break-glass", "expire", *flags)
         assert code == 0, out + err
         assert "contains it: auto-sync restored" in out
         assert fake.violations == []
@@ -115,12 +115,12 @@ def test_force_resumes_at_once_and_names_the_risk(
     controlplane: Any, crds: list[str], namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    bare = start_incident(controlplane, namespace, tmp_path, capsys)
+    bare = start_incident(controlplane, namespace, tmp_path)
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     fake = GitHubFake(bare=bare).start()
     try:
         flags = _flags(namespace, bare, "github", fake.url, PROJECT, controlplane.kubeconfig)
-        code, out, err = run(capsys, "break-glass", "end", "--force", *flags)
+        code, out, err = run_cli("break-glass", "end", "--force", *flags)
         assert code == 0, out + err
         assert " created " in out and "backport ensured, auto-sync restored" in out
         assert "--force: auto-sync resumed before PR #1 is merged" in err and "reverts the live fix" in err
@@ -145,7 +145,7 @@ def test_flux_resumes_once_its_gitrepository_artifact_has_the_merge_commit(
     flux_kustomization(controlplane, namespace, "apps")
     flux_applied(controlplane, namespace, "apps", base)
     kc = ("--kubeconfig", controlplane.kubeconfig)
-    code, _, err = run(capsys, "break-glass", "start", "--flux-kustomization", f"{namespace}/apps", "--reason", "r",
+    code, _, err = run_cli("break-glass", "start", "--flux-kustomization", f"{namespace}/apps", "--reason", "r",
                        "--ttl", "1h", "--actor", "oncall-bob", *kc)  # fmt: skip
     assert code == 0, err
     controlplane.kubectl("set", "env", "-n", namespace, "deployment/web", "FEATURE_X=off")
@@ -158,17 +158,17 @@ def test_flux_resumes_once_its_gitrepository_artifact_has_the_merge_commit(
     )  # fmt: skip
     ks = "kustomizations.kustomize.toolkit.fluxcd.io"
     try:
-        code, out, err = run(capsys, "break-glass", "end", *flags)
+        code, out, err = run_cli("break-glass", "end", *flags)
         assert code == 0, out + err
         assert "waiting for PR #1 to merge" in out and get(controlplane, ks, namespace, "apps")["spec"]["suspend"]
         # the reviewer merges by pushing the PR's commit to main (the forge then counts the PR as merged)
         merged = git("--git-dir", str(bare), "rev-parse", f"refs/heads/{fake.prs[1]['head']}")
         git("--git-dir", str(bare), "update-ref", "refs/heads/main", merged)
-        code, out, err = run(capsys, "break-glass", "expire", *flags)
+        code, out, err = run_cli("break-glass", "expire", *flags)
         assert code == 0 and f"waiting for Flux GitRepository {namespace}/gitops status.artifact.revision" in out
         assert get(controlplane, ks, namespace, "apps")["spec"]["suspend"] is True
         flux_source(controlplane, namespace, "gitops", url="http://127.0.0.1/gitops.git", revision=merged)
-        code, out, err = run(capsys, "break-glass", "expire", *flags)
+        code, out, err = run_cli("break-glass", "expire", *flags)
         assert code == 0, out + err
         assert "auto-sync restored" in out and fake.violations == []
     finally:

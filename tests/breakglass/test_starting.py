@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from breakglass.support import (
+from tests.breakglass.support import (
     ADMIN,
     AUTOMATED,
     argocd_app,
@@ -18,8 +18,8 @@ from breakglass.support import (
     get,
     managers,
     record,
-    run,
 )
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.controlplane
 
@@ -36,8 +36,8 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
     argocd_app(controlplane, namespace, "web")
     kc = ("--kubeconfig", controlplane.kubeconfig)
     before = datetime.now(UTC)
-    code, out, err = run(
-        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "DB failover, pin replicas",
+    code, out, err = run_cli(
+        "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "DB failover, pin replicas",
         "--ttl", "2h", "--incident", "https://status.example.com/inc/42", "--actor", "alice", *kc,
     )  # fmt: skip
     assert code == 0, err
@@ -58,23 +58,23 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
     assert "writeback-break-glass" in managers(app)
 
     # status lists it with its remaining time (one object, the namespace, and JSON)
-    code, out, _ = run(capsys, "break-glass", "status", "--argocd-app", f"{namespace}/web", *kc)
+    code, out, _ = run_cli("break-glass", "status", "--argocd-app", f"{namespace}/web", *kc)
     assert code == 0 and f"argocd  {namespace}/web  by alice  until {rec['expires']}" in out
     assert "1h59m left" in out or "2h left" in out
-    code, out, _ = run(capsys, "break-glass", "status", "--controller-namespace", namespace, "-o", "json", *kc)
+    code, out, _ = run_cli("break-glass", "status", "--controller-namespace", namespace, "-o", "json", *kc)
     [item] = json.loads(out)
     assert item["name"] == "web" and item["reason"] == "DB failover, pin replicas" and not item["expired"]
     assert 7100 <= item["remainingSeconds"] <= 7200
 
     # a second start is refused and says until when; the record is unchanged
-    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "again",
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "again",
                        "--ttl", "30m", *kc)  # fmt: skip
     assert code == 2
     assert "already in break-glass" in err and rec["expires"] in err and "--extend" in err
     assert record(get(controlplane, "applications.argoproj.io", namespace, "web")) == rec
 
     # --extend: a new expiry from now, the previous value kept (not the suspended state)
-    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason",
+    code, out, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason",
                          "still failing over", "--ttl", "4h", "--extend", "--actor", "alice", *kc)  # fmt: skip
     assert code == 0, err
     assert "break-glass extended" in out
@@ -90,7 +90,7 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
          "(incident: https://status.example.com/inc/42)"),
     ]  # fmt: skip
     # a TTL past break_glass.max_ttl (default 24h) is refused before anything is read
-    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
                        "--ttl", "25h", "--extend", *kc)  # fmt: skip
     assert code == 2 and "--ttl '25h': at most 1d (break_glass.max_ttl" in err
 
@@ -102,7 +102,7 @@ def test_flux_objects_are_suspended_and_resumed_exactly(
     flux_kustomization(controlplane, namespace, "apps")  # no suspend field at all
     flux_helmrelease(controlplane, namespace, "podinfo", suspend=False)
     for flag, name in (("--flux-kustomization", "apps"), ("--flux-helmrelease", "podinfo")):
-        code, _, err = run(capsys, "break-glass", "start", flag, f"{namespace}/{name}", "--reason", "incident",
+        code, _, err = run_cli("break-glass", "start", flag, f"{namespace}/{name}", "--reason", "incident",
                            "--ttl", "45m", *kc)  # fmt: skip
         assert code == 0, err
     ks = get(controlplane, "kustomizations.kustomize.toolkit.fluxcd.io", namespace, "apps")
@@ -111,19 +111,19 @@ def test_flux_objects_are_suspended_and_resumed_exactly(
     assert record(ks)["previous"] == {"present": False, "value": None}  # type: ignore[index]
     assert record(hr)["previous"] == {"present": True, "value": False}  # type: ignore[index]
 
-    code, out, _ = run(capsys, "break-glass", "status", "-A", "-o", "json", *kc)
+    code, out, _ = run_cli("break-glass", "status", "-A", "-o", "json", *kc)
     mine = {(i["controller"], i["name"]) for i in json.loads(out) if i["namespace"] == namespace}
     assert mine == {("flux-kustomization", "apps"), ("flux-helmrelease", "podinfo")}
 
     for flag, name in (("--flux-kustomization", "apps"), ("--flux-helmrelease", "podinfo")):
-        code, out, err = run(capsys, "break-glass", "end", flag, f"{namespace}/{name}", "--no-backport", *kc)
+        code, out, err = run_cli("break-glass", "end", flag, f"{namespace}/{name}", "--no-backport", *kc)
         assert code == 0, err
         assert "auto-sync restored" in out and "no backport" in err
     ks = get(controlplane, "kustomizations.kustomize.toolkit.fluxcd.io", namespace, "apps")
     hr = get(controlplane, "helmreleases.helm.toolkit.fluxcd.io", namespace, "podinfo")
     assert "suspend" not in ks["spec"] and hr["spec"]["suspend"] is False  # exactly as before
     assert record(ks) is None and record(hr) is None
-    code, out, _ = run(capsys, "break-glass", "status", "--controller-namespace", namespace, *kc)
+    code, out, _ = run_cli("break-glass", "status", "--controller-namespace", namespace, *kc)
     assert code == 0 and out.strip() == "no break-glass"
 
 
@@ -136,15 +136,15 @@ def test_dry_run_changes_nothing_and_a_missing_object_is_named(
     tracking = f"argocd.argoproj.io/tracking-id=apps:argoproj.io/Application:{namespace}/web"
     controlplane.kubectl("annotate", "-n", namespace, "application/web", tracking)
     rv = get(controlplane, "applications.argoproj.io", namespace, "web")["metadata"]["resourceVersion"]
-    code, out, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "x",
+    code, out, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "x",
                          "--ttl", "1h", "--dry-run", *kc)  # fmt: skip
     assert code == 0, err
     assert "would start" in out and '"op": "remove"' in out and '"path": "/spec/syncPolicy/automated"' in out
     app = get(controlplane, "applications.argoproj.io", namespace, "web")
     assert app["metadata"]["resourceVersion"] == rv and app["spec"]["syncPolicy"]["automated"] == AUTOMATED
 
-    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/nope", "--reason", "x",
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/nope", "--reason", "x",
                        "--ttl", "1h", *kc)  # fmt: skip
     assert code == 2 and f"Application {namespace}/nope: not found" in err
-    code, _, err = run(capsys, "break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
+    code, _, err = run_cli("break-glass", "end", "--argocd-app", f"{namespace}/web", "--no-backport", *kc)
     assert code == 2 and "is not in break-glass" in err

@@ -10,7 +10,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .process import DEMO, ESC, ROOT, environment, on_terminal, script, writeback
+from tests.cli.process import DEMO, ESC, ROOT, environment, on_terminal, script, writeback
 
 LIVE = (ROOT / "examples" / "hotfix" / "live.yaml").read_text(encoding="utf-8")
 GIT_SIDE = ["--repo", ".", "--path", "examples/hotfix/gitops"]

@@ -6,9 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from support.gitrepos import git, init_repo
-
-from .process import DEMO, ROOT, writeback
+from tests.cli.process import DEMO, ROOT, writeback
+from tests.support.gitrepos import git, init_repo
 
 CONFIG = """\
 targets:

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fakes.github_fake import GitHubFake
 from ruamel.yaml import YAML
-from support.gitrepos import seed_bare
 
-from .process import ROOT, environment, writeback
+from tests.cli.process import ROOT, environment, writeback
+from tests.fakes.github_fake import GitHubFake
+from tests.support.gitrepos import seed_bare
 
 DEMO = ROOT / "examples" / "hotfix"
 TOKEN = "ghp_test_token"

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import processes
-from .certs import Authority, KeyPair, service_account_keys
-from .processes import ControlPlaneError
+from tests.controlplane import processes
+from tests.controlplane.certs import Authority, KeyPair, service_account_keys
+from tests.controlplane.processes import ControlPlaneError
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"

@@ -29,13 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.controlplane import skeletons
+from tests.controlplane.cp import ControlPlane
 from writeback.core import defaults
 from writeback.kinds import DATA_FILE
 from writeback.model import Index, Key, Segment
 from writeback.paths import format_path
-
-from . import skeletons
-from .cp import ControlPlane
 
 GENERATOR = "tests/controlplane/generate-defaults"
 ROOT = Path(__file__).resolve().parents[2]
@@ -303,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare with the committed file, write nothing")
     args = parser.parse_args(argv)
-    from .cp import ControlPlaneError, start
+    from tests.controlplane.cp import ControlPlaneError, start
 
     try:
         plane = start()

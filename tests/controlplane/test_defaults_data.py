@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
+from tests.controlplane import defaults_gen
+from tests.controlplane.defaults_gen import GenerationError, consolidate, target_file
 from writeback.kinds import KUBERNETES_MINOR
 from writeback.model import Index, Key
-
-from . import defaults_gen
-from .defaults_gen import GenerationError, consolidate, target_file
 
 
 def _entries(data: dict[str, Any]) -> set[str]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from . import cp, processes, webhook
+from tests.controlplane import cp, processes, webhook
 
 pytestmark = pytest.mark.controlplane
 HERE = Path(__file__).resolve().parent
@@ -226,8 +226,8 @@ def test_a_killed_test_process_takes_its_control_plane_along(tmp_path: Path) -> 
     script = textwrap.dedent(
         f"""
         import json, sys, time
-        sys.path.insert(0, {str(HERE.parent)!r})
-        from controlplane import cp
+        sys.path.insert(0, {str(HERE.parents[1])!r})
+        from tests.controlplane import cp
         plane = cp.start(workdir=__import__("pathlib").Path({str(tmp_path / "cp")!r}))
         print(json.dumps(plane.pids), flush=True)
         time.sleep(600)

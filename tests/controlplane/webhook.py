@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .certs import Authority
+from tests.controlplane.certs import Authority
 
 NAME = "writeback-test-sidecar-injector"
 INJECT_LABEL = "writeback-test/inject"

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from tests.deploy.support import documents, find, render
 from writeback.config import parse_config
 from writeback.core.sharding import target_lease_name
-
-from .support import documents, find, render
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .support import DEPLOY, documents, find, render
+from tests.deploy.support import DEPLOY, documents, find, render
 
 MONITORING = DEPLOY / "monitoring"
 

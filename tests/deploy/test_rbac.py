@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
+from tests.deploy.support import documents, find, render
 from writeback.adapters.cluster import KubeCluster
 from writeback.config import Selector
 from writeback.core.twins import twin_manifest
 from writeback.errors import ClusterError
-
-from .support import documents, find, render
 
 pytestmark = pytest.mark.controlplane
 APPS = "payments"  # a workload namespace somewhere else in the cluster

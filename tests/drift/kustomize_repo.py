@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from support.gitrepos import commit, init_repo
 
+from tests.support.gitrepos import commit, init_repo
 from writeback.adapters import kustomize as kustomize_cli
 
 OVERLAY = "overlays/prod"

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
 from ruamel.yaml import YAML
 
-import writeback.cli
+from tests.support.cli import run_cli
 
 # How the GitOps controller applied Git: kubectl with that controller's field manager.
 SYNC_MODES: dict[str, tuple[str, ...]] = {
@@ -108,16 +106,8 @@ def sync(controlplane: Any, mode: str, namespace: str, *files: Path) -> None:
     controlplane.kubectl(*SYNC_MODES[mode], "-n", namespace, *args)
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = writeback.cli.main(list(args))
-    out = capsys.readouterr()
-    sys.stdout.flush()
-    return code, out.out, out.err
-
-
-def diff_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = run_cli(capsys, "diff", "--output", "json", *args)
+def diff_json(*args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run_cli("diff", "--output", "json", *args)
     assert code in (0, 1), f"writeback diff exited {code}: {err}"
     return code, json.loads(out)
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import commit, init_repo
 
-from .support import configmap, run_cli, to_yaml, write
+from tests.drift.support import configmap, to_yaml, write
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
 
 T1, T2 = "2026-03-04T03:12:55Z", "2026-03-01T10:00:00Z"
 
@@ -63,7 +64,7 @@ def setup(tmp_path: Path) -> dict[str, Path]:
 
 
 def diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any] | None, str]:
-    code, out, err = run_cli(capsys, "diff", "--output", "json", *args)
+    code, out, err = run_cli("diff", "--output", "json", *args)
     return code, (json.loads(out) if out.strip() else None), err
 
 
@@ -159,7 +160,7 @@ def test_config_target(
 
 
 def test_text_output_offline(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "diff", "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--explain")
+    code, out, err = run_cli("diff", "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--explain")
     assert code == 0
     assert "mode: offline" in out
     assert "ConfigMap prod/settings" in out

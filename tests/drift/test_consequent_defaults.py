@@ -13,18 +13,15 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import commit, init_repo
 
-import writeback.cli
-
-from .support import by_path, deployment, drifts_of, sync, write
+from tests.drift.support import by_path, deployment, drifts_of, sync, write
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
 
 pytestmark = pytest.mark.controlplane
 
@@ -86,26 +83,22 @@ def case(controlplane: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     dump = tmp / "dump.yaml"
     dump.write_text(k("get", "deploy,svc", "-n", ns, "-o", "yaml", "--show-managed-fields").stdout)
     flags = ["--repo", str(repo), "--namespace", ns]
-    buf, err = StringIO(), StringIO()
-    with redirect_stdout(buf), redirect_stderr(err):
-        code = writeback.cli.main(["plan", *flags, "--kubeconfig", controlplane.kubeconfig])
-    assert code == 0, err.getvalue()
+    code, plan, err = run_cli("plan", *flags, "--kubeconfig", controlplane.kubeconfig)
+    assert code == 0, err
     yield Case(
         repo=repo,
         ns=ns,
         cluster=_diff(*flags, "--kubeconfig", controlplane.kubeconfig),
         offline=_diff(*flags, "--live", str(dump)),
-        plan=buf.getvalue(),
+        plan=plan,
     )
     k("delete", "namespace", ns, "--wait=false", check=False)
 
 
 def _diff(*args: str) -> dict[str, Any]:
-    buf = StringIO()
-    with redirect_stdout(buf):
-        code = writeback.cli.main(["diff", "--output", "json", *args])
-    assert code == 0, buf.getvalue()
-    doc: dict[str, Any] = json.loads(buf.getvalue())
+    code, out, err = run_cli("diff", "--output", "json", *args)
+    assert code == 0, out + err
+    doc: dict[str, Any] = json.loads(out)
     return doc
 
 

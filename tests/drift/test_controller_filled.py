@@ -15,19 +15,16 @@ import base64
 import json
 import uuid
 from collections.abc import Iterator
-from contextlib import redirect_stdout
 from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane.certs import Authority
-from support.gitrepos import commit, init_repo
 
-import writeback.cli
-
-from .support import by_path, deployment, drifts_of, run_cli, sync, write
+from tests.controlplane.certs import Authority
+from tests.drift.support import by_path, deployment, drifts_of, sync, write
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
 
 pytestmark = pytest.mark.controlplane
 
@@ -246,11 +243,9 @@ def world(controlplane: Any, crds: list[str], tmp_path_factory: pytest.TempPathF
 
 
 def _diff(repo: Path, ns: str, *args: str) -> dict[str, Any]:
-    buf = StringIO()
-    with redirect_stdout(buf):
-        code = writeback.cli.main(["diff", "--repo", str(repo), "--namespace", ns, "--output", "json", *args])
-    assert code == 0, buf.getvalue()
-    doc: dict[str, Any] = json.loads(buf.getvalue())
+    code, out, err = run_cli("diff", "--repo", str(repo), "--namespace", ns, "--output", "json", *args)
+    assert code == 0, out + err
+    doc: dict[str, Any] = json.loads(out)
     return doc
 
 
@@ -321,7 +316,7 @@ def test_unattributed_is_said_first_and_written_back_only_by_policy(
     world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--repo", str(world.repo), "--namespace", world.ns, "--live", str(world.bare_dir)]
-    code, out, err = run_cli(capsys, "diff", *args, "--exit-code")
+    code, out, err = run_cli("diff", *args, "--exit-code")
     assert code == 1, err  # unattributed drift is drift for a CI gate
     first = err.splitlines()[0]  # said first, on stderr
     assert first.startswith("writeback: warning: ") and "--show-managed-fields" in first
@@ -340,7 +335,7 @@ def test_unattributed_is_said_first_and_written_back_only_by_policy(
             }
         )
     )
-    code, out, err = run_cli(capsys, "diff", "--config", str(config), "--live", str(world.bare_dir), "-o", "json")
+    code, out, err = run_cli("diff", "--config", str(config), "--live", str(world.bare_dir), "-o", "json")
     assert code == 0, err
     env = "spec.template.spec.containers[name=app].env[name=HOTFIX]"
     assert by_path(drifts_of(json.loads(out), kind="Deployment", name="web-person"))[env]["decision"] == "writeback"
@@ -352,7 +347,7 @@ def test_unattributed_is_said_first_and_written_back_only_by_policy(
 @pytest.fixture(scope="module")
 def sa_plane() -> Iterator[Any]:
     """A second control plane that runs the ServiceAccount admission plugin, as real clusters do."""
-    from controlplane import cp
+    from tests.controlplane import cp
 
     try:
         plane = cp.start(service_account_admission=True)

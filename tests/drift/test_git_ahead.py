@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import commit
 
+from tests.drift.support import by_path, configmap, deployment, diff_json, drifts_of, sync, write
+from tests.support.gitrepos import commit
 from writeback.adapters.cluster import KubeCluster
 from writeback.pipeline.drift import detect
 from writeback.pipeline.targets import Edges, TargetSpec
-
-from .support import by_path, configmap, deployment, diff_json, drifts_of, sync, write
 
 pytestmark = pytest.mark.controlplane
 
@@ -65,7 +64,7 @@ def _assert_not_reverted(doc: dict[str, Any], *, v1: str) -> None:
 def test_git_ahead_with_revision_flag_does_not_revert_the_commit(
     ahead: dict[str, str], git_remote: Any, controlplane: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, doc = diff_json(capsys, "--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
+    _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
                        "--revision", ahead["v1"])  # fmt: skip
     _assert_not_reverted(doc, v1=ahead["v1"])
     assert any("ahead" in n for n in doc.get("notes", []))
@@ -97,7 +96,7 @@ def test_git_ahead_with_argocd_application_status(
         "apply", "--server-side", "--field-manager=argocd-controller", "-f", "-", input=json.dumps(app)
     )
 
-    _, doc = diff_json(capsys, "--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
+    _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
                        "--argocd-app", f"{namespace}/web")  # fmt: skip
     _assert_not_reverted(doc, v1=ahead["v1"])
     assert "status.sync.revision" in doc["revisionSource"]
@@ -128,7 +127,7 @@ def test_git_ahead_with_flux_last_applied_revision(
     k("patch", "kustomization.kustomize.toolkit.fluxcd.io", "web", "-n", namespace, "--subresource=status",
       "--type=merge", "-p", status)  # fmt: skip
 
-    _, doc = diff_json(capsys, "--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
+    _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
                        "--flux-kustomization", f"{namespace}/web")  # fmt: skip
     _assert_not_reverted(doc, v1=ahead["v1"])
 
@@ -136,7 +135,7 @@ def test_git_ahead_with_flux_last_applied_revision(
 def test_head_is_the_last_resort(
     ahead: dict[str, str], git_remote: Any, controlplane: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, doc = diff_json(capsys, "--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig)
+    _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig)
     assert doc["revision"] == ahead["v2"]
     assert "HEAD" in doc["revisionSource"]
     web = by_path(drifts_of(doc, kind="Deployment", name="web"))
@@ -149,7 +148,7 @@ def test_field_the_head_changed_is_pending_not_drift(
     ahead: dict[str, str], git_remote: Any, controlplane: Any, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     controlplane.kubectl("set", "image", "deployment/web", "-n", namespace, "app=nginx:1.26")
-    _, doc = diff_json(capsys, "--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
+    _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
                        "--revision", ahead["v1"])  # fmt: skip
     image = by_path(drifts_of(doc, kind="Deployment", name="web"))[f"{APP}.image"]
     assert (image["live"], image["git"], image["decision"]) == ("nginx:1.26", "nginx:1.25", "pending")

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from tests.drift.kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo
+from tests.drift.support import by_path, diff_json, drifts_of
+from tests.support.cli import run_cli
 from writeback.adapters import kustomize as kustomize_cli
-
-from .kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo
-from .support import by_path, diff_json, drifts_of, run_cli
 
 pytestmark = pytest.mark.controlplane
 
@@ -51,7 +51,7 @@ def test_overlay_at_the_argocd_revision_on_the_real_apiserver(
     flags = ("--repo", str(repo), "--path", OVERLAY, "--kubeconfig", controlplane.kubeconfig,
              "--argocd-app", f"{namespace}/web")  # fmt: skip
 
-    _, doc = diff_json(capsys, *flags)
+    _, doc = diff_json(*flags)
 
     assert doc["revision"] == v1 != v2 and doc["mode"] == "cluster"
     assert doc["problems"] == []
@@ -65,11 +65,11 @@ def test_overlay_at_the_argocd_revision_on_the_real_apiserver(
     assert drifts_of(doc, kind="ConfigMap", name="prod-settings") == []
 
     k("set", "image", "deployment/prod-web", "-n", namespace, f"app={IMAGE}:1.0.5")
-    _, doc = diff_json(capsys, *flags)
+    _, doc = diff_json(*flags)
     image = by_path(drifts_of(doc, kind="Deployment", name="prod-web"))[f"{APP}.image"]
     assert (image["git"], image["live"], image["decision"]) == (f"{IMAGE}:1.0.3", f"{IMAGE}:1.0.5", "pending")
 
-    code, out, err = run_cli(capsys, "plan", "-o", "json", *flags)
+    code, out, err = run_cli("plan", "-o", "json", *flags)
     assert code == 0, err
     (cs,) = json.loads(out)["changesets"]
     assert [(x["path"], x["decision"]) for x in cs["drifts"]] == [(MODE, "writeback")]

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import commit
 
+from tests.drift.kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo, overlay, rendered
+from tests.drift.support import by_path, diff_json, drifts_of, to_yaml
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.pipeline.drift import detect, resolve_source
 from writeback.pipeline.targets import Edges, TargetSpec
-
-from .kustomize_repo import APP, IMAGE, KUSTOMIZATION, OVERLAY, bump_image, make_repo, overlay, rendered
-from .support import by_path, diff_json, drifts_of, run_cli, to_yaml
 
 APPLIED, EDITED = "2026-11-01T10:00:00Z", "2026-11-30T03:00:00Z"
 MODE = f"{APP}.env[name=MODE].value"
@@ -128,7 +128,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _diff(capsys: pytest.CaptureFixture[str], repo: Path, live: Path, *args: str) -> dict[str, Any]:
-    _, doc = diff_json(capsys, "--repo", str(repo), "--path", OVERLAY, "--live", str(live), *args)
+    _, doc = diff_json("--repo", str(repo), "--path", OVERLAY, "--live", str(live), *args)
     return doc
 
 
@@ -176,7 +176,7 @@ def test_fields_set_by_the_overlay_match_live_and_are_compared_with_rendered_val
 
 def _plan(capsys: pytest.CaptureFixture[str], repo: Path, live: Path, *args: str) -> dict[str, Any]:
     code, out, err = run_cli(
-        capsys, "plan", "--repo", str(repo), "--path", OVERLAY, "--live", str(live), "-o", "json", *args
+        "plan", "--repo", str(repo), "--path", OVERLAY, "--live", str(live), "-o", "json", *args
     )
     assert code == 0, err
     return dict(json.loads(out))
@@ -245,7 +245,7 @@ def test_overlay_missing_at_the_applied_revision_is_a_problem(
     v0 = commit(repo, "no prod overlay yet")
     kfile.write_text(text)
     commit(repo, "prod overlay")
-    code, _, err = run_cli(capsys, "diff", "--repo", str(repo), "--path", OVERLAY, "--live", str(live),
+    code, _, err = run_cli("diff", "--repo", str(repo), "--path", OVERLAY, "--live", str(live),
                            "--revision", v0)  # fmt: skip
     assert code == 2
     assert f"{OVERLAY}: no kustomization" in err and f"at the compared revision {v0[:12]}" in err
@@ -263,12 +263,12 @@ def test_missing_kustomize_is_a_clear_input_error(
     monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.delenv(kustomize_cli.ENV_VAR, raising=False)
     for command in ("diff", "plan"):
-        code, _, err = run_cli(capsys, command, "--repo", str(repo), "--path", OVERLAY, "--live", str(live))
+        code, _, err = run_cli(command, "--repo", str(repo), "--path", OVERLAY, "--live", str(live))
         assert code == 2, (command, err)
         assert "kustomize is not on PATH" in err and "WRITEBACK_KUSTOMIZE" in err
         assert "Traceback" not in err
     # told to read the files as plain manifests, it needs no kustomize
-    code, _, err = run_cli(capsys, "diff", "--repo", str(repo), "--path", OVERLAY, "--live", str(live),
+    code, _, err = run_cli("diff", "--repo", str(repo), "--path", OVERLAY, "--live", str(live),
                            "--source", "plain")  # fmt: skip
     assert code == 0 and "kustomize is not on PATH" not in err, err
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from support.gitrepos import commit, init_repo
 
-from .support import deployment, run_cli, sync, write
+from tests.drift.support import deployment, sync, write
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
 
 pytestmark = pytest.mark.controlplane
 
@@ -152,7 +153,6 @@ def dumps(controlplane: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def _diff(capsys: pytest.CaptureFixture[str], dumps: dict[str, Any], flavour: str) -> dict[str, Any]:
     code, out, err = run_cli(
-        capsys,
         "diff",
         "--repo",
         str(dumps["repo"]),
@@ -204,7 +204,7 @@ def test_what_the_server_filled_in_is_dropped_by_the_generated_table(
     ):
         assert (key, json.dumps(value)) in pairs, (key, value)
     code, out, err = run_cli(
-        capsys, "diff", "--repo", str(dumps["repo"]), "--live", str(dumps["full"]), "-n", dumps["ns"], "--explain"
+        "diff", "--repo", str(dumps["repo"]), "--live", str(dumps["full"]), "-n", dumps["ns"], "--explain"
     )
     assert code in (0, 1), err
     assert "defaulted by the API server (built-in defaults table)" in out

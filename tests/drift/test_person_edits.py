@@ -16,18 +16,15 @@ import re
 import sys
 import uuid
 from collections.abc import Iterator
-from contextlib import redirect_stdout
 from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import commit, init_repo
 
-import writeback.cli
-
-from .support import SYNC_MODES, by_path, configmap, deployment, drifts_of, sync, to_yaml, write
+from tests.drift.support import SYNC_MODES, by_path, configmap, deployment, drifts_of, sync, to_yaml, write
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
 
 pytestmark = pytest.mark.controlplane
 
@@ -145,11 +142,9 @@ def edits(
 
 
 def _diff(repo: Path, *args: str) -> dict[str, Any]:
-    buf = StringIO()  # module scope: no capsys, capture by hand
-    with redirect_stdout(buf):
-        code = writeback.cli.main(["diff", "--repo", str(repo), "--output", "json", "--explain", *args])
-    assert code == 0, buf.getvalue()
-    doc: dict[str, Any] = json.loads(buf.getvalue())
+    code, out, err = run_cli("diff", "--repo", str(repo), "--output", "json", "--explain", *args)
+    assert code == 0, out + err
+    doc: dict[str, Any] = json.loads(out)
     return doc
 
 

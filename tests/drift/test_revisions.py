@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.gitrepos import commit, init_repo
 
+from tests.support.gitrepos import commit, init_repo
 from writeback.adapters import revisions
 from writeback.errors import InputError
 

@@ -12,18 +12,13 @@ import re
 import sys
 import uuid
 from collections.abc import Iterator
-from contextlib import redirect_stdout
 from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepos import commit, init_repo
 
-import writeback.cli
-
-from .support import (
+from tests.drift.support import (
     EDITOR_SCRIPT,
     PEM_AFTER,
     PEM_BEFORE,
@@ -35,10 +30,11 @@ from .support import (
     decisions,
     deployment,
     drifts_of,
-    run_cli,
     sync,
     write,
 )
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
 
 pytestmark = pytest.mark.controlplane
 
@@ -142,10 +138,8 @@ def offline_doc(incident: Incident) -> dict[str, Any]:
 
 
 def _diff(incident: Incident, *args: str) -> dict[str, Any]:
-    buf = StringIO()  # module scope: no capsys, capture by hand
-    with redirect_stdout(buf):
-        code = writeback.cli.main(["diff", "--repo", str(incident.repo), "--output", "json", "--exit-code", *args])
-    doc: dict[str, Any] = json.loads(buf.getvalue())
+    code, out, _ = run_cli("diff", "--repo", str(incident.repo), "--output", "json", "--exit-code", *args)
+    doc: dict[str, Any] = json.loads(out)
     doc["_exit"] = code
     return doc
 
@@ -218,7 +212,7 @@ def test_privileged_is_flagged(cluster_doc: dict[str, Any]) -> None:
 
 
 def test_cluster_mode_revision_and_exit_code(cluster_doc: dict[str, Any], incident: Incident) -> None:
-    from support.gitrepos import git
+    from tests.support.gitrepos import git
 
     assert cluster_doc["mode"] == "cluster"
     assert cluster_doc["revision"] == git("rev-parse", "HEAD", cwd=incident.repo)
@@ -249,7 +243,7 @@ def test_offline_without_managed_fields_says_what_it_could_not_judge(incident: I
 
 
 def test_text_output_and_explain(incident: Incident, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "diff", "--repo", str(incident.repo), "--kubeconfig", incident.kubeconfig,
+    code, out, err = run_cli("diff", "--repo", str(incident.repo), "--kubeconfig", incident.kubeconfig,
                              "--explain")  # fmt: skip
     assert code == 0, err
     assert f"Deployment.apps {incident.plain}/web-hotfix" in out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.gitrepos import init_repo
 from writeback.adapters.files import read_live, read_manifests, read_stream
 from writeback.errors import YamlError
 from writeback.yamlreading import MAX_ALIAS_GROWTH, MAX_CHARS, MAX_DEPTH, load_all
@@ -74,7 +75,7 @@ def test_bomb_in_git_and_in_the_live_dump_fails_fast_and_the_rest_goes_on(tmp_pa
     repo, live = tmp_path / "repo", tmp_path / "live"
     write(repo, "apps/web.yaml", GOOD.format(mode="normal"))
     write(live, "web.yaml", GOOD.format(mode="safe"))
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    init_repo(repo)
     args = ("diff", "--live", str(live), "--repo", str(repo), "--path", "apps")
     rc, out, _, base_wall, base_rss = measured(*args)  # the same command without the bombs: the yardstick
     assert rc == 0 and "data.mode" in out
@@ -110,7 +111,7 @@ def test_bomb_among_kustomize_inputs_is_refused_before_kustomize_runs(tmp_path: 
     write(repo, "base/kustomization.yaml", "resources:\n  - web.yaml\n  - bomb.yaml\n")
     write(repo, "overlay/kustomization.yaml", "resources:\n  - ../base\n")
     live = write(tmp_path, "live.yaml", GOOD.format(mode="safe"))
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    init_repo(repo)
     args = ("diff", "--live", str(live), "--repo", str(repo), "--path", "overlay")
     env = {"WRITEBACK_KUSTOMIZE": str(kustomize_bin)}
     bomb_file = repo / "base" / "bomb.yaml"

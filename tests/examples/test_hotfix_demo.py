@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from writeback.cli import main
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ["--live", "examples/hotfix/live.yaml", "--repo", ".", "--path", "examples/hotfix/gitops"]
@@ -31,11 +31,10 @@ NOT_WRITTEN = {
 }
 
 
-def _run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
+def _run(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
     monkeypatch.chdir(ROOT)
-    capsys.readouterr()
-    code = main(list(args))
-    return code, capsys.readouterr().out
+    code, out, _ = run_cli(*args)
+    return code, out
 
 
 def _decisions(out: dict[str, Any]) -> tuple[set[tuple[str, str, str]], dict[str, str]]:
@@ -54,7 +53,7 @@ def test_readme_runs_the_demo() -> None:
 def test_plan_shows_exactly_the_persons_changes(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, text = _run(capsys, monkeypatch, "plan", *DEMO, "--output", "json")
+    code, text = _run(monkeypatch, "plan", *DEMO, "--output", "json")
     assert code == 0
     (cs,) = json.loads(text)["changesets"]
     assert cs["review"] == "standard" and cs["unresolved"] == []
@@ -70,7 +69,7 @@ def test_plan_shows_exactly_the_persons_changes(
     assert '+              value: "5000"' in added and "+            - name: PAYMENT_TIMEOUT_MS" in added
     assert sum("-----BEGIN CERTIFICATE-----" in ln for ln in added) == 1  # one new CA, the old one untouched
 
-    code, text = _run(capsys, monkeypatch, "plan", *DEMO)
+    code, text = _run(monkeypatch, "plan", *DEMO)
     assert code == 0
     assert "  title:     writeback(" in text and "offline dump live.yaml" in text
     assert "owned by kube-controller-manager (scale subresource)" in text
@@ -80,7 +79,7 @@ def test_plan_shows_exactly_the_persons_changes(
 def test_diff_decides_the_hpa_and_the_sidecar_are_not_the_persons(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, text = _run(capsys, monkeypatch, "diff", *DEMO, "--output", "json", "--exit-code")
+    code, text = _run(monkeypatch, "diff", *DEMO, "--output", "json", "--exit-code")
     assert code == 1  # writeback drift exists
     out = json.loads(text)
     assert out["mode"] == "offline"
@@ -101,7 +100,7 @@ def test_capture_script_regenerates_an_equivalent_dump(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     args = ["--live", str(dump), "--repo", ".", "--path", "examples/hotfix/gitops", "--output", "json"]
-    code, text = _run(capsys, monkeypatch, "diff", *args)
+    code, text = _run(monkeypatch, "diff", *args)
     assert code == 0
     person, ignored = _decisions(json.loads(text))
     assert person == PERSON

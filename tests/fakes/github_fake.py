@@ -14,7 +14,7 @@ from typing import Any
 
 import jwt
 
-from .forge_server import FakeForge, Recorded, Reply, example, load_operations
+from tests.fakes.forge_server import FakeForge, Recorded, Reply, example, load_operations
 
 OPS = load_operations("github-operations.json")
 _R = "/repos/{owner}/{repo}"

@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from .forge_server import FakeForge, Recorded, Reply, example, load_operations
+from tests.fakes.forge_server import FakeForge, Recorded, Reply, example, load_operations
 
 OPS = load_operations("gitlab-operations.json")
 _P = "/projects/{id}"

@@ -24,11 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controlplane import processes
-from controlplane.cp import ControlPlane, KubectlError
-from fakes.git_http import GitHTTPServer
-
-from flux.sync import WATCH_LABEL
+from tests.controlplane import processes
+from tests.controlplane.cp import ControlPlane, KubectlError
+from tests.fakes.git_http import GitHTTPServer
+from tests.flux.sync import WATCH_LABEL
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"

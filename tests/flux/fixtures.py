@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane import cp
 
-from flux import controllers
-from flux.controllers import FluxControllers, FluxError
-from flux.sync import FluxSync, GitWorkClone, create_sync
+from tests.controlplane import cp
+from tests.flux import controllers
+from tests.flux.controllers import FluxControllers, FluxError
+from tests.flux.sync import FluxSync, GitWorkClone, create_sync
 
 SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[3] / "shared" / "crds"))
 NEEDS_FLUX = {"flux", "flux_sync", "flux_bin_dir"}

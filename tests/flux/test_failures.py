@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from controlplane import processes
-from controlplane.cp import ControlPlane
 
-from flux import controllers
-from flux.controllers import FluxError
-from flux.fixtures import SHARED_CRDS
+from tests.controlplane import processes
+from tests.controlplane.cp import ControlPlane
+from tests.flux import controllers
+from tests.flux.controllers import FluxError
+from tests.flux.fixtures import SHARED_CRDS
 
 
 def test_the_build_without_go_fails_naming_the_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

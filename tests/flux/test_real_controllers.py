@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane.cp import ControlPlane
 
-from flux.fixtures import SyncMaker
-from flux.sync import KUSTOMIZATION, WATCH_LABEL, FluxSync
+from tests.controlplane.cp import ControlPlane
+from tests.flux.fixtures import SyncMaker
+from tests.flux.sync import KUSTOMIZATION, WATCH_LABEL, FluxSync
 from writeback.config import Policy
 from writeback.core.deciding import Role, manager_role
 

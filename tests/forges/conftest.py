@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.forge_server import FakeForge
-from fakes.github_fake import GitHubFake
-from fakes.gitlab_fake import GitLabFake
-from support.gitrepos import git, seed_bare
 
+from tests.fakes.forge_server import FakeForge
+from tests.fakes.github_fake import GitHubFake
+from tests.fakes.gitlab_fake import GitLabFake
+from tests.support.gitrepos import git, seed_bare
 from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.github import github_forge
 from writeback.adapters.forges.gitlab import gitlab_forge

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import TEST_POLICY, Remote
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from fakes.github_fake import GitHubFake
 
+from tests.fakes.github_fake import GitHubFake
+from tests.forges.conftest import TEST_POLICY, Remote
 from writeback.adapters.forges.github import github_forge
 from writeback.errors import ForgeError
 from writeback.model import PullRequestSpec

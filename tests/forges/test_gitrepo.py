@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOT, WEB_V1, Remote
-from fakes.git_http import GitHTTPServer
-from support.gitrepos import git
 
+from tests.fakes.git_http import GitHTTPServer
+from tests.forges.conftest import BOT, WEB_V1, Remote
+from tests.support.gitrepos import git
 from writeback.adapters.gitrepo import GitAuth, GitRepo, PushStatus
 from writeback.errors import GitError
 from writeback.model import FilePatch

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import BOT, WEB_V1, Env, change_set, gone
-from support.gitrepos import git
-
+from tests.forges.conftest import BOT, WEB_V1, Env, change_set, gone
+from tests.support.gitrepos import git
 from writeback.model import Outcome, PullRequestSpec, ResultReason, Review
 from writeback.prmarkers import parse_marker
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import Env, change_set
 
+from tests.forges.conftest import Env, change_set
 from writeback.errors import ForgeError, RateLimited
 from writeback.model import Outcome, ResultReason
 

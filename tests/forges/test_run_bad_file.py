@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_fake
-from support.gitrepos import seed_bare
-from test_run_cli import MANIFEST, flags, live_dump, run
+
+from tests.forges.conftest import make_fake
+from tests.forges.test_run_cli import MANIFEST, flags, live_dump
+from tests.support.cli import run_cli
+from tests.support.gitrepos import seed_bare
 
 
 def test_a_bad_yaml_file_fails_only_itself_and_exits_2(
@@ -20,7 +22,7 @@ def test_a_bad_yaml_file_fails_only_itself_and_exits_2(
     fake = make_fake("github", bare)
     try:
         live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
-        code, out, err = run(capsys, *flags("github", bare, fake, live))
+        code, out, err = run_cli(*flags("github", bare, fake, live))
     finally:
         fake.stop()
     assert code == 2, out + err

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_fake
-from fakes.forge_server import FakeForge
 from ruamel.yaml import YAML
-from support.gitrepos import git, seed_bare
 
-import writeback.cli
+from tests.fakes.forge_server import FakeForge
+from tests.forges.conftest import make_fake
+from tests.support.cli import run_cli
+from tests.support.gitrepos import git, seed_bare
 
 MANIFEST = """\
 # web frontend
@@ -66,12 +66,6 @@ def refs(bare: Path) -> str:
     return git("--git-dir", str(bare), "for-each-ref")
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = writeback.cli.main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture(params=["github", "gitlab"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -97,7 +91,7 @@ def test_run_once_creates_then_twice_more_changes_nothing(
     fake = make_fake(kind, bare)
     try:
         live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
-        code, out, err = run(capsys, *flags(kind, bare, fake, live))
+        code, out, err = run_cli(*flags(kind, bare, fake, live))
         assert code == 0, err
         assert " created " in out and "https://" in out
         # the bot branch holds the minimal patch, comments and formatting kept
@@ -107,14 +101,14 @@ def test_run_once_creates_then_twice_more_changes_nothing(
 
         before, mark = refs(bare), fake.mark()
         for _ in range(2):
-            code, out, err = run(capsys, *flags(kind, bare, fake, live), "--workdir", str(tmp_path / "wd"))
+            code, out, err = run_cli(*flags(kind, bare, fake, live), "--workdir", str(tmp_path / "wd"))
             assert code == 0, err
             assert " unchanged " in out
         assert [r for r in fake.since(mark) if r.method != "GET"] == []
         assert refs(bare) == before
 
         changed = live_dump(tmp_path, "registry.example.com/web:1.0.5")
-        code, out, err = run(capsys, *flags(kind, bare, fake, changed), "--output", "json")
+        code, out, err = run_cli(*flags(kind, bare, fake, changed), "--output", "json")
         assert code == 0, err
         [result] = json.loads(out)
         assert result["outcome"] == "updated" and result["url"]
@@ -134,7 +128,7 @@ def test_dry_run_pushes_nothing_and_writes_nothing(
     try:
         before = refs(bare)
         live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
-        code, out, err = run(capsys, *flags(kind, bare, fake, live), "--dry-run")
+        code, out, err = run_cli(*flags(kind, bare, fake, live), "--dry-run")
         assert code == 0, err
         assert " created " in out and "dry run" in out
         assert fake.writes() == [] and refs(bare) == before
@@ -172,7 +166,7 @@ def test_a_rate_limited_or_broken_target_never_blocks_the_others(
         )
         live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
 
-        code, out, _err = run(capsys, "run", "--once", "--config", str(cfg), "--live", str(live))
+        code, out, _err = run_cli("run", "--once", "--config", str(cfg), "--live", str(live))
 
         lines = {line.split()[0]: line for line in out.splitlines()}
         assert "skipped" in lines["limited"] and "3600" in lines["limited"]
@@ -190,7 +184,7 @@ def test_a_rate_limited_or_broken_target_never_blocks_the_others(
 def test_plan_text_shows_the_pull_request_before_the_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_bare(tmp_path, "repo")
     live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
-    code, out, err = run(capsys, "plan", "--live", str(live), "--repo", str(tmp_path / "repo-seed"), "--path", "apps")
+    code, out, err = run_cli("plan", "--live", str(live), "--repo", str(tmp_path / "repo-seed"), "--path", "apps")
     assert code == 0, err
     order = [
         out.index("changeset "),

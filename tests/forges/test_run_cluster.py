@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_fake import GitHubFake
-from support.gitrepos import git, seed_bare
-from test_run_cli import PROJECTS, TOKENS, refs, run
+
+from tests.fakes.github_fake import GitHubFake
+from tests.forges.test_run_cli import PROJECTS, TOKENS, refs
+from tests.support.cli import run_cli
+from tests.support.gitrepos import git, seed_bare
 
 MANIFEST = """\
 # web frontend
@@ -49,8 +51,8 @@ def test_kubectl_edit_becomes_a_verified_pull_request(
     monkeypatch.setenv("WB_TEST_TOKEN", TOKENS["github"])
     fake = GitHubFake(bare=bare).start()
     try:
-        code, out, err = run(
-            capsys, "run", "--once", "--repo-url", str(bare), "--forge", "github", "--forge-url", fake.url,
+        code, out, err = run_cli(
+            "run", "--once", "--repo-url", str(bare), "--forge", "github", "--forge-url", fake.url,
             "--forge-project", PROJECTS["github"], "--token-env", "WB_TEST_TOKEN", "--path", "apps",
             "--namespace", namespace, "--kubeconfig", controlplane.kubeconfig,
         )  # fmt: skip
@@ -85,8 +87,8 @@ def test_a_container_added_live_is_written_back_without_the_servers_defaults(
     monkeypatch.setenv("WB_TEST_TOKEN", TOKENS["github"])
     fake = GitHubFake(bare=bare).start()
     try:
-        code, _, err = run(
-            capsys, "run", "--once", "--repo-url", str(bare), "--forge", "github", "--forge-url", fake.url,
+        code, _, err = run_cli(
+            "run", "--once", "--repo-url", str(bare), "--forge", "github", "--forge-url", fake.url,
             "--forge-project", PROJECTS["github"], "--token-env", "WB_TEST_TOKEN", "--path", "apps",
             "--namespace", namespace, "--kubeconfig", controlplane.kubeconfig,
         )  # fmt: skip

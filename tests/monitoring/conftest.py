@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .promtool import Promtool, PromtoolBuildError, build
+from tests.monitoring.promtool import Promtool, PromtoolBuildError, build
 
 _BUILT: dict[str, Promtool | PromtoolBuildError] = {}
 

@@ -11,11 +11,10 @@ import yaml
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.monitoring.promtool import Promtool
+from tests.monitoring.support import dashboard, dashboard_queries, exported_names, metric_names, panels
 from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome
 from writeback.service.metrics import Metrics
-
-from .promtool import Promtool
-from .support import dashboard, dashboard_queries, exported_names, metric_names, panels
 
 pytestmark = pytest.mark.promtool
 

@@ -16,12 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.monitoring.promtool import Promtool
+from tests.monitoring.scrapes import JOB, NAMESPACE, Replica, Scrapes, unit_test_file
+from tests.monitoring.support import ROOT, alerts, exported_names, metric_names, write_rule_file
 from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason
 from writeback.service.metrics import Metrics
-
-from .promtool import Promtool
-from .scrapes import JOB, NAMESPACE, Replica, Scrapes, unit_test_file
-from .support import ROOT, alerts, exported_names, metric_names, write_rule_file
 
 pytestmark = pytest.mark.promtool
 

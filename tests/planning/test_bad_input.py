@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planning.repos import HELM_VALUES, WEB, drift, ref
+from tests.planning.repos import HELM_VALUES, WEB, drift, ref
 from writeback.core.locating import locate
 from writeback.core.planning import plan_changesets
 from writeback.model import Index, Key, Op

@@ -3,7 +3,7 @@ the other edits of the same file."""
 
 from __future__ import annotations
 
-from planning.repos import WEB, drift
+from tests.planning.repos import WEB, drift
 from writeback.core.applying import apply_locations
 from writeback.core.locations import Location
 from writeback.model import Op

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from planning.repos import WEB, drift, ref
+from tests.planning.repos import WEB, drift, ref
 from writeback.core.locating import locate
 from writeback.core.planning import changeset_id, fingerprint, plan_changesets
 from writeback.core.unified_diffs import render_file_patch

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from support.gitrepos import write_files
 
-from planning.repos import KUSTOMIZE_REPO, WEB, drift, ref
+from tests.planning.repos import KUSTOMIZE_REPO, WEB, drift, ref
+from tests.support.gitrepos import write_files
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.core.locating import locate
 from writeback.core.planning import plan_changesets

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.gitrepos import write_files
 
-from planning.repos import drift, ref
+from tests.planning.repos import drift, ref
+from tests.support.gitrepos import write_files
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.core.kustomizing import load_tree
 from writeback.core.locating import locate

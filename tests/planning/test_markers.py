@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planning.repos import HELM_RELEASE, HELM_VALUES, WEB, drift, ref
+from tests.planning.repos import HELM_RELEASE, HELM_VALUES, WEB, drift, ref
 from writeback.core.locating import locate
 from writeback.core.markers import parse_image, parse_reference, scan_markers
 from writeback.core.planning import plan_changesets

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from support.gitrepos import write_files
 
-import writeback.cli
-from planning.repos import KUSTOMIZE_REPO
+from tests.planning.repos import KUSTOMIZE_REPO
+from tests.support.cli import run_cli
+from tests.support.gitrepos import write_files
 from writeback.adapters import kustomize as kustomize_cli
 
 MANIFEST = """\
@@ -79,11 +79,8 @@ def _live(*, image: str, privileged: bool, time: str = "2026-11-30T03:00:00Z", m
     return json.dumps(body)
 
 
-def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = writeback.cli.main(["plan", *args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def _plan(*args: str) -> tuple[int, str, str]:
+    return run_cli("plan", *args)
 
 
 @pytest.fixture
@@ -93,10 +90,10 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _json_plan(capsys: pytest.CaptureFixture[str], repo: Path, live: str, tmp_path: Path) -> dict[str, Any]:
+def _json_plan(repo: Path, live: str, tmp_path: Path) -> dict[str, Any]:
     dump = tmp_path / "live.json"
     dump.write_text(live)
-    code, out, err = _plan(capsys, "--live", str(dump), "--repo", str(repo), "--path", "apps", "--output", "json")
+    code, out, err = _plan("--live", str(dump), "--repo", str(repo), "--path", "apps", "--output", "json")
     assert code == 0, err
     doc: dict[str, Any] = json.loads(out)
     return doc
@@ -104,7 +101,7 @@ def _json_plan(capsys: pytest.CaptureFixture[str], repo: Path, live: str, tmp_pa
 
 def test_plan_json_contract_and_security_split(capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path) -> None:
     before = (repo / "apps/web.yaml").read_bytes()
-    doc = _json_plan(capsys, repo, _live(image="registry.example.com/web:1.0.4", privileged=True), tmp_path)
+    doc = _json_plan(repo, _live(image="registry.example.com/web:1.0.4", privileged=True), tmp_path)
     assert list(doc) == ["changesets", "notes", "problems"]
     standard, security = doc["changesets"]
     for cs in (standard, security):
@@ -144,14 +141,14 @@ def test_plan_json_contract_and_security_split(capsys: pytest.CaptureFixture[str
 def test_fingerprint_stable_across_time_and_manager_and_id_stable(
     capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path
 ) -> None:
-    one = _json_plan(capsys, repo, _live(image="registry.example.com/web:1.0.4", privileged=False), tmp_path)[
+    one = _json_plan(repo, _live(image="registry.example.com/web:1.0.4", privileged=False), tmp_path)[
         "changesets"
     ][0]
     later = _live(
         image="registry.example.com/web:1.0.4", privileged=False, time="2026-12-02T11:00:00Z", manager="kubectl-patch"
     )
-    two = _json_plan(capsys, repo, later, tmp_path)["changesets"][0]
-    other = _json_plan(capsys, repo, _live(image="registry.example.com/web:1.0.5", privileged=False), tmp_path)[
+    two = _json_plan(repo, later, tmp_path)["changesets"][0]
+    other = _json_plan(repo, _live(image="registry.example.com/web:1.0.5", privileged=False), tmp_path)[
         "changesets"
     ][0]
     assert one["fingerprint"] == two["fingerprint"] != other["fingerprint"]
@@ -162,12 +159,12 @@ def test_fingerprint_stable_across_time_and_manager_and_id_stable(
 def test_plan_text_output_and_exit_code(capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path) -> None:
     dump = tmp_path / "live.json"
     dump.write_text(_live(image="registry.example.com/web:1.0.4", privileged=False))
-    code, out, _ = _plan(capsys, "--live", str(dump), "--repo", str(repo), "--path", "apps", "--exit-code")
+    code, out, _ = _plan("--live", str(dump), "--repo", str(repo), "--path", "apps", "--exit-code")
     assert code == 1
     assert out.startswith("changeset apps  (target apps, review: standard, fingerprint ")
     assert "+          image: registry.example.com/web:1.0.4   # bumped by CI\n" in out
     dump.write_text(json.dumps(YAML(typ="safe", pure=True).load(MANIFEST)))
-    code, out, _ = _plan(capsys, "--live", str(dump), "--repo", str(repo), "--path", "apps", "--exit-code")
+    code, out, _ = _plan("--live", str(dump), "--repo", str(repo), "--path", "apps", "--exit-code")
     assert code == 0 and out.startswith("no change sets")
 
 
@@ -193,7 +190,7 @@ def test_plan_kustomize_overlay_offline(
     ]
     dump = tmp_path / "live.yaml"
     dump.write_text("\n---\n".join(json.dumps(o) for o in live))
-    code, out, err = _plan(capsys, "--live", str(dump), "--repo", str(repo), "--path", "overlays/prod", "-o", "json")
+    code, out, err = _plan("--live", str(dump), "--repo", str(repo), "--path", "overlays/prod", "-o", "json")
     assert code == 0, err
     (cs,) = json.loads(out)["changesets"]
     assert [f["path"] for f in cs["files"]] == ["overlays/prod/kustomization.yaml"]
@@ -218,10 +215,10 @@ def test_plan_with_a_config_file(
         "    pull_request:\n"
         "      fingerprint_key: {env: WB_TEST_FP_KEY}\n"
     )
-    code, _, err = _plan(capsys, "--config", str(config), "--live", str(dump), "-o", "json")
+    code, _, err = _plan("--config", str(config), "--live", str(dump), "-o", "json")
     assert code == 2 and "WB_TEST_FP_KEY is not set" in err
     monkeypatch.setenv("WB_TEST_FP_KEY", "k")
-    code, out, err = _plan(capsys, "--config", str(config), "--live", str(dump), "-o", "json")
+    code, out, err = _plan("--config", str(config), "--live", str(dump), "-o", "json")
     assert code == 0, err
     (cs,) = json.loads(out)["changesets"]
     assert (cs["id"], cs["target"]) == ("shop-prod", "shop-prod")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from controlplane import cp
+from tests.controlplane import cp
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .world import World
+from tests.reliability.world import World
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from tests.reliability.world import World, live_object
 from writeback.cli import main
-
-from .world import World, live_object
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_FILES = {

@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane import cp
-from support.gitrepos import git
 
+from tests.controlplane import cp
+from tests.reliability.apiproxy import ApiProxy, Rule
+from tests.reliability.world import World, manifest
+from tests.support.gitrepos import git
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import Informer
 from writeback.config import Selector
 from writeback.errors import ClusterError, ClusterUnreachable
-
-from .apiproxy import ApiProxy, Rule
-from .world import World, manifest
 
 pytestmark = pytest.mark.controlplane
 NS = "paged"

@@ -18,12 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from breakglass.support import argocd_app
-from fakes.github_fake import GitHubFake
-from support.gitrepos import seed_bare
-from support.services import free_port, start_writeback, stop_writeback, wait_for
 
-from .test_security import SECRET_CANARY, SENSITIVE_CANARY, TOKEN_CANARY, _git_everything, assert_clean, b64
+from tests.breakglass.support import argocd_app
+from tests.fakes.github_fake import GitHubFake
+from tests.reliability.test_security import (
+    SECRET_CANARY,
+    SENSITIVE_CANARY,
+    TOKEN_CANARY,
+    _git_everything,
+    assert_clean,
+    b64,
+)
+from tests.support.gitrepos import seed_bare
+from tests.support.services import free_port, start_writeback, stop_writeback, wait_for
 
 pytestmark = pytest.mark.controlplane
 TOKEN_ENV = "WB_CANARY_TOKEN"

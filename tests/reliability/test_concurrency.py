@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from .world import PushGate, World
+from tests.reliability.world import PushGate, World
 
 
 def test_two_processes_racing_on_one_target_open_one_pr(world: World) -> None:

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.reliability.world import PushGate, World, kill
 from writeback.adapters.hotfixes import Capture, DirectoryStore
-
-from .world import PushGate, World, kill
 
 WRITER = Path(__file__).with_name("state_writer.py")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .world import World
+from tests.reliability.world import World
 
 SECONDARY = {
     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",

@@ -8,14 +8,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from fakes.forge_server import ForgeViolations
-from fakes.github_fake import GitHubFake
-from support.gitrepos import commit, init_repo, seed_bare
 
+from tests.fakes.forge_server import ForgeViolations
+from tests.fakes.github_fake import GitHubFake
+from tests.reliability.world import live_object, manifest
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo, seed_bare
 from writeback.cli import main
 from writeback.config import looks_like_credential
-
-from .world import live_object, manifest
 
 PASTED = ("ghp_R2d2C3po0123456789abcdefghijklmnopqr", "glpat-x8Yz1AbCdEfGhIjKlMnO",
           "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln",
@@ -62,10 +62,8 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["diff", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+def _diff(*args: str) -> tuple[int, str, str]:
+    return run_cli("diff", *args)
 
 
 def test_an_empty_dump_is_an_input_error_unless_expected(
@@ -76,13 +74,13 @@ def test_an_empty_dump_is_an_input_error_unless_expected(
     other = tmp_path / "other.json"  # objects, but none of the namespaces Git uses
     other.write_text(json.dumps(live_object("beta", "v1")))
     for dump, says in ((empty, "holds no object"), (other, "holds 1 object(s), none of the kinds")):
-        code, out, err = _diff(capsys, "--repo", str(repo), "--path", "apps", "--live", str(dump), "--exit-code")
+        code, out, err = _diff("--repo", str(repo), "--path", "apps", "--live", str(dump), "--exit-code")
         assert code == 2 and says in err and "--allow-empty-live" in err, err
         assert out == "", "no report before the error"
-    code, out, _ = _diff(capsys, "--repo", str(repo), "--path", "apps", "--live", str(empty), "--allow-empty-live",
+    code, out, _ = _diff("--repo", str(repo), "--path", "apps", "--live", str(empty), "--allow-empty-live",
                          "--exit-code")  # fmt: skip
     assert code == 1 and "1 deleted" in out, out  # deleted counts for --exit-code
-    code, out, _ = _diff(capsys, "--repo", str(repo), "--path", "apps", "--live", str(empty), "--allow-empty-live")
+    code, out, _ = _diff("--repo", str(repo), "--path", "apps", "--live", str(empty), "--allow-empty-live")
     assert code == 0
 
 
@@ -92,7 +90,7 @@ def test_new_objects_count_for_exit_code(repo: Path, tmp_path: Path, capsys: pyt
     extra["metadata"]["namespace"] = "ns-alpha"
     extra["metadata"]["managedFields"] = extra["metadata"]["managedFields"][1:]  # only a person: kubectl
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [live_object("alpha", "v1"), extra]}))
-    code, out, _ = _diff(capsys, "--repo", str(repo), "--path", "apps", "--live", str(dump), "--exit-code")
+    code, out, _ = _diff("--repo", str(repo), "--path", "apps", "--live", str(dump), "--exit-code")
     assert code == 1 and "1 new" in out, out
 
 
@@ -102,7 +100,7 @@ def test_a_dump_that_cannot_be_read_stops_before_any_report(
     bad = tmp_path / "live.yaml"
     bad.write_text("apiVersion: v1\nkind: List\nitems: [\n")
     for output in ("text", "json"):
-        code, out, err = _diff(capsys, "--repo", str(repo), "--path", "apps", "--live", str(bad), "-o", output)
+        code, out, err = _diff("--repo", str(repo), "--path", "apps", "--live", str(bad), "-o", output)
         assert code == 2 and out == "", out  # no false "everything was deleted" report first
         assert f"--live {bad}: the dump cannot be used" in err and "not valid YAML" in err, err
 

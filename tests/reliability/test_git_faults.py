@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.gitrepos import git
 
-from .world import PushGate, World, manifest
+from tests.reliability.world import PushGate, World, manifest
+from tests.support.gitrepos import git
 
 
 def person_push(world: World, name: str, branch: str, text: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .world import TOKEN_ENV, World, live_object, manifest
+from tests.reliability.world import TOKEN_ENV, World, live_object, manifest
 
 SECRET_CANARY = "wbcanary-secret-4f1d2a9e"
 SENSITIVE_CANARY = "wbcanary-apikey-8c3b7e10"

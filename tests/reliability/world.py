@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fakes.github_fake import GitHubFake
-from support.gitrepos import git, seed_bare
+from tests.fakes.github_fake import GitHubFake
+from tests.support.gitrepos import git, seed_bare
 
 TOKEN_ENV = "WB_RELIABILITY_TOKEN"
 TOKEN = "ghp_test_token"  # the fakes' token

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from breakglass.support import (
+
+from tests.breakglass.support import (
     AUTOMATED,
     MANIFEST,
     PROJECT,
@@ -27,13 +28,12 @@ from breakglass.support import (
     events,
     get,
     record,
-    run,
     synced_to,
 )
-from fakes.github_fake import GitHubFake
-from support.gitrepos import git, seed_bare
-from support.services import free_port, metric, start_writeback, stop_writeback, wait_for
-
+from tests.fakes.github_fake import GitHubFake
+from tests.support.cli import run_cli
+from tests.support.gitrepos import git, seed_bare
+from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import ControllerObjects
 from writeback.config import Target
@@ -82,8 +82,8 @@ def scrape(port: int) -> str:
 def start_break_glass(
     controlplane: Any, capsys: pytest.CaptureFixture[str], namespace: str, app: str, *, ttl: str = "1s"
 ) -> None:
-    code, _, err = run(
-        capsys, "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", ttl,
+    code, _, err = run_cli(
+        "break-glass", "start", "--argocd-app", f"{namespace}/{app}", "--reason", REASON, "--ttl", ttl,
         "--incident", INCIDENT, "--actor", "oncall-bob", "--kubeconfig", controlplane.kubeconfig,
     )  # fmt: skip
     assert code == 0, err
@@ -204,7 +204,7 @@ def test_the_per_target_step_only_gets_the_objects_the_target_names(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     argocd_app(controlplane, namespace, "web")
-    code, _, err = run(capsys, "break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", REASON,
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", REASON,
                        "--ttl", "2h", "--kubeconfig", controlplane.kubeconfig)  # fmt: skip
     assert code == 0, err
     cluster = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.coordinators import RunEverything
-from support.services import metric
 
+from tests.support.coordinators import RunEverything
+from tests.support.services import metric
 from writeback.config import Config, parse_config
 from writeback.errors import RateLimited
 from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason

@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 import pytest
-from support.coordinators import RunEverything
 
+from tests.support.coordinators import RunEverything
 from writeback.config import Schedule, Target
 from writeback.service.scheduler import (
     CycleContext,

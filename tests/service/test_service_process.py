@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_fake import GitHubFake
 from prometheus_client.parser import text_string_to_metric_families
-from support.gitrepos import seed_bare
-from support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+
+from tests.fakes.github_fake import GitHubFake
+from tests.support.gitrepos import seed_bare
+from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
 
 pytestmark = pytest.mark.controlplane
 

@@ -128,7 +128,7 @@ def test_a_failing_list_is_reported_at_once_naming_the_kind(k8s: Any, namespace:
 
 
 def test_without_the_watch_cache_every_cycle_lists_and_is_counted(k8s: Any, namespace: str) -> None:
-    from writeback.service.serving import CountingCluster
+    from writeback.adapters.counting import CountingCluster
 
     verbs: list[str] = []
     counted = CountingCluster(cluster=KubeCluster(api_client=k8s), count=verbs.append)

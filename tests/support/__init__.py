@@ -1,1 +1,1 @@
-"""Helpers shared by several test directories (imported as ``support.<module>``: tests/ is on sys.path)."""
+"""Helpers shared by several test directories: git repos, the CLI runner, writeback service processes, coordinators."""

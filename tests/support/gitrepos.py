@@ -1,9 +1,11 @@
-"""Real git for the tests: run the CLI, make a repository or a bare remote on branch main, commit files."""
+"""Real git for the tests (the one home of git fixtures): run the CLI, make a repository or a bare remote on branch
+main, commit files; ``GitRemote`` is the `git_remote` fixture's bare remote with a working clone."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -25,6 +27,11 @@ def init_repo(repo: Path, *, name: str = "Writeback Test", email: str = "writeba
     """An empty repository on branch main with a user configured and commit signing off."""
     repo.mkdir(parents=True, exist_ok=True)
     git("init", "-q", "--initial-branch=main", cwd=repo)
+    configure_user(repo, name=name, email=email)
+
+
+def configure_user(repo: Path, *, name: str = "Writeback Test", email: str = "writeback-test@example.com") -> None:
+    """The committer of ``repo`` and commit signing off."""
     git("config", "user.name", name, cwd=repo)
     git("config", "user.email", email, cwd=repo)
     git("config", "commit.gpgsign", "false", cwd=repo)
@@ -48,3 +55,35 @@ def seed_bare(
     git("add", "-A", cwd=seed)
     git("-c", f"user.email={email}", "-c", f"user.name={name}", "commit", "-q", "-m", "init", cwd=seed)
     git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=seed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitRemote:
+    """A bare repository (the remote) and a working clone on branch main, with a user configured."""
+
+    bare: Path
+    work: Path
+
+    @classmethod
+    def create(cls, *, bare: Path, work: Path) -> GitRemote:
+        git("init", "-q", "--bare", "--initial-branch=main", str(bare))
+        git("clone", "-q", str(bare), str(work))
+        remote = cls(bare=bare, work=work)
+        remote.git("symbolic-ref", "HEAD", "refs/heads/main")
+        configure_user(work)
+        return remote
+
+    def git(self, *args: str) -> str:
+        """git in the clone; its stdout (not stripped); AssertionError with git's stderr when it fails."""
+        done = subprocess.run(["git", *args], cwd=self.work, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+        return done.stdout
+
+    def commit_all(self, message: str) -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def push(self) -> None:
+        self.git("push", "-q", "-u", "origin", "HEAD:refs/heads/main")
