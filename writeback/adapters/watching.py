@@ -19,6 +19,7 @@ from typing import Any
 
 from writeback.adapters.api_errors import api_error, body_message, for_status
 from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, KubeCluster, Resource
+from writeback.adapters.counting import CountingCluster, RequestHook
 from writeback.config import Selector
 from writeback.errors import ClusterError
 from writeback.model import LiveObject, ObjectRef, Source
@@ -43,7 +44,6 @@ class Gone(ClusterError):
 
 
 EventHandler = Callable[[WatchEvent], None]
-RequestHook = Callable[[str], None]  # the verb: list, watch, get, patch
 
 
 class Informer:
@@ -294,7 +294,7 @@ def _lines(response: Any) -> Iterator[bytes]:
         yield buffer
 
 
-class WatchingCluster:
+class WatchingCluster(CountingCluster):
     """The ``Cluster`` protocol with ``list_objects`` served from informers (one per kind and namespace)."""
 
     def __init__(
@@ -306,10 +306,9 @@ class WatchingCluster:
         on_request: RequestHook | None = None,
         sync_timeout: float = 60.0,
     ) -> None:
-        self._cluster = cluster
+        super().__init__(cluster=cluster, count=on_request)
         self._api = api_client
         self._on_event = on_event
-        self._on_request = on_request
         self._sync_timeout = sync_timeout
         self._informers: dict[tuple[str, str, str, str], Informer] = {}
         self._lock = threading.Lock()
@@ -322,10 +321,6 @@ class WatchingCluster:
     @property
     def list_calls(self) -> int:
         return sum(i.list_calls for i in self.informers) + self._cluster.list_calls
-
-    def _count(self, verb: str) -> None:
-        if self._on_request is not None:
-            self._on_request(verb)
 
     def informers_for(self, *, selector: Selector) -> list[Informer]:
         """The informers covering ``selector``, started (and synced) on first use."""
@@ -355,7 +350,7 @@ class WatchingCluster:
             informer.wait_synced(timeout=self._sync_timeout)
         return out
 
-    # ------------------------------------------------------------ the Cluster protocol
+    # ------------------------------------------------------------ the Cluster protocol (the rest: CountingCluster)
 
     def list_objects(self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
         excluded = set(selector.exclude)
@@ -370,21 +365,6 @@ class WatchingCluster:
                 ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=ns, name=name)
                 out.append(LiveObject(ref=ref, body=json.loads(json.dumps(item)), source=Source.CLUSTER))
         return out
-
-    def resource_for(self, *, api_version: str, kind: str) -> Resource:
-        return self._cluster.resource_for(api_version=api_version, kind=kind)
-
-    def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
-        self._count("patch")
-        return self._cluster.dry_run_apply(body=body)
-
-    def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]:
-        self._count("create")
-        return self._cluster.dry_run_create(body=body, twin_of=twin_of)
-
-    def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
-        self._count("get")
-        return self._cluster.get_object(ref=ref)
 
     def stop(self) -> None:
         for informer in self.informers:

@@ -16,19 +16,20 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from writeback import config as cfg
-from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, KubeCluster, Resource
+from writeback.adapters.cluster import Cluster, KubeCluster
 from writeback.adapters.controllers import ControllerObjects
+from writeback.adapters.counting import CountingCluster
 from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import ExitCode, WritebackError
-from writeback.model import Capture, Drift, EnsureResult, LiveObject, ObjectRef, Outcome
+from writeback.model import Capture, Drift, EnsureResult, Outcome
 from writeback.pipeline import breakglass as bgflow
 from writeback.pipeline import breakglass_targets as bgtargets
 from writeback.pipeline.cycling import CycleOptions, TargetRun
@@ -152,37 +153,6 @@ class TargetRuntime:
     def stop(self) -> None:
         if self.watching is not None:
             self.watching.stop()
-
-
-class CountingCluster:
-    """The direct cluster (``watch.enabled: false``), counting its requests by verb for the metrics."""
-
-    def __init__(self, *, cluster: KubeCluster, count: Callable[[str], None]) -> None:
-        self._cluster = cluster
-        self._count = count
-
-    def list_objects(self, *, selector: cfg.Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
-        before = self._cluster.list_calls
-        try:
-            return self._cluster.list_objects(selector=selector, page_size=page_size)
-        finally:
-            for _ in range(self._cluster.list_calls - before):
-                self._count("list")
-
-    def resource_for(self, *, api_version: str, kind: str) -> Resource:
-        return self._cluster.resource_for(api_version=api_version, kind=kind)
-
-    def dry_run_apply(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
-        self._count("patch")
-        return self._cluster.dry_run_apply(body=body)
-
-    def dry_run_create(self, *, body: Mapping[str, Any], twin_of: ObjectRef) -> dict[str, Any]:
-        self._count("create")
-        return self._cluster.dry_run_create(body=body, twin_of=twin_of)
-
-    def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
-        self._count("get")
-        return self._cluster.get_object(ref=ref)
 
 
 def state_store(config: cfg.Config) -> HotfixStore | None:
