@@ -64,8 +64,14 @@ def _model_path(root: type[BaseModel], loc: Loc) -> list[type[BaseModel]]:
     return path
 
 
+def _key_shown(key: str) -> str:
+    """A key as the error shows it: JSON-quoted when it holds a character that is not printable (a line break of
+    any kind would split the one-line error)."""
+    return key if key.isprintable() else json.dumps(key)
+
+
 def _unknown_key(root: type[BaseModel], loc: Loc) -> str:
-    key, parent = str(loc[-1]), loc[:-1]
+    key, parent = _key_shown(str(loc[-1])), loc[:-1]
     models = _model_path(root, parent)
     known = sorted(_fields(models[-1])) if models else []
     best = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
@@ -77,6 +83,8 @@ def _unknown_key(root: type[BaseModel], loc: Loc) -> str:
 def _shown(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
+        if not text.isprintable():  # a line break of any kind (NEL, U+2028) would split the one-line error
+            text = json.dumps(value, default=str)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."

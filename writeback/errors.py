@@ -87,29 +87,44 @@ class PatchError(WritebackError):
 class YamlError(PatchError):
     """A YAML text that cannot be read: not valid YAML, or beyond the loading limits (size, depth, aliases).
 
-    The message names the source and, for a syntax error, the line (also in ``line``, 1-based).
+    The message names the source and, for a syntax error, the line (also in ``line``, 1-based). ``limit`` is set
+    when the text may be valid YAML but is beyond a loading limit (``problem`` then says which).
     """
 
     def __init__(
-        self, message: str, *, source: str, line: int | None = None, column: int | None = None, problem: str = ""
+        self,
+        message: str,
+        *,
+        source: str,
+        line: int | None = None,
+        column: int | None = None,
+        problem: str = "",
+        limit: bool = False,
     ) -> None:
         super().__init__(message)
         self.source = source
         self.line = line  # 1-based
         self.column = column  # 1-based
-        self.problem = problem or message  # what is wrong, without the position
+        self.problem = problem or message  # what is wrong, without the source and the position
+        self.limit = limit
 
 
 class ToolMissing(InputError):
     """A required external tool (kustomize, git) is not on PATH."""
 
 
-def yaml_error_position(err: Exception) -> tuple[Any, str]:
+def yaml_error_position(err: Exception, *, text: str | None = None) -> tuple[Any, str]:
     """Where a YAML parser's error is (its mark: 0-based ``line``/``column``) and what it is: the problem's mark, or,
-    when the text just ended (an unclosed ``[`` or quote), the mark of what was left open, named."""
+    when the text just ended (an unclosed ``[`` or quote), the mark of what was left open, named.
+
+    libyaml does not say that the text ended ("did not find expected ',' or ']'" at the end): with ``text``, a
+    problem mark past its last non-blank character counts as the end too."""
     problem = getattr(err, "problem", None) or str(err).strip().splitlines()[0]
     mark, context = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
-    if context is not None and (mark is None or "<stream end>" in problem or "end of stream" in problem):
+    ended = "<stream end>" in problem or "end of stream" in problem
+    if text is not None and mark is not None and isinstance(getattr(mark, "index", None), int):
+        ended = ended or mark.index >= len(text.rstrip())
+    if context is not None and (mark is None or ended):
         what = getattr(err, "context", None)
         return context, f"{problem} ({what} that starts here)" if what else problem
     return mark or context, problem

@@ -190,15 +190,15 @@ class _Measure:
         if key in self.sizes:  # an alias (or a merge key's source): counted again, not walked again
             known = self.sizes[key]
             if known is None:
-                raise YamlError(f"{self.source}: a YAML alias refers to a node that contains it", source=self.source)
+                raise _refused(self.source, "a YAML alias refers to a node that contains it")
             if depth + known[1] - 1 > MAX_DEPTH:
                 raise _too_deep(self.source)
             self.expanded += known[0]
             if self.expanded - self.own > MAX_ALIAS_GROWTH:  # what is still to walk cannot make up for it
-                raise YamlError(
-                    f"{self.source}: YAML aliases expand this document by more than {MAX_ALIAS_GROWTH:,} nodes and "
-                    "characters (a YAML bomb?); refused without expanding it",
-                    source=self.source,
+                raise _refused(
+                    self.source,
+                    f"YAML aliases expand this document by more than {MAX_ALIAS_GROWTH:,} nodes and characters "
+                    "(a YAML bomb?); refused without expanding it",
                 )
             return known
         if depth > MAX_DEPTH:
@@ -218,7 +218,12 @@ class _Measure:
 
 
 def _too_deep(source: str) -> YamlError:
-    return YamlError(f"{source}: YAML nested deeper than {MAX_DEPTH} levels", source=source)
+    return _refused(source, f"YAML nested deeper than {MAX_DEPTH} levels")
+
+
+def _refused(source: str, problem: str) -> YamlError:
+    """A text beyond a loading limit (size, depth, aliases): refused, whether or not it is valid YAML."""
+    return YamlError(f"{source}: {problem}", source=source, problem=problem, limit=True)
 
 
 # ---------------------------------------------------------------- construction (plain data)
@@ -329,8 +334,8 @@ def _construct(node: Node, depth: int, source: str) -> Any:
 # ---------------------------------------------------------------- loading
 
 
-def _syntax_error(err: yaml.YAMLError, *, source: str) -> YamlError:
-    mark, problem = yaml_error_position(err)
+def _syntax_error(err: yaml.YAMLError, *, source: str, text: str) -> YamlError:
+    mark, problem = yaml_error_position(err, text=text)
     if mark is None:
         return YamlError(f"{source}: not valid YAML: {problem}", source=source, problem=problem)
     line, column = mark.line + 1, mark.column + 1
@@ -354,10 +359,10 @@ def _documents(loader: Any, *, text: str, source: str) -> list[Any]:
 
 def _parse(text: str, *, source: str) -> list[Any]:
     if len(text) > MAX_CHARS:
-        raise YamlError(
-            f"{source}: {len(text) / 2**20:.1f} Mi characters, more than the {MAX_CHARS // 2**20} Mi that "
-            "writeback reads from one YAML file or stream; split it",
-            source=source,
+        raise _refused(
+            source,
+            f"{len(text) / 2**20:.1f} Mi characters, more than the {MAX_CHARS // 2**20} Mi that writeback reads "
+            "from one YAML file or stream; split it",
         )
     try:
         if "%YAML" not in text and _fast_loader is not None:
@@ -368,9 +373,9 @@ def _parse(text: str, *, source: str) -> list[Any]:
                     raise
         return _documents(_EventLoader(text), text=text, source=source)
     except yaml.YAMLError as e:
-        raise _syntax_error(e, source=source) from e
+        raise _syntax_error(e, source=source, text=text) from e
     except UnicodeError as e:
-        raise YamlError(f"{source}: not valid YAML: {e}", source=source) from e
+        raise YamlError(f"{source}: not valid YAML: {e}", source=source, problem=str(e)) from e
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.cli.process import DEMO, ESC, ROOT, environment, on_terminal, script, writeback
+from tests.support.gitrepos import init_repo
 
 LIVE = (ROOT / "examples" / "hotfix" / "live.yaml").read_text(encoding="utf-8")
 GIT_SIDE = ["--repo", ".", "--path", "examples/hotfix/gitops"]
@@ -28,27 +30,30 @@ def test_live_dash_reads_the_dump_from_stdin() -> None:
 def test_a_bad_document_on_stdin_is_named_stdin_with_line_and_column() -> None:
     bad = LIVE + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\n  namespace: shop\n"
     result = writeback("diff", "--live", "-", *GIT_SIDE, stdin=bad)
-    assert result.returncode == 2
+    assert result.returncode == 2 and result.stdout == ""  # a dump that cannot be read stops before any report
     assert result.stderr.count("<stdin>:") == 1
-    assert re.search(r"^writeback: error: <stdin>:\d+:\d+: not valid YAML: ", result.stderr, re.MULTILINE)
+    assert result.stderr.startswith("writeback: error: --live -: the dump cannot be used:\n")
+    assert re.search(r"^  <stdin>:\d+:\d+: not valid YAML: ", result.stderr, re.MULTILINE), result.stderr
 
 
 def test_stdout_is_only_the_output_and_each_problem_is_said_once_on_stderr(tmp_path: Path) -> None:
-    dump = tmp_path / "live.yaml"
-    dump.write_text(LIVE + "---\nkind: ConfigMap\nmetadata: {name: no-api-version}\n", encoding="utf-8")
-    args = ["--live", str(dump), *GIT_SIDE]
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "hotfix" / "gitops", repo / "gitops")
+    (repo / "gitops" / "apps" / "checkout" / "broken.yaml").write_text("kind: ConfigMap\nmetadata: {name: x}\n")
+    init_repo(repo)
+    args = ["--live", str(ROOT / "examples" / "hotfix" / "live.yaml"), "--repo", str(repo), "--path", "gitops"]
     text = writeback("plan", *args)
-    assert text.returncode == 2  # the unusable document is bad input
-    assert "note:" not in text.stdout and "error" not in text.stdout and "document 2" not in text.stdout
+    assert text.returncode == 2  # the unusable Git file is bad input; the rest is still planned
+    assert "note:" not in text.stdout and "error" not in text.stdout and "broken.yaml" not in text.stdout
     assert text.stdout.startswith("changeset ")
-    assert text.stderr.count("document ") == 1 and "not a Kubernetes object" in text.stderr
+    assert text.stderr.count("broken.yaml") == 1 and "a manifest without apiVersion" in text.stderr
     assert text.stderr.count("writeback: note: offline mode") == 1
     as_json = writeback("plan", *args, "--output", "json")
     doc = json.loads(as_json.stdout)  # stdout parses as a whole: `| jq` works
-    assert any("not a Kubernetes object" in p for p in doc["problems"])
+    assert any("a manifest without apiVersion" in p for p in doc["problems"])
     assert any("offline mode" in n for n in doc["notes"])
     diff = writeback("diff", *args, "--output", "json")
-    assert json.loads(diff.stdout)["problems"] and diff.stderr.count("not a Kubernetes object") == 1
+    assert json.loads(diff.stdout)["problems"] and diff.stderr.count("a manifest without apiVersion") == 1
 
 
 def test_colour_on_a_terminal_only_and_never_with_no_color() -> None:

@@ -80,16 +80,19 @@ def test_bomb_in_git_and_in_the_live_dump_fails_fast_and_the_rest_goes_on(tmp_pa
     rc, out, _, base_wall, base_rss = measured(*args)  # the same command without the bombs: the yardstick
     assert rc == 0 and "data.mode" in out
 
-    write(repo, "apps/bomb.yaml", bomb())
-    write(live, "bomb.yaml", bomb())
+    write(repo, "apps/bomb.yaml", bomb())  # a bad Git file: named, and the good objects still compared
     rc, out, err, wall, rss = measured(*args)
-
-    assert rc == 2  # an input error, named, and the good objects still compared
+    assert rc == 2  # an input error, named
     assert "data.mode" in out and 'git "normal" -> live "safe"' in out
-    for where in ("apps/bomb.yaml", f"{live}/bomb.yaml"):
-        assert f"{where}: YAML aliases expand this document by more than" in err, err
+    assert "apps/bomb.yaml: YAML aliases expand this document by more than" in err, err
     assert wall < 3 * base_wall + 10, (wall, base_wall)  # seconds, where unbounded it ran for minutes ...
     assert rss < base_rss + 50 * 2**20, (rss, base_rss)  # ... and tens of MB, where it grew past 1.3 GB
+
+    write(live, "bomb.yaml", bomb())  # live input that cannot be read stops the command before any report
+    rc, out, err, wall, rss = measured(*args)
+    assert rc == 2 and out == ""
+    assert f"{live}/bomb.yaml: YAML aliases expand this document by more than" in err, err
+    assert wall < 3 * base_wall + 10 and rss < base_rss + 50 * 2**20, (wall, rss, base_wall, base_rss)
 
 
 def test_bomb_in_the_config_fails_fast_naming_the_file(tmp_path: Path) -> None:

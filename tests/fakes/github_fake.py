@@ -108,7 +108,7 @@ class GitHubFake(FakeForge):
 
     def _merged_by_push(self, pr: dict[str, Any]) -> dict[str, Any]:
         """Like GitHub: an open PR whose head commit someone pushed to its base branch is merged."""
-        head = self.bare.sha(pr["head"]) or pr["head_sha"]
+        head = self.bare.sha(pr["head"]) or pr.get("head_sha")
         if pr["state"] == "open" and head and self.bare.contains(pr["base"], head):
             pr.update(state="closed", closed_at="2026-11-30T12:00:00Z", merged_at="2026-11-30T12:00:00Z",
                       merge_commit_sha=head)  # fmt: skip
@@ -120,7 +120,7 @@ class GitHubFake(FakeForge):
         value = self._fill(value[0] if simple else value)
         n = pr["number"]
         api = f"{self.url}/repos/{self.owner}/{self.repo}"
-        head_sha = self.bare.sha(pr["head"]) or pr["head_sha"]
+        head_sha = self.bare.sha(pr["head"]) or pr.get("head_sha")
         value.update(
             id=1000 + n,
             number=n,

@@ -82,7 +82,7 @@ def test_each_bad_input_is_an_error_for_its_resource_only() -> None:
     assert plan.errors == located.errors
 
     reasons = {(u.resource.name, u.resource.kind): u.reason for u in cs.unresolved}
-    assert "unreadable files: apps/broken.yaml:7:13: invalid YAML: " in reasons[("api", "Deployment")]
+    assert "unreadable files: apps/broken.yaml:7:13: not valid YAML: " in reasons[("api", "Deployment")]
     assert reasons[("web", "Service")] == (
         "declared more than once: apps/svc-a.yaml (document 1), apps/svc-b.yml (document 1); edit one of them by hand"
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,8 @@ def test_a_config_with_each_key_wrong_in_turn(tmp_path: Path, capsys: pytest.Cap
         err = capsys.readouterr().err
         assert code == 2, f"{_key(path)} = wrong type was accepted"
         # the error names the key (a list item's error may name a field of it; a secret reference its own key)
-        assert f"{file}: {_key(path)}" in err, (_key(path), err)
+        # ... at its line and column (FILE:LINE:COL: key)
+        assert re.search(rf"{re.escape(str(file))}:\d+:\d+: {re.escape(_key(path))}", err), (_key(path), err)
         assert "Traceback" not in err
 
 

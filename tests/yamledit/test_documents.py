@@ -63,7 +63,7 @@ def test_columns_count_characters_in_crlf_non_ascii_files() -> None:
 
 
 def test_syntax_error_names_source_line_and_column() -> None:
-    with pytest.raises(YamlSyntaxError, match=r"^broken\.yaml:4:3: invalid YAML: ") as info:
+    with pytest.raises(YamlSyntaxError, match=r"^broken\.yaml:4:3: not valid YAML: ") as info:
         load_documents("a: 1\nb:\n  - x\n  y: 2\n", source="broken.yaml")
     assert info.value.exit_code == 3
     assert (info.value.source, info.value.line, info.value.column) == ("broken.yaml", 4, 3)

@@ -213,7 +213,7 @@ def test_refusals_and_errors_name_the_source_and_path() -> None:
         apply("a: !custom x\n", edit("a", "y"))
     with pytest.raises(EditRefused, match="no document 3"):
         apply("a: 1\n", edit("a", 2, document=3))
-    with pytest.raises(YamlSyntaxError, match=r"bad\.yaml:2:5: invalid YAML: "):
+    with pytest.raises(YamlSyntaxError, match=r"bad\.yaml:2:5: not valid YAML: "):
         load_documents("a: 1\nb: c: d\n", source="bad.yaml")
 
 

@@ -76,7 +76,8 @@ def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]
     try:
         return load_all(text, source=file), None
     except YamlError as e:
-        return [], Problem(file=file, line=e.line, column=e.column, message=f"not valid YAML: {e.problem}")
+        message = e.problem if e.limit else f"not valid YAML: {e.problem}"
+        return [], Problem(file=file, line=e.line, column=e.column, message=message)
 
 
 def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:

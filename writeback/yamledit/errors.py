@@ -6,7 +6,7 @@ from writeback.errors import PatchError
 
 
 class YamlSyntaxError(PatchError):
-    """The text is not valid YAML; the message reads ``SOURCE:LINE:COL: invalid YAML: problem`` (1-based), and
+    """The text is not valid YAML; the message reads ``SOURCE:LINE:COL: not valid YAML: problem`` (1-based), and
     ``problem``, ``line`` and ``column`` hold its parts (the position where known)."""
 
     def __init__(

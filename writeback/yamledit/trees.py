@@ -75,7 +75,7 @@ def _syntax_error(err: Exception, *, source: str) -> YamlSyntaxError:
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
     where = f"{source}:{line}:{column}" if mark is not None else source
     return YamlSyntaxError(
-        f"{where}: invalid YAML: {problem}", source=source, problem=problem, line=line, column=column
+        f"{where}: not valid YAML: {problem}", source=source, problem=problem, line=line, column=column
     )
 
 
