@@ -25,7 +25,14 @@ from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, Resource
 from writeback.adapters.hotfixes import HotfixStore
 from writeback.adapters.watching import WatchEvent
 from writeback.config import Policy, Selector
-from writeback.core.capturing import backport_body, essence, person_write, redacted_capture, reverting_writer
+from writeback.core.capturing import (
+    backport_body,
+    essence,
+    person_write,
+    redacted_capture,
+    reverting_writer,
+    synced_since,
+)
 from writeback.model import Capture, CapturedHotfix, LiveObject, ObjectRef
 
 log = logging.getLogger(__name__)
@@ -138,9 +145,13 @@ class CapturingCluster:
             self._store.save(clean)
             capture = clean
         body = backport_body(capture, live=obj.body)
-        if _age(capture.captured_at) > self._ttl or essence(obj.body) == essence(body):
-            self._store.discard(capture)  # expired, or the person's change is live (kept, or merged and synced)
+        if _age(capture.captured_at) > self._ttl:
+            self._store.discard(capture)
             return obj
+        if essence(obj.body) == essence(body):  # live as the person left it
+            if synced_since(live=obj.body, capture=capture, policy=self._policy):
+                self._store.discard(capture)  # the controller applied it since: Git carries it (merged and synced)
+            return obj  # else kept until then: the controller's next reconcile may still revert it
         writer = reverting_writer(live=obj.body, capture=capture, policy=self._policy)
         if writer is None:
             return obj  # the person's fields are still theirs: the live object tells the truth
