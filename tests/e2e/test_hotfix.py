@@ -1,0 +1,106 @@
+"""Scenario a, the 3 AM hotfix, end to end: a `kubectl edit` appends a CA to the PEM bundle of a ConfigMap that the
+real Flux kustomize-controller manages; Flux reverts it on its next reconcile; the writeback service captured it
+from its watch first and opens ONE PR with exactly that change, saying it was already reverted, by whom and when;
+the reviewer merges, Flux applies the merge commit, and the next cycles find no drift and no persistent drift."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2e.support import HOTFIX_CA, INTERVAL, TARGET, Shop, managers, until
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
+
+EDITOR = """\
+import sys
+path = sys.argv[1]
+text = open(path).read()
+end = "-----END CERTIFICATE-----\\n"
+at = text.index(end) + len(end)
+new = "".join("    " + line + "\\n" for line in open({ca!r}).read().splitlines())
+open(path, "w").write(text[:at] + new + text[at:])  # the new CA right after the old one, as a person would
+"""
+
+
+def kubectl_edit_appending_the_ca(shop: Shop, tmp_path: Path) -> None:
+    (tmp_path / "ca.pem").write_text(HOTFIX_CA)
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR.format(ca=str(tmp_path / "ca.pem")))
+    env = dict(os.environ, KUBE_EDITOR=f"{shlex.quote(sys.executable)} {shlex.quote(str(editor))}")
+    shop.controlplane.kubectl("edit", "configmap/checkout-ca", "-n", shop.namespace, env=env)
+
+
+def has_hotfix(obj: dict[str, object]) -> bool:
+    data = obj.get("data") or {}
+    assert isinstance(data, dict)
+    return HOTFIX_CA.strip() in str(data.get("ca.crt", ""))
+
+
+def test_the_3am_hotfix_is_captured_before_flux_reverts_it_and_backported_by_one_pr(
+    shop: Shop, tmp_path: Path
+) -> None:
+    service = shop.serve()
+    recorder = shop.record("ConfigMap", "checkout-ca")
+    try:
+        kubectl_edit_appending_the_ca(shop, tmp_path)
+        until(lambda: recorder.first_since(0, has_hotfix), timeout=10, what="our watch seeing the edit")
+        edited = recorder.first_since(0, has_hotfix)
+        assert edited is not None
+        # Flux reverts it on its next reconcile; writeback has captured it from its watch before that
+        until(lambda: recorder.first_since(edited, lambda o: not has_hotfix(o)), timeout=3 * INTERVAL + 5,
+              what="kustomize-controller reverting the edit")  # fmt: skip
+        reverted = recorder.first_since(edited, lambda o: not has_hotfix(o))
+        assert reverted is not None
+        until(lambda: service.captures(), timeout=10, what="the capture in the state dir")
+        [capture_file] = service.captures()
+        captured = capture_file.stat().st_mtime
+        print(f"edit -> capture {captured - edited:.3f}s, edit -> revert {reverted - edited:.3f}s")
+        assert captured < reverted, "the capture must be durable before Flux wipes the edit"
+        capture = json.loads(capture_file.read_text())
+        assert capture["manager"] == "kubectl-edit" and has_hotfix(capture["object"])
+        live = shop.get("configmap", "checkout-ca")
+        assert not has_hotfix(live) and managers(live) == [("kustomize-controller", "Apply", "")]
+
+        # ONE PR with exactly the appended CA, saying it was reverted, by whom and when
+        service.wait(lambda: any("Already reverted in the cluster" in (p["body"] or "")
+                                 for p in shop.forge.prs.values()),
+                     what="the PR saying the change was already reverted")  # fmt: skip
+        pr = shop.only_pr()
+        diff = shop.pr_diff(pr)
+        added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+        removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+        assert added == ["    " + line for line in HOTFIX_CA.strip().splitlines()] and removed == [], diff
+        body = pr["body"]
+        assert "<code>kubectl-edit</code>" in body and "reverted by <code>kustomize-controller</code>" in body
+        assert f"ConfigMap {shop.namespace}/checkout-ca" in body.replace("\\", "")
+        assert f"at {capture['time']}" in body  # when the person changed it ...
+        # ... and when Flux reverted it (the time of its managedFields entry after the revert)
+        [entry] = [e for e in live["metadata"]["managedFields"] if e["manager"] == "kustomize-controller"]
+        assert f"at {entry['time']}" in body.split("reverted by", 1)[1]
+
+        # the reviewer merges; Flux applies the merge commit: the hotfix is live again, from Git
+        merged = shop.merge(pr)
+        shop.sync.wait_applied(merged)
+        until(lambda: has_hotfix(recorder.latest()), timeout=10, what="the merged CA live")
+        assert managers(shop.get("configmap", "checkout-ca")) == [("kustomize-controller", "Apply", "")]
+
+        # the next cycles: no drift, the PR recognised as merged, no persistent drift, the capture done with
+        service.wait_cycles(2)
+        assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
+        assert service.metric("writeback_persistent_drift_fields", target=TARGET) == 0
+        assert service.captures() == []
+        [number] = shop.forge.prs
+        assert shop.forge.prs[number]["merged_at"] is not None
+        assert shop.forge.comments.get(number, []) == []  # no "persistent drift" comment, no close
+        assert service.metric("writeback_pull_requests_total", target=TARGET, outcome="created") == 1
+        assert service.metric("writeback_pull_requests_total", target=TARGET, outcome="closed") == 0
+    finally:
+        recorder.stop()
+    log = service.stop()
+    assert "persistent drift" not in log
