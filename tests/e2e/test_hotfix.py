@@ -1,7 +1,11 @@
-"""Scenario a, the 3 AM hotfix, end to end: a `kubectl edit` appends a CA to the PEM bundle of a ConfigMap that the
-real Flux kustomize-controller manages; Flux reverts it on its next reconcile; the writeback service captured it
-from its watch first and opens ONE PR with exactly that change, saying it was already reverted, by whom and when;
-the reviewer merges, Flux applies the merge commit, and the next cycles find no drift and no persistent drift."""
+"""Scenarios a and d, end to end, against the real Flux kustomize-controller.
+
+a, the 3 AM hotfix: a `kubectl edit` appends a CA to the PEM bundle of a Flux-managed ConfigMap; Flux reverts it
+on its next reconcile; the writeback service captured it from its watch first and opens ONE PR with exactly that
+change, saying it was already reverted, by whom and when; the reviewer merges, Flux applies the merge commit, and
+the next cycles find no drift and no persistent drift.
+d: `kubectl set env` on a Flux-managed Deployment gives one PR; after the merge and Flux's apply, no drift.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from e2e.support import HOTFIX_CA, INTERVAL, TARGET, Shop, managers, until
+from e2e.support import HOTFIX_CA, INTERVAL, TARGET, Service, Shop, container, managers, until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 
@@ -42,9 +47,24 @@ def has_hotfix(obj: dict[str, object]) -> bool:
     return HOTFIX_CA.strip() in str(data.get("ca.crt", ""))
 
 
-def test_the_3am_hotfix_is_captured_before_flux_reverts_it_and_backported_by_one_pr(
-    shop: Shop, tmp_path: Path
-) -> None:
+def merge_and_settle(shop: Shop, service: Service, pr: dict[str, Any]) -> None:
+    """The reviewer merges ``pr``; Flux applies the merge commit; the next cycles find no drift, recognise the PR as
+    merged (no "persistent drift" comment, no close, no new PR), raise no persistent-drift signal, and the capture
+    is done with."""
+    merged = shop.merge(pr)
+    shop.sync.wait_applied(merged)
+    service.wait_cycles(2)
+    assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
+    assert service.metric("writeback_persistent_drift_fields", target=TARGET) == 0
+    assert service.captures() == []
+    assert len(shop.forge.prs) == 1 and shop.forge.prs[pr["number"]]["merged_at"] is not None
+    comments = [c["body"] for c in shop.forge.comments.get(pr["number"], [])]
+    assert all("<!-- writeback:reverted=" in c for c in comments), comments  # at most "it was reverted"
+    assert service.metric("writeback_pull_requests_total", target=TARGET, outcome="created") == 1
+    assert service.metric("writeback_pull_requests_total", target=TARGET, outcome="closed") == 0
+
+
+def test_the_3am_hotfix_is_captured_before_flux_reverts_it_and_backported_by_one_pr(shop: Shop, tmp_path: Path) -> None:
     service = shop.serve()
     recorder = shop.record("ConfigMap", "checkout-ca")
     try:
@@ -85,22 +105,31 @@ def test_the_3am_hotfix_is_captured_before_flux_reverts_it_and_backported_by_one
         assert f"at {entry['time']}" in body.split("reverted by", 1)[1]
 
         # the reviewer merges; Flux applies the merge commit: the hotfix is live again, from Git
-        merged = shop.merge(pr)
-        shop.sync.wait_applied(merged)
-        until(lambda: has_hotfix(recorder.latest()), timeout=10, what="the merged CA live")
+        merge_and_settle(shop, service, pr)
+        assert has_hotfix(recorder.latest())
         assert managers(shop.get("configmap", "checkout-ca")) == [("kustomize-controller", "Apply", "")]
-
-        # the next cycles: no drift, the PR recognised as merged, no persistent drift, the capture done with
-        service.wait_cycles(2)
-        assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
-        assert service.metric("writeback_persistent_drift_fields", target=TARGET) == 0
-        assert service.captures() == []
-        [number] = shop.forge.prs
-        assert shop.forge.prs[number]["merged_at"] is not None
-        assert shop.forge.comments.get(number, []) == []  # no "persistent drift" comment, no close
-        assert service.metric("writeback_pull_requests_total", target=TARGET, outcome="created") == 1
-        assert service.metric("writeback_pull_requests_total", target=TARGET, outcome="closed") == 0
     finally:
         recorder.stop()
-    log = service.stop()
-    assert "persistent drift" not in log
+    assert "persistent drift" not in service.stop()
+
+
+def test_kubectl_set_env_on_a_flux_managed_deployment_gives_one_pr_and_no_drift_after_the_merge(shop: Shop) -> None:
+    service = shop.serve()
+    shop.controlplane.kubectl("set", "env", "deployment/checkout", "-n", shop.namespace, "-c", "app",
+                              "PAYMENT_TIMEOUT_MS=5000")  # fmt: skip
+    until(lambda: "PAYMENT_TIMEOUT_MS" not in str(container(shop.get("deployment", "checkout")).get("env")),
+          timeout=3 * INTERVAL + 5, what="kustomize-controller reverting the kubectl set env")  # fmt: skip
+    # the PR, opened before or after the revert, says it was reverted (kubectl-set's entry is gone from live)
+    service.wait(lambda: any("Already reverted in the cluster" in (p["body"] or "") for p in shop.forge.prs.values()),
+                 what="the PR saying the change was already reverted")  # fmt: skip
+    pr = shop.only_pr()
+    diff = shop.pr_diff(pr)
+    added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert added == ["- name: PAYMENT_TIMEOUT_MS", 'value: "5000"'] and removed == [], diff
+    assert "<code>kubectl-set</code>" in pr["body"]
+
+    merge_and_settle(shop, service, pr)
+    env = {e["name"]: e["value"] for e in container(shop.get("deployment", "checkout"))["env"]}
+    assert env["PAYMENT_TIMEOUT_MS"] == "5000"
+    assert "persistent drift" not in service.stop()
