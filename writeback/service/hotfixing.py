@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,7 +33,7 @@ from writeback.core.capturing import (
     reverting_writer,
     synced_since,
 )
-from writeback.model import Capture, CapturedHotfix, LiveObject, ObjectRef
+from writeback.model import Capture, CapturedHotfix, Identity, LiveObject, ObjectRef
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +117,24 @@ class CapturingCluster:
         self._policy = policy
         self._ttl = ttl_seconds
         self._reverted: list[CapturedHotfix] = []
+        self._live: dict[Identity, Capture] = {}  # captures whose object was served live as the person left it
         self._lock = threading.Lock()
 
     def begin_cycle(self) -> None:
         with self._lock:
             self._reverted = []
+            self._live = {}
+
+    def settle(self, *, unsettled: Collection[Identity]) -> None:
+        """After a complete plan: a capture whose object this cycle saw live as the person left it, and which
+        shows no drift against the Git the controller applied (only ``unsettled`` objects do), is done with: Git
+        carries the change, so no revert can take it away (the controller applied the same value, or a commit
+        with it was applied without touching the object)."""
+        with self._lock:
+            done = [c for identity, c in self._live.items() if identity not in unsettled]
+            self._live = {}
+        for capture in done:
+            self._store.discard(capture)
 
     def reverted(self) -> tuple[CapturedHotfix, ...]:
         """The captured changes the controller reverted that this cycle used (for the PR body)."""
@@ -151,7 +164,10 @@ class CapturingCluster:
         if essence(obj.body) == essence(body):  # live as the person left it
             if synced_since(live=obj.body, capture=capture, policy=self._policy):
                 self._store.discard(capture)  # the controller applied it since: Git carries it (merged and synced)
-            return obj  # else kept until then: the controller's next reconcile may still revert it
+            else:  # kept: the controller's next reconcile may still revert it (unless Git has it: ``settle``)
+                with self._lock:
+                    self._live[obj.ref.identity] = capture
+            return obj
         writer = reverting_writer(live=obj.body, capture=capture, policy=self._policy)
         if writer is None:
             return obj  # the person's fields are still theirs: the live object tells the truth
