@@ -49,6 +49,14 @@ def until(check: Callable[[], object], *, timeout: float, what: str, step: float
     return time.monotonic() - start
 
 
+def stays(check: Callable[[], object], *, seconds: float, what: str) -> None:
+    """``check()`` holds throughout ``seconds`` (polled every 0.2 s): something did NOT happen in that time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert check(), what
+        time.sleep(0.2)
+
+
 # ------------------------------------------------------------------------------------------------ live objects
 
 
