@@ -11,6 +11,8 @@ version of a live object (a watch of our own, so "never reverted" and "reverted 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -262,6 +264,19 @@ class Shop:
         self.remote.git("push", "-q", "origin", f"{head}:refs/heads/{pr['base']}")
         self.remote.git("reset", "-q", "--hard", head)
         return head
+
+    def decisions(self, config: Mapping[str, Any], kind: str, name: str) -> dict[str, tuple[str, str]]:
+        """What writeback decides about each drifted field of ``kind`` ``name`` right now (``writeback diff
+        --config``, the service's engine and settings, on the work clone): path -> (decision, reason)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "writeback.cli", "diff", "--config", str(self.config_file(config)),
+             "--repo", str(self.remote.work), "--output", "json"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        drifts = json.loads(done.stdout)["drifts"]
+        return {d["path"]: (d["decision"], d["reason"]) for d in drifts
+                if d["resource"]["kind"] == kind and d["resource"]["name"] == name}  # fmt: skip
 
     # -------------------------------------------------------------------------------------- live objects
 

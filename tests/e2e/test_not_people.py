@@ -58,7 +58,8 @@ def test_hpa_scaling_through_the_scale_subresource_gives_no_pr(
     shop = make_shop(files=shop_files(namespace, replicas_in_git=replicas_in_git))
     # what Flux applied: with replicas in Git it owns them; without, the server's default (1) is nobody's value
     assert replicas(shop) == (3 if replicas_in_git else 1)
-    service = shop.serve(shop.config(kinds=("ConfigMap", "Deployment", "HorizontalPodAutoscaler")))
+    config = shop.config(kinds=("ConfigMap", "Deployment", "HorizontalPodAutoscaler"))
+    service = shop.serve(config)
     recorder = shop.record("Deployment", "checkout")
     try:
         scale_as_the_hpa(shop, 45)
@@ -85,8 +86,10 @@ def test_hpa_scaling_through_the_scale_subresource_gives_no_pr(
             shop.remote.git("rev-parse", "HEAD").strip()
         )
         service.wait_cycles(2)
-        # writeback saw the 45 replicas and decided: the HPA's (a controller's), not a person's
+        # writeback saw the 45 replicas and decided: the HPA's, not a person's (and not "a default")
         assert service.metric("writeback_drift_fields", target=TARGET, decision="ignore") >= 1
+        decision, reason = shop.decisions(config, "Deployment", "checkout")["spec.replicas"]
+        assert decision == "ignore" and reason.startswith("scaled by the HorizontalPodAutoscaler"), reason
     service.wait_cycles(2)
     assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
     assert shop.forge.prs == {} and service.captures() == []
@@ -108,6 +111,10 @@ def test_sidecar_webhook_injection_into_a_flux_managed_deployment_gives_no_pr(
           seconds=2 * INTERVAL + 1, what="Flux re-applying over the injected sidecar")  # fmt: skip
     service.wait_cycles(2)
     assert service.metric("writeback_drift_fields", target=TARGET, decision="ignore") >= 1  # seen and explained
+    decided = shop.decisions(shop.config(), "Deployment", "checkout")
+    injected = [p for p in decided if p.startswith("spec.template.spec.containers")]
+    assert injected and all(decided[p][0] == "ignore" for p in injected), decided
+    print("webhook injection decided:", {p: decided[p] for p in injected})
     assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
     assert shop.forge.prs == {} and service.captures() == []
     assert container(shop.get("deployment", "checkout"), sidecar_webhook.container)
