@@ -207,3 +207,31 @@ def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
         capturing.settle(unsettled=set())  # settling twice, or with nothing served live, discards nothing more
     finally:
         cache.stop()
+
+
+def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
+    controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
+) -> None:
+    """The cycle saw the first edit live (and Git carries it); the person edits again before the cycle ends: that
+    second capture is not the one the plan settled, so it stays."""
+    gitops_apply(controlplane, namespace, "old-ca")
+    store = DirectoryStore(state_dir=tmp_path / "state")
+    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+    try:
+        cache.list_objects(selector=selector)
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
+        wait_for(lambda: bool(store.load(target="prod")))
+        capturing.begin_cycle()
+        wait_for(lambda: any(o.body["data"]["ca.crt"] == "person-fixed-ca"
+                             for o in capturing.list_objects(selector=selector)))  # fmt: skip
+        time.sleep(1.0)  # a later second: the capturer takes one write per manager and managedFields time
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca-again")  # during the cycle
+        wait_for(lambda: [c.body["data"]["ca.crt"] for c in store.load(target="prod")] == ["person-fixed-ca-again"])
+        [newer] = store.load(target="prod")
+        capturing.settle(unsettled=set())
+        assert store.load(target="prod") == [newer]
+    finally:
+        cache.stop()

@@ -133,8 +133,12 @@ class CapturingCluster:
         with self._lock:
             done = [c for identity, c in self._live.items() if identity not in unsettled]
             self._live = {}
+        if not done:
+            return
+        stored = {c.key: c for c in self._store.load(target=self._target)}
         for capture in done:
-            self._store.discard(capture)
+            if stored.get(capture.key) == capture:  # not a newer change to the object, captured during the cycle
+                self._store.discard(capture)
 
     def reverted(self) -> tuple[CapturedHotfix, ...]:
         """The captured changes the controller reverted that this cycle used (for the PR body)."""
