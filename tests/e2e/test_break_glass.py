@@ -23,8 +23,18 @@ from pathlib import Path
 import pytest
 from breakglass.support import events
 
-from e2e.support import HOTFIX_CA, INTERVAL, TARGET, TOKEN, TOKEN_ENV, Shop, stays, until
-from e2e.test_hotfix import has_hotfix, kubectl_edit_appending_the_ca
+from e2e.support import (
+    HOTFIX_CA,
+    INTERVAL,
+    TARGET,
+    TOKEN,
+    TOKEN_ENV,
+    Shop,
+    has_hotfix,
+    kubectl_edit_appending_the_ca,
+    stays,
+    until,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 RECORD = "writeback.io/break-glass"
@@ -103,8 +113,9 @@ def test_break_glass_keeps_the_hotfix_until_flux_has_the_merged_backport(shop: S
         until(lambda: shop.sync.git_repository()["status"]["artifact"]["revision"] == shop.sync.revision(merged),
               timeout=3 * INTERVAL + 5, what="source-controller fetching the merge commit")  # fmt: skip
         service.wait(lambda: not suspended(shop), what="the service resuming auto-sync", timeout=30)
-        assert any(r["msg"].startswith(f"break-glass ended on Kustomization {ks}: merged, and Flux GitRepository")
-                   for r in service.records()), "the service's cycle restored auto-sync"  # fmt: skip
+        restored = f"break-glass ended on Kustomization {ks}: merged, and Flux GitRepository"
+        service.wait(lambda: any(r["msg"].startswith(restored) for r in service.records()),
+                     what="the service's cycle saying it restored auto-sync", timeout=10)  # fmt: skip
         want = shop.sync.revision(merged)
         until(lambda: shop.sync.kustomization().get("status", {}).get("lastAppliedRevision") == want,
               timeout=3 * INTERVAL + 5, what="Flux applying the merge commit once resumed")  # fmt: skip

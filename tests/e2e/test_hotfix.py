@@ -10,41 +10,25 @@ d: `kubectl set env` on a Flux-managed Deployment gives one PR; after the merge 
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.support import HOTFIX_CA, INTERVAL, TARGET, Service, Shop, container, managers, until
+from e2e.support import (
+    HOTFIX_CA,
+    INTERVAL,
+    TARGET,
+    Service,
+    Shop,
+    container,
+    has_hotfix,
+    kubectl_edit_appending_the_ca,
+    managers,
+    until,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
-
-EDITOR = """\
-import sys
-path = sys.argv[1]
-text = open(path).read()
-end = "-----END CERTIFICATE-----\\n"
-at = text.index(end) + len(end)
-new = "".join("    " + line + "\\n" for line in open({ca!r}).read().splitlines())
-open(path, "w").write(text[:at] + new + text[at:])  # the new CA right after the old one, as a person would
-"""
-
-
-def kubectl_edit_appending_the_ca(shop: Shop, tmp_path: Path) -> None:
-    (tmp_path / "ca.pem").write_text(HOTFIX_CA)
-    editor = tmp_path / "editor.py"
-    editor.write_text(EDITOR.format(ca=str(tmp_path / "ca.pem")))
-    env = dict(os.environ, KUBE_EDITOR=f"{shlex.quote(sys.executable)} {shlex.quote(str(editor))}")
-    shop.controlplane.kubectl("edit", "configmap/checkout-ca", "-n", shop.namespace, env=env)
-
-
-def has_hotfix(obj: dict[str, object]) -> bool:
-    data = obj.get("data") or {}
-    assert isinstance(data, dict)
-    return HOTFIX_CA.strip() in str(data.get("ca.crt", ""))
 
 
 def merge_and_settle(shop: Shop, service: Service, pr: dict[str, Any]) -> None:
