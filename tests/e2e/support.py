@@ -256,8 +256,8 @@ class Shop:
             **extra,
         }
 
-    def config_file(self, config: Mapping[str, Any]) -> Path:
-        path = self.workdir / "writeback.yaml"
+    def config_file(self, config: Mapping[str, Any], name: str = "writeback.yaml") -> Path:
+        path = self.workdir / name
         path.write_text(json.dumps(config))  # JSON is YAML
         return path
 
@@ -298,7 +298,7 @@ class Shop:
         """What writeback decides about each drifted field of ``kind`` ``name`` right now (``writeback diff
         --config``, the service's engine and settings, on the work clone): path -> (decision, reason)."""
         done = subprocess.run(
-            [sys.executable, "-m", "writeback.cli", "diff", "--config", str(self.config_file(config)),
+            [sys.executable, "-m", "writeback.cli", "diff", "--config", str(self.config_file(config, "diff.yaml")),
              "--repo", str(self.remote.work), "--output", "json"],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip

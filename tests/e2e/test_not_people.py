@@ -90,6 +90,9 @@ def test_hpa_scaling_through_the_scale_subresource_gives_no_pr(
         assert service.metric("writeback_drift_fields", target=TARGET, decision="ignore") >= 1
         decision, reason = shop.decisions(config, "Deployment", "checkout")["spec.replicas"]
         assert decision == "ignore" and reason.startswith("scaled by the HorizontalPodAutoscaler"), reason
+        # not knowing of the HPA, writeback cannot tell who scaled: no manager is recorded (above), so unattributed
+        decision, reason = shop.decisions(shop.config(), "Deployment", "checkout")["spec.replicas"]
+        assert decision == "unattributed" and "scale subresource" in reason, reason
     service.wait_cycles(2)
     assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
     assert shop.forge.prs == {} and service.captures() == []
