@@ -49,6 +49,26 @@ def test_hpa_scaling_through_the_scale_subresource_is_ignored_with_the_owner_nam
     assert d.reason == "owned by kube-controller-manager (scale subresource)"
 
 
+def test_replicas_scaled_while_nobody_owned_them_are_no_default_and_no_webhook() -> None:
+    """Git leaves replicas out (an HPA scales); the real API server records no manager for a scale of replicas
+    nobody owned, so there is no evidence of a default nor of who changed it."""
+    git = deployment_git()
+    del git["spec"]["replicas"]
+    live = defaulted_live(git)
+    live["spec"]["replicas"] = 45
+    fields = applied_fields()
+    del fields["f:spec"]["f:replicas"]
+    live["metadata"]["managedFields"] = [entry("kustomize-controller", fields, operation="Apply")]
+    d = run(copy.deepcopy(live), git)["spec.replicas"]
+    assert (d.op, d.live, d.decision, d.manager) == (Op.ADD, 45, Decision.UNATTRIBUTED, None)
+    assert "scale subresource" in d.reason and "default" not in d.reason and "webhook" not in d.reason
+    assert run(copy.deepcopy(live), git, policy=Policy(write_unattributed=True))["spec.replicas"].decision is (
+        Decision.WRITEBACK
+    )
+    live["spec"]["replicas"] = 1  # the server's default for a Deployment: still explained away
+    assert "spec.replicas" not in run(live, git)
+
+
 def test_a_person_scaling_is_written_back() -> None:
     live = defaulted_live(deployment_git())
     live["spec"]["replicas"] = 5

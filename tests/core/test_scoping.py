@@ -64,3 +64,20 @@ def test_a_dump_is_filtered_by_kind_namespace_names_exclusions_and_labels() -> N
     assert [
         o.ref for o in filter_dump(objects=dump, scopes=[Scope(selector=selector(apiVersion="v1", kind="Namespace"))])
     ] == [NS]
+
+
+def test_a_label_the_gitops_tool_adds_on_apply_selects_the_git_side_too() -> None:
+    """Git never carries Flux's tracking labels: selecting a Kustomization's objects by them keeps Git's objects
+    (else every drift of the target would silently vanish), while the other terms still filter."""
+    flux = "kustomize.toolkit.fluxcd.io/name=shop,kustomize.toolkit.fluxcd.io/namespace=flux-system"
+    tier = desired(ref("apps/v1", "Deployment", "db", "shop"))
+    tier.body["metadata"]["labels"] = {"tier": "back"}
+    declared = desired(ref("apps/v1", "Deployment", "legacy", "shop"))
+    declared.body["metadata"]["labels"] = {"kustomize.toolkit.fluxcd.io/name": "other"}  # Git says so itself
+    git = [GIT[0], tier, declared]
+    scope = Scope(selector=selector(apiVersion="apps/v1", kind="Deployment", labelSelector=f"{flux},tier!=back"))
+    assert filter_desired(objects=git, scopes=[scope]) == (GIT[0],)
+    # a live object must really carry the label
+    dump = [live(WEB), live(WEB, **{"kustomize.toolkit.fluxcd.io/name": "shop",
+                                    "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})]  # fmt: skip
+    assert filter_dump(objects=dump, scopes=[scope]) == (dump[1],)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,8 @@ from writeback.adapters.forges.github import github_forge
 from writeback.adapters.forges.gitlab import gitlab_forge
 from writeback.adapters.gitrepo import GitRepo, Identity
 from writeback.adapters.templating import load_templates
-from writeback.model import ChangeSet, Drift, EnsureResult, FilePatch, Key, ObjectRef, Op, Review
+from writeback.core.rendering import reverted_for
+from writeback.model import CapturedHotfix, ChangeSet, Drift, EnsureResult, FilePatch, Key, ObjectRef, Op, Review
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 from writeback.pipeline.pull_requests import PullRequestText
 
@@ -99,15 +100,28 @@ class Env:
     settings: PublishSettings
     templates: dict[str, str] = field(default_factory=load_templates)
 
-    def cycle(self, *change_sets: ChangeSet, dry_run: bool = False, **settings: Any) -> list[EnsureResult]:
-        """One publishing cycle as ``run`` does it: sync the clone, render, publish."""
+    def cycle(
+        self,
+        *change_sets: ChangeSet,
+        dry_run: bool = False,
+        hotfixes: tuple[CapturedHotfix, ...] = (),
+        after_sync: Callable[[], None] | None = None,
+        **settings: Any,
+    ) -> list[EnsureResult]:
+        """One publishing cycle as ``run`` does it: sync the clone, render, publish (``hotfixes``: the captured
+        changes the controller reverted, as the service passes them; ``after_sync``: what happens meanwhile)."""
         repo = GitRepo(url=str(self.remote.bare), workdir=self.workdir, bot=BOT)
         base_sha = repo.sync(base="main")
+        if after_sync is not None:
+            after_sync()
         s = dataclasses.replace(self.settings, dry_run=dry_run, **settings)
         text = PullRequestText(
             templates=self.templates, cluster="prod-eu", platform=self.kind, security_labels=s.security_labels
         )
-        pubs = [Publication(change_set=cs, rendered=text.render(cs)) for cs in change_sets]
+        pubs = [
+            Publication(change_set=cs, rendered=text.render(cs, hotfixes=hotfixes), reverted=reverted_for(cs, hotfixes))
+            for cs in change_sets
+        ]
         return publish(
             publisher=Publisher(forge=self.forge, repo=repo, base_sha=base_sha, settings=s), publications=pubs
         )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tests.forges.conftest import BOT, WEB_V1, Env, change_set, gone
+from tests.forges.conftest import BOT, WEB, WEB_V1, Env, change_set, gone
 from tests.support.gitrepos import git
-from writeback.model import Outcome, PullRequestSpec, ResultReason, Review
+from writeback.model import CapturedHotfix, Outcome, PullRequestSpec, ResultReason, Review
 from writeback.prmarkers import parse_marker
 
 BRANCH = "writeback/prod/web-1"
@@ -69,6 +69,44 @@ def test_same_fingerprint_twice_is_zero_writes(env: Env) -> None:
     assert again.url is not None
     assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
     assert env.remote.refs() == refs
+
+
+def test_a_revert_after_the_pr_was_opened_updates_its_description_and_comments_once(env: Env) -> None:
+    """A real controller reverts on its next interval, often after writeback's debounced cycle opened the PR from
+    the live change: the reviewer must learn that the PR is now the only copy of the fix."""
+    [first] = env.cycle(change_set(replicas=3))
+    body = _pr(env, first.pr)["body" if env.kind == "github" else "description"]
+    assert "Already reverted" not in body
+    refs, mark = env.remote.refs(), env.fake.mark()
+    reverted = CapturedHotfix(resource=WEB, manager="kubectl-edit", time="2026-11-30T03:00:00Z",
+                              reverted_at="2026-11-30T03:00:04Z", reverted_by="kustomize-controller")  # fmt: skip
+
+    [second] = env.cycle(change_set(replicas=3), hotfixes=(reverted,))
+    assert second.outcome is Outcome.UPDATED and second.pr == first.pr
+    pr = _pr(env, first.pr)
+    body = pr["body" if env.kind == "github" else "description"]
+    assert "Already reverted in the cluster" in body and "kustomize-controller" in body
+    [comment] = _comments(env, first.pr)
+    assert "reverted in the cluster" in comment and "`kustomize-controller` at 2026-11-30T03:00:04Z" in comment
+    assert env.remote.refs() == refs  # the branch is as it was: only the description and one comment
+    assert {(r.method, r.path.rsplit("/", 1)[-1]) for r in env.fake.since(mark) if r.method != "GET"} <= {
+        ("PATCH", str(first.pr)), ("PUT", str(first.pr)), ("POST", "comments"), ("POST", "notes")}
+
+    mark = env.fake.mark()
+    [third] = env.cycle(change_set(replicas=3), hotfixes=(reverted,))
+    assert third.outcome is Outcome.UNCHANGED
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
+
+
+def test_a_pr_opened_after_the_revert_says_so_once(env: Env) -> None:
+    reverted = CapturedHotfix(resource=WEB, manager="kubectl-edit", time="2026-11-30T03:00:00Z",
+                              reverted_at="2026-11-30T03:00:04Z", reverted_by="kustomize-controller")  # fmt: skip
+    [first] = env.cycle(change_set(replicas=3), hotfixes=(reverted,))
+    assert first.outcome is Outcome.CREATED
+    mark = env.fake.mark()
+    [again] = env.cycle(change_set(replicas=3), hotfixes=(reverted,))
+    assert again.outcome is Outcome.UNCHANGED and _comments(env, first.pr) == []
+    assert [r for r in env.fake.since(mark) if r.method != "GET"] == []
 
 
 def test_changed_drift_regenerates_on_the_current_base_and_comments(env: Env) -> None:
@@ -157,6 +195,18 @@ def test_merged_but_drift_persists_comments_once(env: Env) -> None:
     assert still.reason is ResultReason.PERSISTENT_DRIFT
     comments = _comments(env, first.pr)
     assert len(comments) == 1 and "still there" in comments[0]
+
+
+def test_a_pr_merged_while_the_cycle_ran_is_no_persistent_drift(env: Env) -> None:
+    """The cycle read main before the reviewer merged: its drift is the merged one, against an older Git."""
+    [first] = env.cycle(change_set(replicas=3))
+
+    [meanwhile] = env.cycle(change_set(replicas=3), after_sync=lambda: env.fake.merge(first.pr))
+    assert meanwhile.outcome is Outcome.UNCHANGED and meanwhile.reason is None
+    assert "merged after this cycle read main" in (meanwhile.detail or "")
+    assert _comments(env, first.pr) == []
+    [later] = env.cycle(change_set(replicas=3))  # the drift still there against the merged Git: persistent
+    assert later.reason is ResultReason.PERSISTENT_DRIFT and len(_comments(env, first.pr)) == 1
 
 
 def test_a_persons_commit_on_the_bot_branch_stops_updates(env: Env) -> None:

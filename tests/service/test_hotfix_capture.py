@@ -147,3 +147,91 @@ def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, name
     assert capture.key in cm.data
     store.discard(capture)
     assert store.load(target="prod") == []
+
+
+def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_that_follows(
+    controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
+) -> None:
+    """The order a real controller gives (Flux reverts on its next interval, seconds after writeback's debounced
+    cycle): the cycle sees the person's change live, and the capture must outlive that cycle."""
+    gitops_apply(controlplane, namespace, "old-ca")
+    store = DirectoryStore(state_dir=tmp_path / "state")
+    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+
+    def served() -> dict[str, Any]:
+        capturing.begin_cycle()
+        [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
+        return dict(obj.body)
+
+    try:
+        cache.list_objects(selector=selector)
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
+        wait_for(lambda: bool(store.load(target="prod")))
+        wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca")  # the cycle before the revert
+        [capture] = store.load(target="prod")
+        capturing.settle(unsettled={capture.ref.identity})  # its plan: a drift against the applied Git
+        assert capturing.reverted() == () and store.load(target="prod") == [capture]  # kept
+
+        time.sleep(1.0)  # the revert lands in a later second than the edit, as it does with a real interval
+        gitops_apply(controlplane, namespace, "old-ca")  # the controller's next reconcile reverts it
+        wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca" and bool(capturing.reverted()))
+        [hotfix] = capturing.reverted()
+        assert hotfix.manager == "kubectl-edit" and hotfix.reverted_by == "argocd-controller"
+    finally:
+        cache.stop()
+
+
+def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
+    controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
+) -> None:
+    """The person made by hand the change a pending commit makes (Flux suspended, then resumed): the applied Git
+    has it and the controller never writes the object, so only the cycle's plan (no drift) can tell."""
+    gitops_apply(controlplane, namespace, "old-ca")
+    store = DirectoryStore(state_dir=tmp_path / "state")
+    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+    try:
+        cache.list_objects(selector=selector)
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
+        wait_for(lambda: bool(store.load(target="prod")))
+        capturing.begin_cycle()
+        wait_for(lambda: any(o.body["data"]["ca.crt"] == "person-fixed-ca"
+                             for o in capturing.list_objects(selector=selector)))  # fmt: skip
+        capturing.settle(unsettled=set())  # the plan found no drift of it: the applied Git has the person's value
+        assert store.load(target="prod") == []
+        capturing.settle(unsettled=set())  # settling twice, or with nothing served live, discards nothing more
+    finally:
+        cache.stop()
+
+
+def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
+    controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
+) -> None:
+    """The cycle saw the first edit live (and Git carries it); the person edits again before the cycle ends: that
+    second capture is not the one the plan settled, so it stays."""
+    gitops_apply(controlplane, namespace, "old-ca")
+    store = DirectoryStore(state_dir=tmp_path / "state")
+    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+    try:
+        cache.list_objects(selector=selector)
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
+        wait_for(lambda: bool(store.load(target="prod")))
+        capturing.begin_cycle()
+        wait_for(lambda: any(o.body["data"]["ca.crt"] == "person-fixed-ca"
+                             for o in capturing.list_objects(selector=selector)))  # fmt: skip
+        time.sleep(1.0)  # a later second: the capturer takes one write per manager and managedFields time
+        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca-again")  # during the cycle
+        wait_for(lambda: [c.body["data"]["ca.crt"] for c in store.load(target="prod")] == ["person-fixed-ca-again"])
+        [newer] = store.load(target="prod")
+        capturing.settle(unsettled=set())
+        assert store.load(target="prod") == [newer]
+    finally:
+        cache.stop()

@@ -17,7 +17,15 @@ from writeback.core.scrubbing import restore, scrub
 from writeback.model import Capture, FieldOwner
 from writeback.paths import format_path, parse_path, parse_pattern
 
-__all__ = ["backport_body", "essence", "newest_writer", "person_write", "redacted_capture", "reverting_writer"]
+__all__ = [
+    "backport_body",
+    "essence",
+    "newest_writer",
+    "person_write",
+    "redacted_capture",
+    "reverting_writer",
+    "synced_since",
+]
 
 _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink")
 
@@ -82,6 +90,20 @@ def reverting_writer(*, live: Mapping[str, Any], capture: Capture, policy: Polic
         manager=str(e.get("manager", "")),
         operation=str(e.get("operation", "")),
         time=str(e.get("time")) if e.get("time") else None,
+    )
+
+
+def synced_since(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -> bool:
+    """Whether a GitOps manager wrote ``live`` after the person's captured write (a later second).
+
+    A live object that looks as the person left it is done with only then: the controller applied a Git that
+    carries the change (the PR merged and synced). Before that, the controller's next reconcile may still revert
+    it (Flux does so on its next interval), and the capture is the only copy of the change.
+    """
+    return any(
+        manager_role(policy, str(e.get("manager", ""))) is Role.GITOPS
+        and str(e.get("time") or "") > (capture.time or "")
+        for e in _entries(live)
     )
 
 

@@ -239,6 +239,12 @@ def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
                        raw_live=ctx.raw_live)  # fmt: skip
     if filled:
         return Verdict(decision=Decision.IGNORE, reason=filled, owner=owner)
+    scaled = _unrecorded_scale(ctx, leaf, owner)
+    if scaled and ctx.policy.write_unattributed:
+        return Verdict(decision=Decision.WRITEBACK, reason=f"{scaled} (policy.write_unattributed)")
+    if scaled:
+        return Verdict(decision=Decision.UNATTRIBUTED, reason=f"{scaled}; not written back without evidence of "
+                       "who made it (policy.write_unattributed writes it)")  # fmt: skip
     if leaf.op is Op.ADD:
         injected = ctx.ignores.preset_reason(path=leaf.path, op=leaf.op)
         if injected is None and owner is None and ctx.ownership.present:
@@ -288,7 +294,7 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
             return "defaulted by the API server (a dry-run create of the Git manifest alone fills it in)"
         return None
     if owner is None:
-        if ctx.ownership.present:
+        if ctx.ownership.present and leaf.path != _REPLICAS:  # a scale records no manager: see _unrecorded_scale
             return "defaulted by the API server: no manager is recorded for it in managedFields"
         return None
     if (
@@ -310,6 +316,21 @@ _ANNOTATION_LAST_APPLIED: FieldPath = (
 )
 _META_MAPS = (Key("annotations"), Key("labels"))
 _REPLICAS: FieldPath = (Key("spec"), Key("replicas"))
+
+
+def _unrecorded_scale(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str | None:
+    """``spec.replicas`` that nobody owns, with managedFields recorded, and not the server's default.
+
+    The real kube-apiserver records no manager for a write through the ``scale`` subresource (``kubectl scale``,
+    an HPA) to replicas that nobody owned, e.g. when Git leaves replicas out: no evidence of a default, and none
+    of who changed it (rule 9a): ``unattributed``, written back only with ``policy.write_unattributed``.
+    """
+    if leaf.path != _REPLICAS or leaf.op is not Op.ADD or owner is not None or not ctx.ownership.present:
+        return None
+    return (
+        "live has replicas Git does not declare, with no manager recorded: a write through the scale subresource "
+        "(kubectl scale, an autoscaler) to replicas nobody owned records none, so who changed it is unknown"
+    )
 
 
 def _origin(leaf: Leaf) -> str:

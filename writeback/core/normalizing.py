@@ -243,13 +243,17 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
             path = (*at, Key("labels"), Key(key))
             if d.git_declares(path):
                 continue
-            tool_rule: str | None = _TOOL_LABELS.get(key) or next(
-                (r for p, r in _TOOL_LABEL_PREFIXES.items() if key.startswith(p)), None
-            )
+            tool_rule = added_label(key)
             if tool_rule:
                 d.drop(labels, key, path, tool_rule)
         if not labels:
             del meta["labels"]
+
+
+def added_label(key: str) -> str | None:
+    """The rule of a label that the GitOps tool or the server puts on live objects (Flux's tracking labels, a
+    namespace's name label, ...): Git does not carry it unless it declares it. None for any other label."""
+    return _TOOL_LABELS.get(key) or next((r for p, r in _TOOL_LABEL_PREFIXES.items() if key.startswith(p)), None)
 
 
 def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:

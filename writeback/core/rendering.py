@@ -9,10 +9,11 @@ template sees them.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import html
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,7 @@ from writeback.model import (
     Unresolved,
 )
 from writeback.paths import format_path
-from writeback.prmarkers import format_marker
+from writeback.prmarkers import comment_marker, format_marker
 from writeback.yamledit.scalars import reads_as_str
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]{}#+!|~])")
@@ -69,6 +70,7 @@ class Rendered:
     title: str
     body: str
     commit_message: str
+    reverted_key: str | None = None  # names the reverted hotfixes the body reports (its hidden marker), if any
 
 
 def escape_inline(text: object) -> str:
@@ -240,14 +242,25 @@ def context(data: RenderInput) -> dict[str, Any]:
     }
 
 
-def _reverted(data: RenderInput) -> list[dict[str, Any]]:
+def reverted_for(cs: ChangeSet, hotfixes: Sequence[CapturedHotfix]) -> tuple[CapturedHotfix, ...]:
     """The captured hotfixes of this change set's resources that the controller reverted in the cluster."""
-    mine = {d.resource.identity for d in data.change_set.drifts}
+    mine = {d.resource.identity for d in cs.drifts}
+    return tuple(h for h in hotfixes if h.resource.identity in mine)
+
+
+def reverted_key(hotfixes: Sequence[CapturedHotfix]) -> str | None:
+    """A short stable name for a set of reverted hotfixes (who changed what, when; not when it was reverted)."""
+    if not hotfixes:
+        return None
+    facts = sorted(f"{h.resource.identity}|{h.manager}|{h.time or ''}" for h in hotfixes)
+    return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
+
+
+def _reverted(data: RenderInput) -> list[dict[str, Any]]:
     return [
         {"ref": str(h.resource), "manager": h.manager, "time": h.time, "reverted_at": h.reverted_at,
          "reverted_by": h.reverted_by}
-        for h in data.hotfixes
-        if h.resource.identity in mine
+        for h in reverted_for(data.change_set, data.hotfixes)
     ]  # fmt: skip
 
 
@@ -313,4 +326,8 @@ def render(*, templates: Mapping[str, str], data: RenderInput) -> Rendered:
         where = f"{e.name}:{e.lineno}" if isinstance(e, jinja2.TemplateSyntaxError) else "a template"
         raise ConfigError(f"cannot render {where}: {e}") from e
     marker = format_marker(fingerprint=data.change_set.fingerprint, changeset_id=data.change_set.id)
-    return Rendered(title=title, body=cut_body(f"{marker}\n{body}", limit=data.body_limit), commit_message=message)
+    key = reverted_key(reverted_for(data.change_set, data.hotfixes))
+    if key is not None:  # the publisher sees from it that an open PR already reports these reverts
+        marker += "\n" + comment_marker("reverted", key)
+    body = cut_body(f"{marker}\n{body}", limit=data.body_limit)
+    return Rendered(title=title, body=body, commit_message=message, reverted_key=key)

@@ -2,7 +2,9 @@
 
 Configured selectors are the scopes; without them, the kinds Git declares in the namespaces it uses (cluster-scoped
 kinds: only the names Git declares). Secrets are left out unless ``policy.include_secrets``. The same scopes filter a
-dump offline and, with selectors, the Git side. The snapshot itself is ``writeback.pipeline.snapshots``.
+dump offline and, with selectors, the Git side; there a label selector's terms about labels that the GitOps tool or
+the server adds on apply (``kustomize.toolkit.fluxcd.io/name``, ...) hold for every Git object that does not declare
+that label itself. The snapshot itself is ``writeback.pipeline.snapshots``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from writeback.config import Selector
+from writeback.core.normalizing import added_label
 from writeback.model import DesiredObject, LiveObject, group_of
 
 __all__ = ["Scope", "filter_desired", "filter_dump", "scopes_for"]
@@ -73,27 +76,44 @@ def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
         return False
     if sel.label_selector:
         labels = (obj.body.get("metadata") or {}).get("labels") or {}
-        return _labels_match(labels, sel.label_selector)
+        terms = _terms(sel.label_selector)
+        if isinstance(obj, DesiredObject):  # Git never carries what the tool or the server adds on apply
+            terms = [t for t in terms if t.key in labels or added_label(t.key) is None]
+        return all(t.matches(labels) for t in terms)
     return True
 
 
-def _labels_match(labels: dict[str, str], expr: str) -> bool:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Term:
+    """One term of an equality-based label selector: ``a=b`` (``==``), ``a!=b``, ``a`` (exists), ``!a``."""
+
+    key: str
+    op: str  # "=", "!=", "exists", "!exists"
+    value: str = ""
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        if self.op == "=":
+            return labels.get(self.key) == self.value
+        if self.op == "!=":
+            return labels.get(self.key) != self.value
+        return (self.key in labels) is (self.op == "exists")
+
+
+def _terms(expr: str) -> list[_Term]:
     """Equality-based label selectors (``a=b,c!=d,e,!f``): enough to filter a dump offline."""
+    out = []
     for term in (t.strip() for t in expr.split(",") if t.strip()):
         if "!=" in term:
             k, v = (x.strip() for x in term.split("!=", 1))
-            if labels.get(k) == v:
-                return False
+            out.append(_Term(key=k, op="!=", value=v))
         elif "=" in term:
             k, v = (x.strip() for x in term.replace("==", "=").split("=", 1))
-            if labels.get(k) != v:
-                return False
+            out.append(_Term(key=k, op="=", value=v))
         elif term.startswith("!"):
-            if term[1:].strip() in labels:
-                return False
-        elif term not in labels:
-            return False
-    return True
+            out.append(_Term(key=term[1:].strip(), op="!exists"))
+        else:
+            out.append(_Term(key=term, op="exists"))
+    return out
 
 
 def filter_dump(*, objects: Sequence[LiveObject], scopes: Sequence[Scope]) -> tuple[LiveObject, ...]:

@@ -18,6 +18,7 @@ from writeback import config
 from writeback.adapters.forges.base import Forge
 from writeback.adapters.forges.opening import git_token, open_forge, read_secret
 from writeback.adapters.gitrepo import GitAuth, GitRepo, Identity
+from writeback.core.rendering import reverted_for
 from writeback.errors import ConfigError, InputError, RateLimited, WritebackError
 from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, ProblemKind, ResultReason
 from writeback.pipeline.plan import PlanOutcome, plan_target
@@ -137,6 +138,7 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
             Publication(
                 change_set=cs,
                 rendered=text.render(cs, verification=verify(cs) if verify and cs.files else None, hotfixes=hotfixes),
+                reverted=reverted_for(cs, hotfixes),
             )
             for cs in outcome.plan.changesets
         ]

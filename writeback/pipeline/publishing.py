@@ -2,11 +2,14 @@
 
 Each transition is a small function:
   no open PR                      -> create (branch, commit, push, PR with labels/reviewers/assignees/draft)
-  open PR, same fingerprint       -> unchanged: reads only, no push, no API write
+  open PR, same fingerprint       -> unchanged: reads only, no push, no API write; but when the controller has
+                                     reverted the live change since the PR was written: update its description
+                                     and comment once (the PR is now the only copy of the change)
   open PR, drift changed          -> regenerate the commit on the current base, force-with-lease, update, comment
   drift gone                      -> close with a comment and delete the bot branch
   closed unmerged, same drift     -> skipped (unless ``reopen_closed``)
-  merged, same drift still there  -> persistent drift: comment on the merged PR once, report it
+  merged, same drift still there  -> persistent drift: comment on the merged PR once, report it (not when the
+                                     merge commit is newer than the base this cycle compared: merged meanwhile)
   a person committed to the branch-> stop updating, comment once
 ``dry_run`` runs every read and stops before the push and the API writes.
 """
@@ -22,7 +25,15 @@ from writeback.adapters.forges.base import Forge, PRInfo, PRState
 from writeback.adapters.gitrepo import GitRepo, PushStatus
 from writeback.core.rendering import Rendered
 from writeback.errors import GitError, RateLimited, WritebackError
-from writeback.model import ChangeSet, EnsureResult, Outcome, PullRequestSpec, ResultReason, Review
+from writeback.model import (
+    CapturedHotfix,
+    ChangeSet,
+    EnsureResult,
+    Outcome,
+    PullRequestSpec,
+    ResultReason,
+    Review,
+)
 from writeback.paths import format_path
 from writeback.prmarkers import comment_marker
 
@@ -93,10 +104,12 @@ class PublishSettings:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Publication:
-    """A change set with its rendered commit message, title and body."""
+    """A change set with its rendered commit message, title and body, and the hotfixes of its resources that the
+    controller reverted in the cluster (captured by the watch; the body reports them)."""
 
     change_set: ChangeSet
     rendered: Rendered
+    reverted: tuple[CapturedHotfix, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,6 +255,28 @@ def _update(pub: Publisher, p: Publication, pr: PRInfo, *, base_moved: bool = Fa
     return _result(pub, cs.id, Outcome.UPDATED, pr, why, head=sha)
 
 
+def _reverted_since(pub: Publisher, p: Publication, pr: PRInfo) -> EnsureResult:
+    """The PR was written while the change was live; the controller has reverted it since. The reviewer must know:
+    the description says so from now on, and one comment (a notification) tells them."""
+    cs = p.change_set
+    if pub.settings.dry_run:
+        return _result(pub, cs.id, Outcome.UPDATED, pr, "would update the description: the live change was reverted")
+    pub.forge.update_pr(number=pr.number, title=p.rendered.title, body=p.rendered.body)
+    lines = "\n".join(
+        f"- {h.resource}: changed by `{h.manager}`{f' at {h.time}' if h.time else ''}, reverted"
+        f"{f' by `{h.reverted_by}`' if h.reverted_by else ''}{f' at {h.reverted_at}' if h.reverted_at else ''}"
+        for h in p.reverted
+    )
+    text = (
+        "**The live change was reverted in the cluster.** The GitOps controller wrote over it before it reached "
+        f"Git:\n{lines}\n\nThis pull request, built from the change writeback captured, is now its only copy: "
+        "merging it restores the change. The description says so too."
+    )
+    comment_once(forge=pub.forge, number=pr.number, kind="reverted", key=p.rendered.reverted_key or "", text=text,
+                 dry_run=False)  # fmt: skip
+    return _result(pub, cs.id, Outcome.UPDATED, pr, "the live change was reverted in the cluster: description updated")
+
+
 def _persistent(pub: Publisher, cs: ChangeSet, merged: PRInfo) -> EnsureResult:
     log.warning(
         "persistent drift: target %s, change set %s was merged in #%d but the same drift is still live",
@@ -316,12 +351,20 @@ def ensure_change_set(*, publisher: Publisher, publication: Publication) -> Ensu
         ):  # the base changed the PR's files since: rebase (regenerate on the base) so it stays mergeable
             return _update(pub, publication, open_pr, base_moved=True)
         if open_pr.fingerprint == cs.fingerprint:
+            key = publication.rendered.reverted_key
+            if key is not None and comment_marker("reverted", key) not in open_pr.body:
+                return _reverted_since(pub, publication, open_pr)
             finished = _finish_setup(pub, publication, open_pr)
             return _result(pub, cs.id, Outcome.UNCHANGED, open_pr, "same drift as the open pull request" + finished)
         return _update(pub, publication, open_pr)
     earlier = [p for p in pub.forge.find_prs(branch=branch) if p.fingerprint == cs.fingerprint]
     if earlier and earlier[0].state is PRState.MERGED:
-        return _persistent(pub, cs, earlier[0])
+        merged = earlier[0]
+        if merged.merge_sha and not pub.repo.contains(commit=pub.base_sha, ancestor=merged.merge_sha):
+            # merged while this cycle ran: its drift was found against a Git without the merge, not persistent
+            return _result(pub, cs.id, Outcome.UNCHANGED, merged,
+                           f"#{merged.number} was merged after this cycle read {pub.settings.base}")  # fmt: skip
+        return _persistent(pub, cs, merged)
     if earlier and earlier[0].state is PRState.CLOSED and not pub.settings.reopen_closed:
         return _result(pub, cs.id, Outcome.SKIPPED, earlier[0], "a person closed this drift's pull request unmerged")
     return _create(pub, publication, branch)

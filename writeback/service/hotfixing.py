@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,8 +25,15 @@ from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, Resource
 from writeback.adapters.hotfixes import HotfixStore
 from writeback.adapters.watching import WatchEvent
 from writeback.config import Policy, Selector
-from writeback.core.capturing import backport_body, essence, person_write, redacted_capture, reverting_writer
-from writeback.model import Capture, CapturedHotfix, LiveObject, ObjectRef
+from writeback.core.capturing import (
+    backport_body,
+    essence,
+    person_write,
+    redacted_capture,
+    reverting_writer,
+    synced_since,
+)
+from writeback.model import Capture, CapturedHotfix, Identity, LiveObject, ObjectRef
 
 log = logging.getLogger(__name__)
 
@@ -110,11 +117,28 @@ class CapturingCluster:
         self._policy = policy
         self._ttl = ttl_seconds
         self._reverted: list[CapturedHotfix] = []
+        self._live: dict[Identity, Capture] = {}  # captures whose object was served live as the person left it
         self._lock = threading.Lock()
 
     def begin_cycle(self) -> None:
         with self._lock:
             self._reverted = []
+            self._live = {}
+
+    def settle(self, *, unsettled: Collection[Identity]) -> None:
+        """After a complete plan: a capture whose object this cycle saw live as the person left it, and which
+        shows no drift against the Git the controller applied (only ``unsettled`` objects do), is done with: Git
+        carries the change, so no revert can take it away (the controller applied the same value, or a commit
+        with it was applied without touching the object)."""
+        with self._lock:
+            done = [c for identity, c in self._live.items() if identity not in unsettled]
+            self._live = {}
+        if not done:
+            return
+        stored = {c.key: c for c in self._store.load(target=self._target)}
+        for capture in done:
+            if stored.get(capture.key) == capture:  # not a newer change to the object, captured during the cycle
+                self._store.discard(capture)
 
     def reverted(self) -> tuple[CapturedHotfix, ...]:
         """The captured changes the controller reverted that this cycle used (for the PR body)."""
@@ -138,8 +162,15 @@ class CapturingCluster:
             self._store.save(clean)
             capture = clean
         body = backport_body(capture, live=obj.body)
-        if _age(capture.captured_at) > self._ttl or essence(obj.body) == essence(body):
-            self._store.discard(capture)  # expired, or the person's change is live (kept, or merged and synced)
+        if _age(capture.captured_at) > self._ttl:
+            self._store.discard(capture)
+            return obj
+        if essence(obj.body) == essence(body):  # live as the person left it
+            if synced_since(live=obj.body, capture=capture, policy=self._policy):
+                self._store.discard(capture)  # the controller applied it since: Git carries it (merged and synced)
+            else:  # kept: the controller's next reconcile may still revert it (unless Git has it: ``settle``)
+                with self._lock:
+                    self._live[obj.ref.identity] = capture
             return obj
         writer = reverting_writer(live=obj.body, capture=capture, policy=self._policy)
         if writer is None:

@@ -29,7 +29,7 @@ from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixSt
 from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.watching import WatchingCluster
 from writeback.errors import ExitCode, WritebackError
-from writeback.model import Capture, Drift, EnsureResult, Outcome
+from writeback.model import Capture, Decision, Drift, EnsureResult, Outcome
 from writeback.pipeline import breakglass as bgflow
 from writeback.pipeline import breakglass_targets as bgtargets
 from writeback.pipeline.cycling import CycleOptions, TargetRun
@@ -256,6 +256,9 @@ class Service:
         if plans and plans[0].detection is not None:
             drifts = plans[0].detection.report.drifts
             self.metrics.drifts(target=name, drifts=drifts)
+            if runtime.capturing is not None and not plans[0].detection.problems:
+                unsettled = {d.resource.identity for d in drifts if d.decision is not Decision.IGNORE}
+                runtime.capturing.settle(unsettled=unsettled)
         problem = breakglassing.failure(expiry) if expiry is not None else None
         if problem is not None and ctx.keep_going():  # stopped (shutdown, lost Lease): the next owner retries
             raise problem
