@@ -72,6 +72,25 @@ def _unset(value: Any, path: FieldPath) -> bool:
     return not (len(path) >= 2 and isinstance(path[-2], Key) and path[-2].name in _STRING_MAPS)
 
 
+# Scalars that are never "not set" unless they are "" (None is, and is handled by the general walk).
+_SCALARS = frozenset({str, int, float, bool})
+_SCALARS_OR_NONE = frozenset({str, int, float, bool, type(None)})
+_KEYS: dict[str, Key] = {}  # interned path keys: frozen, so one instance per name serves every path
+_KEYS_MAX = 1 << 16
+
+
+def key(name: str) -> Key:
+    """The ``Key`` of ``name``, shared (keys are frozen): paths built by the diff hold one instance per name."""
+    found = _KEYS.get(name) if type(name) is str else None
+    if found is None:
+        found = Key(name)
+        if type(name) is str:
+            if len(_KEYS) >= _KEYS_MAX:  # data keys (ConfigMap keys, labels) are unbounded: start over
+                _KEYS.clear()
+            _KEYS[name] = found
+    return found
+
+
 def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) -> None:
     if _unset(lv, path) and _unset(gv, path):
         return
@@ -82,14 +101,34 @@ def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver,
         _one_side(out, path, gv, keys, live_side=False, other=lv)
         return
     if isinstance(lv, dict) and isinstance(gv, dict):  # normalized bodies are plain dicts and lists
-        for k in [*lv, *(k for k in gv if k not in lv)]:
-            _walk(out, (*path, Key(k)), lv.get(k, ABSENT), gv.get(k, ABSENT), keys, equal)
+        _maps(out, path, lv, gv, keys, equal)
         return
     if isinstance(lv, list) and isinstance(gv, list):
         _lists(out, path, lv, gv, keys, equal)
         return
     if isinstance(lv, dict | list) or isinstance(gv, dict | list) or not equal(lv, gv, path=path):
         out.append(Leaf(path=path, op=Op.CHANGE, live=lv, git=gv))
+
+
+def _maps(out: list[Leaf], path: FieldPath, lv: dict[Any, Any], gv: dict[Any, Any], keys: KeyResolver,
+          equal: Equal) -> None:  # fmt: skip
+    """Two maps, key by key (live's keys in order, then Git's other keys). The two commonest children take a
+    shortcut that ``_walk`` would reach too: equal scalars of one type (no difference: ``values_equal`` holds)
+    and a scalar live has and Git lacks (one added leaf)."""
+    plain_equal = equal is values_equal
+    scalars, with_none = _SCALARS, _SCALARS_OR_NONE
+    for k, a in lv.items():
+        b = gv.get(k, ABSENT)
+        t = type(a)
+        if plain_equal and t is type(b) and t in with_none and a == b:
+            continue
+        if b is ABSENT and t in scalars and a != "":
+            out.append(Leaf(path=(*path, key(k)), op=Op.ADD, live=a, git=ABSENT))
+            continue
+        _walk(out, (*path, key(k)), a, b, keys, equal)
+    for k, b in gv.items():
+        if k not in lv:
+            _walk(out, (*path, key(k)), ABSENT, b, keys, equal)
 
 
 def _lists(out: list[Leaf], path: FieldPath, lv: list[Any], gv: list[Any], keys: KeyResolver, equal: Equal) -> None:
@@ -125,8 +164,12 @@ def _one_side(out: list[Leaf], path: FieldPath, value: Any, keys: KeyResolver, *
     if is_empty(value):
         return
     if isinstance(value, dict):
+        scalars = _SCALARS
         for k, v in value.items():
-            _one_side(out, (*path, Key(k)), v, keys, live_side=live_side, other=ABSENT)
+            if type(v) in scalars:  # a scalar leaf ("" included: it is set on one side only)
+                out.append(_leaf((*path, key(k)), v, live_side=live_side, other=ABSENT, item=False))
+            else:
+                _one_side(out, (*path, key(k)), v, keys, live_side=live_side, other=ABSENT)
         return
     if isinstance(value, list):
         key_names = keys(path)

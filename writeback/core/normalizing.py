@@ -89,8 +89,18 @@ class Normalized:
     dropped: tuple[Dropped, ...] = ()
 
 
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """A deep copy as plain dicts and lists (ruamel and other mappings included)."""
+    t = type(value)
+    if t is dict:  # the common case first: parsed JSON and YAML
+        return _plain_dict(value)
+    if t is list:
+        return [v if type(v) in _PLAIN_SCALARS else plain(v) for v in value]
+    if t in _PLAIN_SCALARS:
+        return value
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -98,6 +108,11 @@ def plain(value: Any) -> Any:
     if isinstance(value, datetime.date):  # YAML timestamps: the API server sees text
         return value.isoformat()
     return value
+
+
+def _plain_dict(value: dict[Any, Any]) -> dict[str, Any]:
+    scalars = _PLAIN_SCALARS
+    return {(k if type(k) is str else str(k)): (v if type(v) in scalars else plain(v)) for k, v in value.items()}
 
 
 def is_empty(value: Any) -> bool:
