@@ -149,7 +149,7 @@ def _cycle(
         assert outcome.detection is not None
         report = outcome.detection.report
         out["changesets"] = [
-            {"id": cs.id, "fingerprint": cs.fingerprint, "files": [[f.path, f.diff] for f in cs.files]}
+            {"id": cs.id, "fingerprint": cs.fingerprint, "files": [[f.path, f.before, f.after] for f in cs.files]}
             for cs in outcome.plan.changesets
         ]
     else:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from writeback.adapters.forges.github import GITHUB_BODY_LIMIT
-from writeback.adapters.forges.gitlab import GITLAB_BODY_LIMIT
+from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, GITLAB_BODY_LIMIT
 from writeback.adapters.templating import load_templates
 from writeback.core.rendering import Rendered, RenderInput, render
 from writeback.model import CapturedHotfix, ChangeSet

@@ -22,13 +22,12 @@ from github.Repository import Repository
 from urllib3.connectionpool import ConnectionPool
 from urllib3.response import BaseHTTPResponse
 
-from writeback.adapters.forges.base import PRInfo, PRState, RetryPolicy, pr_info
+from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, PRInfo, PRState, RetryPolicy, pr_info
 from writeback.errors import ConfigError, ForgeError, RateLimited
 from writeback.model import PullRequestSpec
 
 log = logging.getLogger(__name__)
 
-GITHUB_BODY_LIMIT = 65536
 _ALREADY_EXISTS = "A pull request already exists for"
 
 

@@ -17,11 +17,10 @@ import requests
 from gitlab.const import RETRYABLE_TRANSIENT_ERROR_CODES
 from gitlab.v4.objects import Project, ProjectMergeRequest
 
-from writeback.adapters.forges.base import PRInfo, PRState, RetryPolicy, pr_info
+from writeback.adapters.forges.base import GITLAB_BODY_LIMIT, PRInfo, PRState, RetryPolicy, pr_info
 from writeback.errors import ForgeError, RateLimited
 from writeback.model import PullRequestSpec
 
-GITLAB_BODY_LIMIT = 1_000_000
 DRAFT_PREFIX = "Draft: "
 _DRAFT_PREFIXES = ("Draft:", "[Draft]", "(Draft)")
 _STATES = {PRState.OPEN: "opened", PRState.CLOSED: "closed", PRState.MERGED: "merged"}
