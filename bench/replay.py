@@ -162,7 +162,38 @@ def _cycle(
     return out, cpu, wall
 
 
+_STAGES = {  # module -> the functions of it whose CPU seconds --stages reports (calls made from that module)
+    "writeback.pipeline.drift": ("_git_side", "prepare_object", "needs_dry_run", "compute_drift"),
+    "writeback.pipeline.snapshots": ("snapshot",),
+}
+
+
+def _time_stages() -> dict[str, float]:
+    """Wrap the stage functions so that each adds its CPU seconds to the returned dict (cumulative)."""
+    import importlib
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            c0 = time.process_time()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - c0
+
+        return wrapper
+
+    for module_name, names in _STAGES.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, timed(name, getattr(module, name)))
+    return spent
+
+
 def run(args: argparse.Namespace) -> int:
+    spent = _time_stages() if args.stages else None
     with args.capture.open("rb") as f:
         data = pickle.load(f)
     data["pickled_lists"] = {k: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in data["lists"].items()}
@@ -178,6 +209,9 @@ def run(args: argparse.Namespace) -> int:
         walls.append(wall)
         cpus.append(cpu)
         print(f"round {r + 1}: {cpu:.2f} s CPU, {wall:.2f} s wall", file=sys.stderr)
+        if spent is not None:
+            print("  " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items()), file=sys.stderr)
+            spent.clear()
     print(json.dumps({"cpu": statistics.median(cpus), "wall": statistics.median(walls), "cpus": cpus}))
     if args.report:
         args.report.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
@@ -210,6 +244,7 @@ def main() -> int:
     rp.add_argument("--rounds", type=int, default=1)
     rp.add_argument("--cold", action="store_true", help="clear the YAML parse cache before each round")
     rp.add_argument("--report", type=Path)
+    rp.add_argument("--stages", action="store_true", help="print the CPU seconds of the main stages per round")
     rp.add_argument("--profile", type=int, default=0, help="one more round under cProfile: print the top N")
     args = ap.parse_args()
     return record(args) if args.command == "record" else run(args)

@@ -261,7 +261,7 @@ def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bo
     if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
         return None
     value = leaf.live
-    if not is_default_in(kind=kind, path=leaf.path, value=value, root=live) and not (
+    if not is_default_in(kind=kind, path=leaf.path, value=value, parent=lambda: lookup(live, leaf.path[:-1])) and not (
         # an atomic list whose every item the server adds (a Pod's default tolerations)
         isinstance(value, list)
         and value
@@ -308,13 +308,15 @@ _ANNOTATION_LAST_APPLIED: FieldPath = (
     Key("annotations"),
     Key("kubectl.kubernetes.io/last-applied-configuration"),
 )
-_META_MAPS = (Key("annotations"), Key("labels"))
+_META_NAMES = frozenset({"annotations", "labels"})
 _REPLICAS: FieldPath = (Key("spec"), Key("replicas"))
 
 
 def _origin(leaf: Leaf) -> str:
     """Whole list items, annotations and labels come from webhooks; other fields from defaulting."""
-    meta = len(leaf.path) >= 2 and leaf.path[-2] in _META_MAPS
+    path = leaf.path
+    parent = path[-2] if len(path) >= 2 else None
+    meta = type(parent) is Key and parent.name in _META_NAMES
     live = leaf.live
     return "injected" if leaf.item or meta or type(live) is dict or isinstance(live, Mapping) else "defaulted"
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from writeback.core.derivations import ADMISSION_RULES, DERIVED, Check, Context, Derived, derived_rule
 from writeback.kinds import data
 from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Segment, Wildcard
-from writeback.paths import lookup, match, parse_pattern
+from writeback.paths import match, parse_pattern
 
 __all__ = [
     "ADMISSION_RULES",
@@ -158,7 +158,7 @@ def _candidates(kind: str, path: Sequence[Segment]) -> Sequence[_Entry]:
     index = _index()
     last = path[-1]
     assert isinstance(last, Key)
-    found = index.exact.get((kind, tuple(s.name if type(s) is Key else _ITEM for s in path)), ())
+    found = index.exact.get((kind, tuple([s.name if type(s) is Key else _ITEM for s in path])), ())
     others = index.other.get((kind, last.name))
     if not others:
         return found
@@ -166,9 +166,8 @@ def _candidates(kind: str, path: Sequence[Segment]) -> Sequence[_Entry]:
     return sorted((*found, *matched), key=lambda e: index.order[id(e)]) if matched else found
 
 
-def is_default_in(*, kind: str, path: Sequence[Segment], value: Any, root: Any) -> bool:
-    """``is_default`` of the field at ``path`` of the object ``root``, its parent looked up only when the table
-    names the field at all."""
+def is_default_in(*, kind: str, path: Sequence[Segment], value: Any, parent: Callable[[], Any]) -> bool:
+    """``is_default`` with the parent (``parent()``) looked up only when a derived rule for the field reads it."""
     if not path or not isinstance(path[-1], Key):
         return False
     entries = _candidates(kind, path)
@@ -177,7 +176,7 @@ def is_default_in(*, kind: str, path: Sequence[Segment], value: Any, root: Any) 
     ctx = _NO_CONTEXT  # a constant's check does not read it: the parent is looked up for a derived rule only
     for e in entries:
         if e.contextual and ctx is _NO_CONTEXT:
-            ctx = Context(key=path[-1].name, ancestors=(lookup(root, path[:-1]),))
+            ctx = Context(key=path[-1].name, ancestors=(parent(),))
         if e.check(value, ctx):
             return e.how is Filled.DEFAULT
     return False

@@ -85,6 +85,14 @@ _ALLOCATED: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
+_SERVER_METADATA_DROPS: dict[str, tuple[FieldPath, str]] = {
+    k: ((Key("metadata"), Key(k)), f"server-populated: metadata.{k}") for k in _SERVER_METADATA
+}
+_ALLOCATED_BY_KIND: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    kind: tuple((names, rule) for k, names, rule in _ALLOCATED if k == kind) for kind, _, _ in _ALLOCATED
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Normalized:
     body: dict[str, Any]
@@ -168,15 +176,15 @@ def normalize(
     if isinstance(meta, dict):
         for k in _IDENTITY_METADATA:
             meta.pop(k, None)
-        for k in _SERVER_METADATA:
-            if k in meta:  # the path and rule text only for what is there
-                d.drop(meta, k, _keys("metadata", k), f"server-populated: metadata.{k}")
+        for k, (path, rule) in _SERVER_METADATA_DROPS.items():
+            if k in meta:
+                d.drop(meta, k, path, rule)
         _owner_references(meta, d)
         _metadata_maps(meta, (Key("metadata"),), d)
         if not meta:
             del out["metadata"]
-    for kind, names, rule in _ALLOCATED:  # live only: a value Git declares is compared, on both sides
-        if kind == ref.kind and side == "live" and not d.git_declares(_keys(*names)):
+    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == "live" else ():
+        if not d.git_declares(_keys(*names)):  # live only: a value Git declares is compared, on both sides
             parent = _get(out, names[:-1])
             if isinstance(parent, dict):
                 d.drop(parent, names[-1], _keys(*names), rule)
