@@ -261,7 +261,11 @@ def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bo
     if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
         return None
     value = leaf.live
-    if not is_default_in(kind=kind, path=leaf.path, value=value, parent=lambda: lookup(live, leaf.path[:-1])) and not (
+
+    def parent() -> Any:  # looked up only for a rule that reads it
+        return lookup(live, leaf.path[:-1])
+
+    if not is_default_in(kind=kind, path=leaf.path, value=value, parent=parent) and not (
         # an atomic list whose every item the server adds (a Pod's default tolerations)
         isinstance(value, list)
         and value
