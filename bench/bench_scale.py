@@ -242,10 +242,27 @@ def main() -> int:
     ap.add_argument("--compare", type=Path, help="another writeback source tree, measured side by side")
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--no-warmup", action="store_true", help="skip the unmeasured first run of each command")
+    ap.add_argument("--kubeconfig", help="a control plane with the world loaded already (with --world, one N)")
+    ap.add_argument("--world", type=Path, help="the loaded world's directory (its repo in DIR/repo)")
+    ap.add_argument("--prefix", default="scale", help="the loaded world's namespace prefix")
     args = ap.parse_args()
     from tests.controlplane import cp
 
     results = []
+    if args.kubeconfig:  # measure a world loaded before (bench_warm.py and this share one)
+        if args.world is None or len(args.objects) != 1:
+            ap.error("--kubeconfig needs --world and one --objects N")
+        kubectl = Path(json.loads((Path(args.kubeconfig).parent / cp.STATE_FILE).read_text())["bin_dir"]) / "kubectl"
+        result = measure_scale(
+            objects=args.objects[0], rounds=args.rounds, kubeconfig=args.kubeconfig, kubectl=kubectl,
+            workdir=args.world, src=args.src, compare=args.compare, namespace_prefix=args.prefix,
+            warmup=not args.no_warmup, loaded=True, progress=lambda s: print(s, file=sys.stderr, flush=True),
+        )  # fmt: skip
+        print_result(result)
+        if args.json:
+            args.json.write_text(json.dumps([result.summary()], indent=2) + "\n")
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+        return 0
     for n in args.objects:
         with tempfile.TemporaryDirectory(prefix="writeback-scale-") as tmp:
             plane = cp.start(workdir=Path(tmp) / "cp")

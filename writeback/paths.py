@@ -46,6 +46,7 @@ _GLOBSTAR = Wildcard(many=True)
 __all__ = [
     "format_path",
     "json_pointer",
+    "key",
     "lookup",
     "lookup_as_served",
     "match",
@@ -53,6 +54,23 @@ __all__ = [
     "parse_pattern",
     "parse_pointer",
 ]
+
+_KEYS: dict[str, Key] = {}  # interned path keys
+_KEYS_MAX = 1 << 16
+
+
+def key(name: str) -> Key:
+    """``Key(name)``, shared: keys are frozen, so the paths built for every object can hold one instance per name
+    (less memory, and no dataclass construction per path segment). A bounded table: data keys (ConfigMap keys,
+    labels) are unbounded, so it starts over when full."""
+    found = _KEYS.get(name) if type(name) is str else None
+    if found is None:
+        found = Key(name)
+        if type(name) is str:
+            if len(_KEYS) >= _KEYS_MAX:
+                _KEYS.clear()
+            _KEYS[name] = found
+    return found
 
 
 def _quote(text: str) -> str:

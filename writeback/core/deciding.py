@@ -17,7 +17,7 @@ from typing import Any
 
 from writeback.config import Policy
 from writeback.core.controlled import filled_by
-from writeback.core.defaults import is_default, is_default_item
+from writeback.core.defaults import is_default_in, is_default_item
 from writeback.core.diffing import Leaf, diff, is_prefix
 from writeback.core.ignoring import Ignores
 from writeback.core.listkeys import KeyResolver
@@ -267,7 +267,11 @@ def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bo
     if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
         return None
     value = leaf.live
-    if not is_default(kind=kind, path=leaf.path, value=value, parent=lookup_as_served(live, leaf.path[:-1])) and not (
+
+    def parent() -> Any:  # looked up only for a rule that reads it
+        return lookup_as_served(live, leaf.path[:-1])
+
+    if not is_default_in(kind=kind, path=leaf.path, value=value, parent=parent) and not (
         # an atomic list whose every item the server adds (a Pod's default tolerations)
         isinstance(value, list)
         and value
@@ -314,7 +318,7 @@ _ANNOTATION_LAST_APPLIED: FieldPath = (
     Key("annotations"),
     Key("kubectl.kubernetes.io/last-applied-configuration"),
 )
-_META_MAPS = (Key("annotations"), Key("labels"))
+_META_NAMES = frozenset({"annotations", "labels"})
 _REPLICAS: FieldPath = (Key("spec"), Key("replicas"))
 
 
@@ -335,8 +339,11 @@ def _unrecorded_scale(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) 
 
 def _origin(leaf: Leaf) -> str:
     """Whole list items, annotations and labels come from webhooks; other fields from defaulting."""
-    meta = len(leaf.path) >= 2 and leaf.path[-2] in _META_MAPS
-    return "injected" if leaf.item or meta or isinstance(leaf.live, Mapping) else "defaulted"
+    path = leaf.path
+    parent = path[-2] if len(path) >= 2 else None
+    meta = type(parent) is Key and parent.name in _META_NAMES
+    live = leaf.live
+    return "injected" if leaf.item or meta or type(live) is dict or isinstance(live, Mapping) else "defaulted"
 
 
 def _who(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from writeback.core.derivations import ADMISSION_RULES, DERIVED, Check, Context, Derived, derived_rule
 from writeback.kinds import data
-from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Segment
+from writeback.model import ABSENT, FieldPath, Index, Key, PatternSegment, Segment, Wildcard
 from writeback.paths import match, parse_pattern
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "derived_rule",
     "is_allocated",
     "is_default",
+    "is_default_in",
     "is_default_item",
     "strip_defaults",
 ]
@@ -61,6 +62,7 @@ class _Entry:
     check: Check
     how: Filled
     rule: str
+    contextual: bool = True  # the check reads the context (a derived rule); a constant's check does not
 
 
 def _is(expected: Any) -> Check:
@@ -79,7 +81,8 @@ def _entry(kind: str, text: str, raw: Mapping[str, Any]) -> _Entry:
         how = Filled.ALLOCATED if rule.allocated else Filled.DEFAULT
         return _Entry(pattern=pattern, check=rule.check, how=how, rule=rule.doc)
     value = raw["value"]
-    return _Entry(pattern=pattern, check=_is(value), how=Filled.DEFAULT, rule=f"default {json.dumps(value)}")
+    return _Entry(pattern=pattern, check=_is(value), how=Filled.DEFAULT, rule=f"default {json.dumps(value)}",
+                  contextual=False)  # fmt: skip
 
 
 def _last_key(pattern: Sequence[PatternSegment]) -> str:
@@ -97,9 +100,89 @@ def _fields() -> Mapping[tuple[str, str], tuple[_Entry, ...]]:
             e = _entry(kind, raw["path"], raw)
             out.setdefault((kind, _last_key(e.pattern)), []).append(e)
     for kind, text, value in ADMISSION_RULES:
-        e = _Entry(pattern=parse_pattern(text), check=_is(value), how=Filled.DEFAULT, rule="ServiceAccount admission")
+        e = _Entry(pattern=parse_pattern(text), check=_is(value), how=Filled.DEFAULT, rule="ServiceAccount admission",
+                   contextual=False)  # fmt: skip
         out.setdefault((kind, _last_key(e.pattern)), []).append(e)
     return {k: tuple(v) for k, v in out.items()}
+
+
+_ITEM = object()  # a list item (``[*]``) in a generalized path
+
+
+def _general(pattern: Sequence[PatternSegment]) -> tuple[object, ...] | None:
+    """A pattern of keys and ``[*]`` as a tuple of names with ``_ITEM`` for the items; None for any other pattern."""
+    out: list[object] = []
+    for seg in pattern:
+        if type(seg) is Key:
+            out.append(seg.name)
+        elif type(seg) is Wildcard and seg.item and not seg.many:
+            out.append(_ITEM)
+        else:
+            return None
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Index:
+    """The entries of ``_fields`` by (kind, generalized path), for patterns of keys and ``[*]`` only (all of the
+    generated data): such a pattern matches a path exactly when the path, its items generalized, equals it. Other
+    patterns stay by (kind, last name), matched one by one; ``order`` keeps the table's order between the two."""
+
+    exact: Mapping[tuple[str, tuple[object, ...]], tuple[_Entry, ...]]
+    other: Mapping[tuple[str, str], tuple[_Entry, ...]]
+    order: Mapping[int, int]  # id(entry) -> its position in _fields()
+
+
+@functools.cache
+def _index() -> _Index:
+    exact: dict[tuple[str, tuple[object, ...]], list[_Entry]] = {}
+    other: dict[tuple[str, str], list[_Entry]] = {}
+    order: dict[int, int] = {}
+    for (kind, last), entries in _fields().items():
+        for e in entries:
+            order[id(e)] = len(order)
+            general = _general(e.pattern)
+            if general is None:
+                other.setdefault((kind, last), []).append(e)
+            else:
+                exact.setdefault((kind, general), []).append(e)
+    return _Index(
+        exact={k: tuple(v) for k, v in exact.items()},
+        other={k: tuple(v) for k, v in other.items()},
+        order=order,
+    )
+
+
+def _candidates(kind: str, path: Sequence[Segment]) -> Sequence[_Entry]:
+    """The entries whose pattern matches ``path`` (a key last), in the table's order."""
+    index = _index()
+    last = path[-1]
+    assert isinstance(last, Key)
+    found = index.exact.get((kind, tuple([s.name if type(s) is Key else _ITEM for s in path])), ())
+    others = index.other.get((kind, last.name))
+    if not others:
+        return found
+    matched = [e for e in others if match(e.pattern, path, prefix=False)]
+    return sorted((*found, *matched), key=lambda e: index.order[id(e)]) if matched else found
+
+
+def is_default_in(*, kind: str, path: Sequence[Segment], value: Any, parent: Callable[[], Any]) -> bool:
+    """``is_default`` with the parent (``parent()``) looked up only when a derived rule for the field reads it."""
+    if not path or not isinstance(path[-1], Key):
+        return False
+    entries = _candidates(kind, path)
+    if not entries:
+        return False
+    ctx = _NO_CONTEXT  # a constant's check does not read it: the parent is looked up for a derived rule only
+    for e in entries:
+        if e.contextual and ctx is _NO_CONTEXT:
+            ctx = Context(key=path[-1].name, ancestors=(parent(),))
+        if e.check(value, ctx):
+            return e.how is Filled.DEFAULT
+    return False
+
+
+_NO_CONTEXT = Context(key="")
 
 
 @functools.cache
@@ -116,8 +199,8 @@ def _items() -> Mapping[tuple[str, str], tuple[tuple[tuple[PatternSegment, ...],
 def _lookup(kind: str, path: Sequence[Segment], value: Any, ctx: Context) -> _Entry | None:
     if not path or not isinstance(path[-1], Key):
         return None
-    for e in _fields().get((kind, path[-1].name), ()):
-        if match(e.pattern, path, prefix=False) and e.check(value, ctx):
+    for e in _candidates(kind, path):
+        if e.check(value, ctx):
             return e
     return None
 

@@ -16,6 +16,7 @@ from typing import Any
 from writeback.core.listkeys import KeyResolver, item_selector
 from writeback.core.normalizing import is_empty, values_equal
 from writeback.model import ABSENT, FieldPath, Index, Key, Op, Segment, Select
+from writeback.paths import key
 
 __all__ = ["Leaf", "diff", "is_prefix"]
 
@@ -72,6 +73,11 @@ def _unset(value: Any, path: FieldPath) -> bool:
     return not (len(path) >= 2 and isinstance(path[-2], Key) and path[-2].name in _STRING_MAPS)
 
 
+# Scalars that are never "not set" unless they are "" (None is, and is handled by the general walk).
+_SCALARS = frozenset({str, int, float, bool})
+_SCALARS_OR_NONE = frozenset({str, int, float, bool, type(None)})
+
+
 def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver, equal: Equal) -> None:
     if _unset(lv, path) and _unset(gv, path):
         return
@@ -82,8 +88,7 @@ def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver,
         _one_side(out, path, gv, keys, live_side=False, other=lv)
         return
     if isinstance(lv, dict) and isinstance(gv, dict):  # normalized bodies are plain dicts and lists
-        for k in [*lv, *(k for k in gv if k not in lv)]:
-            _walk(out, (*path, Key(k)), lv.get(k, ABSENT), gv.get(k, ABSENT), keys, equal)
+        _maps(out, path, lv, gv, keys, equal)
         return
     if isinstance(lv, list) and isinstance(gv, list):
         _lists(out, path, lv, gv, keys, equal)
@@ -92,15 +97,65 @@ def _walk(out: list[Leaf], path: FieldPath, lv: Any, gv: Any, keys: KeyResolver,
         out.append(Leaf(path=path, op=Op.CHANGE, live=lv, git=gv))
 
 
+def _maps(out: list[Leaf], path: FieldPath, lv: dict[Any, Any], gv: dict[Any, Any], keys: KeyResolver,
+          equal: Equal) -> None:  # fmt: skip
+    """Two maps, key by key (live's keys in order, then Git's other keys). The commonest children take a shortcut
+    to what ``_walk`` would find too: equal scalars of one type and identical maps or lists (no difference:
+    ``values_equal`` holds throughout), and a scalar live has and Git lacks (one added leaf)."""
+    plain_equal = equal is values_equal
+    scalars, with_none = _SCALARS, _SCALARS_OR_NONE
+    for k, a in lv.items():
+        b = gv.get(k, ABSENT)
+        t = type(a)
+        if plain_equal and t is type(b):
+            if t in with_none:
+                if a == b:
+                    continue
+            elif (t is dict or t is list) and a == b and _same(a, b):
+                continue
+        if b is ABSENT and t in scalars and a != "":
+            out.append(Leaf(path=(*path, key(k)), op=Op.ADD, live=a, git=ABSENT))
+            continue
+        _walk(out, (*path, key(k)), a, b, keys, equal)
+    for k, b in gv.items():
+        if k not in lv:
+            _walk(out, (*path, key(k)), ABSENT, b, keys, equal)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same plain data, types included (``==`` takes ``True`` for ``1``): then the diff finds nothing in it."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is dict:
+        if len(a) != len(b):
+            return False
+        for k, v in a.items():
+            w = b.get(k, ABSENT)
+            tv = type(v)
+            if tv is type(w) and tv in _SCALARS_OR_NONE:
+                if v != w:
+                    return False
+            elif not _same(v, w):
+                return False
+        return True
+    if t is list:
+        return len(a) == len(b) and all(map(_same, a, b))
+    return t in _SCALARS_OR_NONE and bool(a == b)
+
+
 def _lists(out: list[Leaf], path: FieldPath, lv: list[Any], gv: list[Any], keys: KeyResolver, equal: Equal) -> None:
     key_names = keys(path)
     if key_names:
         ls, gs = _selectors(lv, key_names), _selectors(gv, key_names)
         if ls is not None and gs is not None:
             g_by = dict(zip(gs, gv, strict=True))
+            plain_equal = equal is values_equal
             for sel, item in zip(ls, lv, strict=True):
                 if sel in g_by:
-                    _walk(out, (*path, sel), item, g_by[sel], keys, equal)
+                    other = g_by[sel]
+                    if not (plain_equal and item == other and _same(item, other)):
+                        _walk(out, (*path, sel), item, other, keys, equal)
                 else:
                     out.append(Leaf(path=(*path, sel), op=Op.ADD, live=item, item=True))
             l_set = set(ls)
@@ -125,8 +180,12 @@ def _one_side(out: list[Leaf], path: FieldPath, value: Any, keys: KeyResolver, *
     if is_empty(value):
         return
     if isinstance(value, dict):
+        scalars = _SCALARS
         for k, v in value.items():
-            _one_side(out, (*path, Key(k)), v, keys, live_side=live_side, other=ABSENT)
+            if type(v) in scalars:  # a scalar leaf ("" included: it is set on one side only)
+                out.append(_leaf((*path, key(k)), v, live_side=live_side, other=ABSENT, item=False))
+            else:
+                _one_side(out, (*path, key(k)), v, keys, live_side=live_side, other=ABSENT)
         return
     if isinstance(value, list):
         key_names = keys(path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from writeback.model import ABSENT, Dropped, FieldPath, Index, Key, ObjectRef, Segment
+from writeback.paths import key
 
 __all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
 
@@ -83,14 +85,32 @@ _ALLOCATED: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
+_SERVER_METADATA_DROPS: dict[str, tuple[FieldPath, str]] = {
+    k: ((Key("metadata"), Key(k)), f"server-populated: metadata.{k}") for k in _SERVER_METADATA
+}
+_ALLOCATED_BY_KIND: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    kind: tuple((names, rule) for k, names, rule in _ALLOCATED if k == kind) for kind, _, _ in _ALLOCATED
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Normalized:
     body: dict[str, Any]
     dropped: tuple[Dropped, ...] = ()
 
 
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """A deep copy as plain dicts and lists (ruamel and other mappings included)."""
+    t = type(value)
+    if t is dict:  # the common case first: parsed JSON and YAML
+        return _plain_dict(value)
+    if t is list:
+        return [v if type(v) in _PLAIN_SCALARS else plain(v) for v in value]
+    if t in _PLAIN_SCALARS:
+        return value
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -98,6 +118,11 @@ def plain(value: Any) -> Any:
     if isinstance(value, datetime.date):  # YAML timestamps: the API server sees text
         return value.isoformat()
     return value
+
+
+def _plain_dict(value: dict[Any, Any]) -> dict[str, Any]:
+    scalars = _PLAIN_SCALARS
+    return {(k if type(k) is str else str(k)): (v if type(v) in scalars else plain(v)) for k, v in value.items()}
 
 
 def is_empty(value: Any) -> bool:
@@ -122,13 +147,19 @@ class _Dropper:
             return False
         node: Any = self.declared
         for seg in path:
-            if not isinstance(seg, Key) or not isinstance(node, Mapping) or seg.name not in node:
+            if (
+                not isinstance(seg, Key)
+                or not (type(node) is dict or isinstance(node, Mapping))
+                or seg.name not in node
+            ):
                 return False
             node = node[seg.name]
         return True
 
 
+@functools.lru_cache(maxsize=1024)
 def _keys(*names: str) -> FieldPath:
+    """A path of keys; cached (paths are immutable), since the rules build the same few paths for every object."""
     return tuple(Key(n) for n in names)
 
 
@@ -145,15 +176,15 @@ def normalize(
     if isinstance(meta, dict):
         for k in _IDENTITY_METADATA:
             meta.pop(k, None)
-        for k in _SERVER_METADATA:
-            if k in meta:  # the path and rule text only for what is there
-                d.drop(meta, k, _keys("metadata", k), f"server-populated: metadata.{k}")
+        for k, (path, rule) in _SERVER_METADATA_DROPS.items():
+            if k in meta:
+                d.drop(meta, k, path, rule)
         _owner_references(meta, d)
         _metadata_maps(meta, (Key("metadata"),), d)
         if not meta:
             del out["metadata"]
-    for kind, names, rule in _ALLOCATED:  # live only: a value Git declares is compared, on both sides
-        if kind == ref.kind and side == "live" and not d.git_declares(_keys(*names)):
+    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == "live" else ():
+        if not d.git_declares(_keys(*names)):  # live only: a value Git declares is compared, on both sides
             parent = _get(out, names[:-1])
             if isinstance(parent, dict):
                 d.drop(parent, names[-1], _keys(*names), rule)
@@ -168,12 +199,16 @@ def normalize(
 def _plain_body(body: Mapping[str, Any]) -> dict[str, Any]:
     """``plain(body)``, except that ``status`` and ``metadata.managedFields`` (always dropped) are not copied."""
     out: dict[str, Any] = {}
-    for key, value in body.items():
-        k = str(key)
+    for raw, value in body.items():
+        k = raw if type(raw) is str else str(raw)
         if k == "status":
             out[k] = None  # a placeholder: only its presence matters (the drop is recorded)
-        elif k == "metadata" and isinstance(value, Mapping):
-            out[k] = {str(mk): None if str(mk) == "managedFields" else plain(mv) for mk, mv in value.items()}
+        elif k == "metadata" and (type(value) is dict or isinstance(value, Mapping)):
+            meta: dict[str, Any] = {}
+            for mk, mv in value.items():
+                name = mk if type(mk) is str else str(mk)
+                meta[name] = None if name == "managedFields" else plain(mv)
+            out[k] = meta
         else:
             out[k] = plain(value)
     return out
@@ -186,8 +221,8 @@ def _string_data(out: dict[str, Any], d: _Dropper) -> None:
         return
     current = out.get("data")
     data: dict[str, Any] = current if isinstance(current, dict) else {}
-    for key, value in string_data.items():
-        data[key] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+    for name, value in string_data.items():
+        data[name] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
     out["data"] = data
     d.drop(out, "stringData", _keys("stringData"), "write-only: stored base64-encoded in data")
 
@@ -224,28 +259,30 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
     """Drop bookkeeping annotations and labels from a ``metadata`` map at path ``at``."""
     ann = meta.get("annotations")
     if isinstance(ann, dict):
-        for key in list(ann):
-            path = (*at, Key("annotations"), Key(key))
-            if key in _SERVER_ANNOTATIONS:
-                d.drop(ann, key, path, _SERVER_ANNOTATIONS[key])
-            elif key == _RESTARTED_AT:
-                d.drop(ann, key, path, "kubectl rollout restart timestamp")
-            elif d.side == "live" and not d.git_declares(path):
-                for prefix, rule in _TOOL_ANNOTATION_PREFIXES.items():
-                    if key.startswith(prefix):
-                        d.drop(ann, key, path, rule)
-                        break
+        for name in list(ann):
+            rule = _SERVER_ANNOTATIONS.get(name)
+            if rule is None and name == _RESTARTED_AT:
+                rule = "kubectl rollout restart timestamp"
+            declarable = False  # a tool's annotation: dropped from live only when Git does not declare it
+            if rule is None and d.side == "live":
+                rule = next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if name.startswith(p)), None)
+                declarable = True
+            if rule is None:
+                continue
+            path = (*at, _ANNOTATIONS, key(name))
+            if not (declarable and d.git_declares(path)):
+                d.drop(ann, name, path, rule)
         if not ann:
             del meta["annotations"]
     labels = meta.get("labels")
     if isinstance(labels, dict) and d.side == "live":
-        for key in list(labels):
-            path = (*at, Key("labels"), Key(key))
-            if d.git_declares(path):
+        for name in list(labels):
+            tool_rule = added_label(name)
+            if not tool_rule:
                 continue
-            tool_rule = added_label(key)
-            if tool_rule:
-                d.drop(labels, key, path, tool_rule)
+            path = (*at, _LABELS, key(name))
+            if not d.git_declares(path):
+                d.drop(labels, name, path, tool_rule)
         if not labels:
             del meta["labels"]
 
@@ -256,26 +293,33 @@ def added_label(key: str) -> str | None:
     return _TOOL_LABELS.get(key) or next((r for p, r in _TOOL_LABEL_PREFIXES.items() if key.startswith(p)), None)
 
 
+_ANNOTATIONS, _LABELS, _TEMPLATE = Key("annotations"), Key("labels"), Key("template")
+_CREATION, _STATUS = Key("creationTimestamp"), Key("status")
+_NESTED = frozenset({"metadata", "spec", "template", "jobTemplate", "volumeClaimTemplates"})
+
+
 def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:
     """Pod templates and claim templates: ``creationTimestamp: null`` and bookkeeping labels."""
     if not isinstance(node, dict):
         return
-    for key, value in list(node.items()):
-        path: FieldPath = (*at, Key(key))
-        if key == "metadata" and at and isinstance(value, dict):
+    for name, value in list(node.items()):
+        if name not in _NESTED:
+            continue
+        path: FieldPath = (*at, key(name))
+        if name == "metadata" and at and isinstance(value, dict):
             if "creationTimestamp" in value:
-                d.drop(value, "creationTimestamp", (*path, Key("creationTimestamp")), "server-populated: template")
+                d.drop(value, "creationTimestamp", (*path, _CREATION), "server-populated: template")
             _metadata_maps(value, path, d)
             if not value:
-                del node[key]
-        elif key in ("spec", "template", "jobTemplate") and isinstance(value, dict):
-            if key == "spec" and (at[-1:] == (Key("template"),) or (not at and d.ref.kind == "Pod")):
+                del node[name]
+        elif name in ("spec", "template", "jobTemplate") and isinstance(value, dict):
+            if name == "spec" and (at[-1:] == (_TEMPLATE,) or (not at and d.ref.kind == "Pod")):
                 _empty_pod_security_context(value, path, d)
             _nested_metadata(value, path, d)
-        elif key == "volumeClaimTemplates" and isinstance(value, list):
+        elif name == "volumeClaimTemplates" and isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, dict):
-                    d.drop(item, "status", (*path, Index(i), Key("status")), "server-populated: status")
+                    d.drop(item, "status", (*path, Index(i), _STATUS), "server-populated: status")
                     _nested_metadata(item, (*path, Index(i)), d)
 
 

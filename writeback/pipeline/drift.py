@@ -47,6 +47,7 @@ from writeback.core.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.model import DesiredObject, DryRun, DryRunKind, Identity, LiveObject, ObjectRef
 from writeback.pipeline import snapshots
+from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.targets import Edges, TargetSpec
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,11 @@ class _GitSide:
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     """Compare live (``edges.cluster``, or the dump at ``edges.live_path`` offline) with Git in ``repo``."""
+    with collector_paused():
+        return _detect(spec=spec, repo=repo, edges=edges)
+
+
+def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     cluster, live_path, live_text = edges.cluster, edges.live_path, edges.live_text
     if (cluster is None) == (live_path is None and live_text is None):
         raise ValueError("detect needs exactly one of a cluster or a live dump")

@@ -19,6 +19,7 @@ from writeback.core.kustomizing import find_kustomization
 from writeback.core.locating import SourceKind, locate
 from writeback.core.planning import Plan, plan_changesets, tracked_app
 from writeback.model import ChangeSet, Drift, Identity, ObjectRef
+from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.drift import Detection, detect
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.verifying import Rendered, check_rendered, render_change_set
@@ -89,6 +90,11 @@ def plan_files(
 
 def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     """Detect drift for one target and plan its change sets over the repo's working tree."""
+    with collector_paused():
+        return _plan_target(spec=spec, repo=repo, edges=edges)
+
+
+def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     detection = detect(spec=spec, repo=repo, edges=edges)
     if edges.on_step is not None:
         edges.on_step("locate and patch")

@@ -73,6 +73,11 @@ def pr_info(
     )
 
 
+# The longest pull/merge request body each forge accepts (here, so that rendering needs neither forge library).
+GITHUB_BODY_LIMIT = 65536
+GITLAB_BODY_LIMIT = 1_000_000
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryPolicy:
     """The libraries' own retry, configured: attempts, and the longest wait we accept."""
