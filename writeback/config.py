@@ -17,35 +17,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from writeback.config_errors import Positions, describe, yaml_positions
+from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.durations import DurationError, parse_duration
 from writeback.errors import ConfigError, YamlError
 from writeback.yamlreading import load_all
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Prefixes of credentials people paste by mistake: GitHub, GitLab, Slack, AWS, OpenAI-style keys, JWTs, PEM keys.
-_TOKEN_PREFIXES = (
-    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gloas-", "gldt-", "glrt-", "glptt-", "glcbt-",
-    "glft-", "glimt-", "glsoat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "AKIA", "ASIA", "sk-", "eyJ", "-----BEGIN",
-)  # fmt: skip
-_RANDOM_RUN = re.compile(r"[A-Za-z0-9+/=-]{16,}")
-TOKEN_NOT_NAME = "this looks like a token, not a variable name: give the NAME of the variable that holds it"
-
-
-def looks_like_credential(text: str) -> bool:
-    """A value that is likely a pasted credential: a known token prefix, or a long run of random-looking
-    characters (digits mixed with letters, or mixed case, with no word separator in 16 characters or more)."""
-    t = text.strip()
-    if t.startswith(_TOKEN_PREFIXES):
-        return True
-    for run in _RANDOM_RUN.findall(t):
-        digits = any(c.isdigit() for c in run)
-        lower, upper = any(c.islower() for c in run), any(c.isupper() for c in run)
-        if sum((digits, lower, upper)) >= 2 and len(set(run)) >= 10:
-            return True
-    return False
-
-
 class _Model(BaseModel):
     # hide_input_in_errors: a traceback (--debug) never shows a value, which may be a pasted secret
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)

@@ -15,7 +15,7 @@ from tests.reliability.world import live_object, manifest
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo, seed_bare
 from writeback.cli import main
-from writeback.config import looks_like_credential
+from writeback.credentials import looks_like_credential
 
 PASTED = ("ghp_R2d2C3po0123456789abcdefghijklmnopqr", "glpat-x8Yz1AbCdEfGhIjKlMnO",
           "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln",

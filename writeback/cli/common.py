@@ -15,7 +15,8 @@ from typing import Any
 from writeback.adapters.cluster import KubeCluster
 from writeback.adapters.controllers import context_name
 from writeback.adapters.kubeconfigs import ClusterAccess
-from writeback.config import TOKEN_NOT_NAME, Config, Target, load_config, looks_like_credential
+from writeback.config import Config, Target, load_config
+from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError
 from writeback.pipeline.pull_requests import check_config_templates
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
