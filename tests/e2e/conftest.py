@@ -8,13 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.github_fake import GitHubFake
-from flux.fixtures import SyncMaker
 
-from e2e.support import APP_PATH, INTERVAL, Shop, example_manifest
-
-ShopMaker = Callable[..., Shop]
-FILES = ("configmap.yaml", "deployment.yaml")
+from tests.e2e.support import APP_PATH, FILES, INTERVAL, Shop, ShopMaker, example_manifest
+from tests.fakes.github_fake import GitHubFake
+from tests.flux.fixtures import SyncMaker
 
 
 @pytest.fixture

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fakes.github_fake import GitHubFake
-from flux.sync import FluxSync
-from support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+from tests.fakes.github_fake import GitHubFake
+from tests.flux.sync import FluxSync
+from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
 
 TOKEN_ENV, TOKEN = "WB_E2E_TOKEN", "ghp_test_token"  # the fake's token: it must never show up in the log
 PROJECT = "octo-org/gitops"
@@ -317,6 +317,10 @@ class Shop:
     def record(self, kind: str, name: str) -> LiveRecorder:
         return LiveRecorder(api_client=self.controlplane.api_client, kind=kind, namespace=self.namespace,
                             name=name).start()  # fmt: skip
+
+
+ShopMaker = Callable[..., Shop]  # the `make_shop` fixture
+FILES = ("configmap.yaml", "deployment.yaml")  # the demo's files a shop has unless told otherwise
 
 
 def managers(obj: Mapping[str, Any]) -> list[tuple[str, str, str]]:

@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from breakglass.support import events
 
-from e2e.support import (
+from tests.breakglass.support import events
+from tests.e2e.support import (
     HOTFIX_CA,
     INTERVAL,
     TARGET,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from e2e.support import (
+from tests.e2e.support import (
     HOTFIX_CA,
     INTERVAL,
     TARGET,
