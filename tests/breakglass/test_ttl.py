@@ -121,3 +121,20 @@ def test_an_applicationset_parent_is_held_by_an_ignore_entry_and_restored_exactl
     back = patches.resume_patch(kind=kinds.ARGOCD_APPLICATIONSET, body=held, record=rec)
     assert back[2] == {"op": "add", "path": "/spec/ignoreApplicationDifferences", "value": before}
     assert bg.load_record(bg.dump_record(rec), where="x").held_for == app
+
+
+def test_a_record_notes_its_merged_prs_and_says_it_waits_for_the_controllers_source() -> None:
+    rec = bg.new_record(kind=kinds.FLUX_KUSTOMIZATION, body={"spec": {}}, by="bob", reason="new CA",
+                        ttl=timedelta(hours=1), now=NOW)  # fmt: skip
+    waiting = rec.ended(by="bob", now=NOW, target="shop", pulls=(bg.PullRef(number=2), bg.PullRef(number=1)))
+    assert waiting.ending is not None and waiting.ending.waiting_text() == "waiting for PRs #1, #2 to merge"
+    one = waiting.with_merged({1})
+    assert one.ending is not None and one.ending.waiting_text() == "waiting for PR #2 to merge"
+    both = one.with_merged({1, 2})
+    assert both.ending is not None
+    merged = "PRs #1, #2 merged; waiting for the controller's source to have the merge commit"
+    assert both.ending.waiting_text() == merged
+    again = bg.load_record(bg.dump_record(both), where="x")
+    assert again == both and bg.load_record(bg.dump_record(waiting), where="x") == waiting
+    assert '"merged"' not in bg.dump_record(waiting)  # records written before stay as they were
+    assert rec.with_merged({1}) == rec  # nothing to note without an ending

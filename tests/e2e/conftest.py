@@ -9,12 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.support import APP_PATH, INTERVAL, Shop, example_manifest
+from tests.e2e.support import APP_PATH, FILES, INTERVAL, Shop, ShopMaker, example_manifest
 from tests.fakes.github_fake import GitHubFake
 from tests.flux.fixtures import SyncMaker
-
-ShopMaker = Callable[..., Shop]
-FILES = ("configmap.yaml", "deployment.yaml")
 
 
 @pytest.fixture

@@ -319,6 +319,10 @@ class Shop:
                             name=name).start()  # fmt: skip
 
 
+ShopMaker = Callable[..., Shop]  # the `make_shop` fixture
+FILES = ("configmap.yaml", "deployment.yaml")  # the demo's files a shop has unless told otherwise
+
+
 def managers(obj: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(manager, operation, subresource) of each managedFields entry."""
     return [(e["manager"], e["operation"], e.get("subresource", "")) for e in obj["metadata"].get("managedFields", ())]

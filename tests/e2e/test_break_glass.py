@@ -106,6 +106,8 @@ def test_break_glass_keeps_the_hotfix_until_flux_has_the_merged_backport(shop: S
                      what="the service waiting for the GitRepository to have the merge commit")  # fmt: skip
         service.wait_cycles(1)
         assert suspended(shop) and record(shop) is not None
+        out = break_glass(shop, "status", "--flux-kustomization", ks)
+        assert "PR #1 merged; waiting for the controller's source to have the merge commit" in out, out
         assert shop.sync.git_repository()["status"]["artifact"]["revision"] != shop.sync.revision(merged)
 
         # 5. source-controller fetches it; the service's cycle resumes auto-sync; Flux applies the merge commit

@@ -18,8 +18,18 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import FILES, ShopMaker
-from tests.e2e.support import INTERVAL, TARGET, Shop, container, example_manifest, managers, stays, until
+from tests.e2e.support import (
+    FILES,
+    INTERVAL,
+    TARGET,
+    Shop,
+    ShopMaker,
+    container,
+    example_manifest,
+    managers,
+    stays,
+    until,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 

@@ -34,7 +34,8 @@ def item_json(item: flow.Held, *, now: datetime) -> dict[str, Any]:
         "expired": r.expired(now=now), "previous": {"present": r.previous.present, "value": r.previous.value},
         "waiting": None if ending is None else {
             "text": ending.waiting_text(), "by": ending.by, "since": bg.format_time(ending.at),
-            "target": ending.target, "pullRequests": [{"number": p.number, "url": p.url} for p in ending.pulls],
+            "target": ending.target, "pullRequests": [{"number": p.number, "url": p.url, "merged": p.merged}
+                                                   for p in ending.pulls],
         },
         "parents": [p.as_json() for p in r.parents],
         "heldFor": r.held_for.as_json() if r.held_for else None,

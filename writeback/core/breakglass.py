@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -76,6 +76,7 @@ class PullRef:
 
     number: int
     url: str | None = None
+    merged: bool = False  # seen merged: auto-sync then waits for the controller's source to have the merge commit
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,8 +89,13 @@ class Ending:
     pulls: tuple[PullRef, ...]
 
     def waiting_text(self) -> str:
-        numbers = ", ".join(f"#{p.number}" for p in self.pulls)
-        return f"waiting for PR {numbers} to merge" if len(self.pulls) == 1 else f"waiting for PRs {numbers} to merge"
+        unmerged = [p for p in self.pulls if not p.merged]
+        if self.pulls and not unmerged:
+            numbers = ", ".join(f"#{p.number}" for p in self.pulls)
+            return (f"PR{'s' if len(self.pulls) > 1 else ''} {numbers} merged; waiting for the controller's source "
+                    "to have the merge commit")  # fmt: skip
+        numbers = ", ".join(f"#{p.number}" for p in unmerged)
+        return f"waiting for PR {numbers} to merge" if len(unmerged) == 1 else f"waiting for PRs {numbers} to merge"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +125,13 @@ class Record:
         """The same break-glass (same previous value) running ``ttl`` from now."""
         ext = {"by": by, "at": format_time(now), "reason": reason, "expires": format_time(now + ttl)}
         return replace(self, expires=now + ttl, extensions=(*self.extensions, ext))
+
+    def with_merged(self, numbers: Collection[int]) -> Record:
+        """The same record, its PRs ``numbers`` noted as merged (``status`` then says what it waits for)."""
+        if self.ending is None:
+            return self
+        pulls = tuple(replace(p, merged=True) if p.number in numbers else p for p in self.ending.pulls)
+        return replace(self, ending=replace(self.ending, pulls=pulls))
 
     def ended(self, *, by: str, now: datetime, target: str, pulls: tuple[PullRef, ...]) -> Record:
         """The same break-glass, now waiting for ``pulls`` to merge (auto-sync still suspended)."""
@@ -172,14 +185,16 @@ def dump_record(record: Record) -> str:
     if record.ending is not None:
         e = record.ending
         doc["ending"] = {"by": e.by, "at": format_time(e.at), "target": e.target,
-                         "pulls": [{"number": p.number, "url": p.url} for p in e.pulls]}  # fmt: skip
+                         "pulls": [{"number": p.number, "url": p.url, **({"merged": True} if p.merged else {})}
+                                   for p in e.pulls]}  # fmt: skip
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
 def _ending_of(doc: Mapping[str, Any] | None) -> Ending | None:
     if doc is None:
         return None
-    pulls = tuple(PullRef(number=int(p["number"]), url=p.get("url")) for p in doc.get("pulls") or ())
+    pulls = tuple(PullRef(number=int(p["number"]), url=p.get("url"), merged=p.get("merged") is True)
+                  for p in doc.get("pulls") or ())  # fmt: skip
     return Ending(by=str(doc["by"]), at=parse_time(doc["at"]), target=str(doc.get("target") or ""), pulls=pulls)
 
 

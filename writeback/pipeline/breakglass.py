@@ -237,6 +237,24 @@ def _wait(objects: Objects, item: Held, *, by: str, now: datetime, target: str,
     return out[0]
 
 
+def _note_merged(objects: Objects, item: Held, *, merged: Sequence[bg.PullRef]) -> Held:
+    """Note in the record the PRs seen merged, once (``status`` then says it waits for the controller's source)."""
+    numbers = {p.number for p in merged}
+    if item.record.with_merged(numbers) == item.record:
+        return item
+    out: list[bg.Record] = []
+
+    def compute(fresh: dict[str, Any]) -> list[dict[str, Any]]:
+        again = check_same(fresh, item.ref, item.record.start)
+        assert again is not None
+        out[:] = [again.with_merged(numbers)]
+        return patches.record_patch(body=fresh, record=out[0])
+
+    guards.require(objects, [item.ref])
+    patch(objects, item.ref, compute)
+    return Held(ref=item.ref, kind=item.kind, record=out[0])
+
+
 def end(
     *, objects: Objects, item: Held, backing: Backing | None, policy: EndPolicy = DEFAULT_POLICY,
     now: datetime | None = None, dry_run: bool = False,
@@ -251,7 +269,8 @@ def end(
         if checked.readiness is Readiness.READY:
             return _restored(objects, item, moment, dry_run, f"{checked.detail}: auto-sync restored")
         if checked.merged_all:
-            return Ended(held=item, state=EndState.WAITING, detail=f"{checked.detail}; auto-sync stays suspended")
+            held = item if dry_run else _note_merged(objects, item, merged=checked.merged)
+            return Ended(held=held, state=EndState.WAITING, detail=f"{checked.detail}; auto-sync stays suspended")
         merged = checked.merged
     results: tuple[EnsureResult, ...] = ()
     if backing is not None:
