@@ -10,7 +10,6 @@ import re
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,16 +43,6 @@ def config(tmp_path: Path) -> Config:
     )  # fmt: skip
 
 
-@pytest.fixture
-def root_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for h in list(root.handlers):
-        root.removeHandler(h)
-    for h in handlers:
-        root.addHandler(h)
-    root.setLevel(level)
 
 
 def test_secret_values_come_from_every_secret_ref(tmp_path: Path) -> None:

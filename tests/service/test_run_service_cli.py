@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import logging
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,15 +12,8 @@ from writeback.cli import main
 
 
 @pytest.fixture(autouse=True)
-def root_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for h in list(root.handlers):
-        root.removeHandler(h)
-    for h in handlers:
-        root.addHandler(h)
-    root.setLevel(level)
+def _logging_restored(root_logging: None) -> None:
+    """Every test here runs the CLI, which sets up logging: restored after each."""
 
 
 def write_config(tmp_path: Path, address: str) -> Path:
