@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent))  # `tests.controlplane`
 sys.path.insert(0, str(HERE))
 
 from bench_scale import floor_cmd, request_delta, scrape  # noqa: E402
@@ -158,7 +158,7 @@ def main() -> int:
             ap.error("--kubeconfig needs --world")
         out = measure_warm(world=world, kubeconfig=args.kubeconfig, repo=args.world / "repo", rounds=args.rounds)
     else:
-        from controlplane import cp
+        from tests.controlplane import cp
 
         with tempfile.TemporaryDirectory(prefix="writeback-warm-") as tmp:
             plane = cp.start(workdir=Path(tmp) / "cp")

@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
 """Where a `writeback diff` cycle spends its time, by stage: one in-process ``detect`` under cProfile.
 
-    python3 bench/profile_diff.py --kubeconfig K --repo R --path apps [--top 25]
+    python3 bench/profile_diff.py --kubeconfig K --repo R --path apps [--top 25] [--stages]
 
 Prints the CPU seconds (process time) of the whole cycle, then the cumulative time of each stage of the
 pipeline (cProfile inflates Python-heavy code, so read the shares, not the absolute seconds), then the
-functions with the most own time.
+functions with the most own time. With ``--stages`` it profiles nothing: it prints the CPU seconds of the
+process's start and imports, and of each stage of the cycle (as ``bench/replay.py --stages`` counts them).
 """
 
 from __future__ import annotations
 
-import argparse
-import cProfile
-import io
-import pstats
 import time
-from pathlib import Path
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.pipeline.drift import detect
-from writeback.pipeline.targets import Edges, TargetSpec
+_STARTED = time.process_time()  # before the imports below: the process's start
+
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import io  # noqa: E402
+import pstats  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from writeback.adapters.cluster import KubeCluster  # noqa: E402
+from writeback.pipeline.drift import detect  # noqa: E402
+from writeback.pipeline.targets import Edges, TargetSpec  # noqa: E402
+
+_IMPORTED = time.process_time()
 
 # (label, module path suffix, function name): the stages a reader of the engine cares about
 STAGES = (
@@ -46,7 +53,15 @@ def main() -> int:
     ap.add_argument("--repo", type=Path, required=True)
     ap.add_argument("--path", default=".")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--stages", action="store_true", help="CPU seconds per stage of the unprofiled cycle")
     args = ap.parse_args()
+    spent: dict[str, float] | None = None
+    if args.stages:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from replay import time_stages
+
+        spent = time_stages()
+        print(f"process start and imports: {_IMPORTED:.2f} s CPU (of which before writeback's: {_STARTED:.2f})")
     cluster = KubeCluster.connect(kubeconfig=args.kubeconfig)
     spec, edges = TargetSpec(name="profile", path=args.path), Edges(cluster=cluster)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -55,6 +70,9 @@ def main() -> int:
     print(
         f"{len(detection.live)} live objects, {len(detection.report.drifts)} drifts: {wall:.2f} s wall, {cpu:.2f} s CPU"
     )
+    if spent is not None:
+        print("stages (CPU s): " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items()))
+        return 0
     from writeback import yamlreading
 
     yamlreading.clear_cache()  # the profiled run parses the repo again, as a first cycle does

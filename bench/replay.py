@@ -168,7 +168,7 @@ _STAGES = {  # module -> the functions of it whose CPU seconds --stages reports 
 }
 
 
-def _time_stages() -> dict[str, float]:
+def time_stages() -> dict[str, float]:
     """Wrap the stage functions so that each adds its CPU seconds to the returned dict (cumulative)."""
     import importlib
 
@@ -193,7 +193,7 @@ def _time_stages() -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    spent = _time_stages() if args.stages else None
+    spent = time_stages() if args.stages else None
     with args.capture.open("rb") as f:
         data = pickle.load(f)
     data["pickled_lists"] = {k: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in data["lists"].items()}

@@ -50,6 +50,10 @@ def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespa
         _wait(lambda: "cm-0" not in {o.ref.name for o in cache.list_objects(selector=selector)})
         warm = {o.ref.name: o for o in cache.list_objects(selector=selector)}
         assert warm["cm-3"].body["data"] == {"key": "new"}
+        warm["cm-3"].body["data"]["key"] = "changed by the cycle"  # each cycle gets its own copy of the cache
+        again = {o.ref.name: o for o in cache.list_objects(selector=selector)}
+        assert again["cm-3"].body["data"] == {"key": "new"}
+        assert again["cm-3"].body == {**warm["cm-3"].body, "data": {"key": "new"}}
         assert cache.list_calls == lists_after_cold  # warm: zero list calls
         assert cluster.list_calls == 0
         assert verbs.count("list") == 1 and verbs.count("watch") >= 1
