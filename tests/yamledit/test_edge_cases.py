@@ -142,3 +142,15 @@ def test_removing_the_last_entry_after_a_keep_block_keeps_the_blank_lines_of_the
     # found by the fuzz tests: the block's kept blank line was deleted with the entry (a file without final newline)
     text = "a: |+\n  w\n  x\n\ncadc: []"
     assert apply(text, edit("cadc")) == "a: |+\n  w\n  x\n\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "inside"),
+    [("a:\n  - a: 0\n", "a[0].n1"), ("a:\n  - - 0\n", "a[0][1]"), ("a:\n  - a: 0\nb: 1\n", "a[0].n1")],
+    ids=["key-added-in-an-item", "item-appended-to-an-inner-list", "value-followed-by-a-key"],
+)
+def test_replacing_a_value_after_an_edit_inside_it_in_one_batch_gives_the_replacement(text: str, inside: str) -> None:
+    # found by the long fuzz run: the addition went in after the new scalar (`a: 0\n    n1: 0`), which does not parse
+    after = apply(text, edit(inside, 0), edit("a", 0))
+    assert after == text.replace(text.split("b:")[0], "a: 0\n")
+    assert pyyaml.safe_load(after)["a"] == 0

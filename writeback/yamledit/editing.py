@@ -111,16 +111,15 @@ class _Batch:
     splices: list[Splice] = field(default_factory=list)
     modified: set[int] = field(default_factory=set)  # ids of nodes replaced or removed
     grown: set[int] = field(default_factory=set)  # ids of collections that get entries added or removed
+    within: set[int] = field(default_factory=set)  # ids of the nodes that hold a pending edit (and its own node)
 
     def conflicts(self, change: Change, slot: Slot, edit: Edit) -> bool:
         """Would ``change`` (resolved on the same parse) depend on or collide with this batch?"""
-        chain = []
-        at: Slot | None = slot
-        while at is not None:
-            chain.append(at)
-            at = at.parent
+        chain = _chain(slot)
         if any(id(s.node) in self.modified for s in chain) or id(slot.node) in self.grown:
             return True
+        if _replaces(change, edit) and id(slot.node) in self.within:
+            return True  # it replaces a value that a pending edit changes inside: apply that first, then replace
         if any(id(s.node) in self.grown and kind(s.node) == "sequence" for s in chain):
             return True  # positions in that list may have shifted
         if edit.value is ABSENT and slot.parent is not None and id(slot.parent.node) in self.grown:
@@ -130,8 +129,24 @@ class _Batch:
     def add(self, change: Change, slot: Slot, edit: Edit) -> None:
         self.splices.extend(change.splices)
         self.grown |= change.containers
-        if edit.value is ABSENT or (change.splices and not change.containers):
+        self.within |= {id(s.node) for s in _chain(slot)}
+        if _replaces(change, edit):
             self.modified.add(id(slot.node))
+
+
+def _chain(slot: Slot) -> list[Slot]:
+    """``slot`` and the slots that hold it, up to the document's root."""
+    chain = []
+    at: Slot | None = slot
+    while at is not None:
+        chain.append(at)
+        at = at.parent
+    return chain
+
+
+def _replaces(change: Change, edit: Edit) -> bool:
+    """Does ``change`` replace or remove the node of its slot (rather than add entries to it)?"""
+    return edit.value is ABSENT or bool(change.splices and not change.containers)
 
 
 def _collide(a: Splice, b: Splice) -> bool:
