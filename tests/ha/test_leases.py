@@ -209,6 +209,12 @@ def test_joining_replicas_take_their_share_from_a_busy_one_without_overlap(clust
     everyone = {"first", "second", "third"}
     wait_for("6 targets rebalanced 2/2/2", split_evenly(cluster, everyone, 2), timeout=60, cluster=cluster)
     moved = {t for t, h in cluster.holders().items() if h != "first"}
+
+    def new_holders_ran() -> bool:  # holding a Lease is not yet a cycle: wait for each new holder's first run
+        started = {(e["target"], e["replica"]) for e in cluster.events() if e["event"] == "start"}
+        return all((t, h) in started for t, h in cluster.holders().items() if t in moved)
+
+    wait_for("a cycle of each moved target by its new holder", new_holders_ran, timeout=60, cluster=cluster)
     for identity in everyone:
         cluster.procs[identity].send_signal(signal.SIGTERM)
     for identity in everyone:
