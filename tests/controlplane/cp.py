@@ -18,7 +18,6 @@ import shutil
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -30,6 +29,7 @@ from typing import Any
 from tests.controlplane import processes
 from tests.controlplane.certs import Authority, KeyPair, service_account_keys
 from tests.controlplane.processes import ControlPlaneError
+from tests.support.buildscripts import run_build_script
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"
@@ -47,34 +47,17 @@ class KubectlError(subprocess.CalledProcessError):
 def build_binaries(*, timeout: float = 3600, progress: Callable[[str], None] | None = None) -> Path:
     """Run tests/controlplane/build (a no-op when cached) and return the bin dir; `progress` gets its log lines."""
     retry = f"retry with: {BUILD_SCRIPT}  (see docs/controlplane.md)"
-    log: list[str] = []
     try:
-        proc = subprocess.Popen(
-            [str(BUILD_SCRIPT)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        killer = threading.Timer(timeout, proc.kill)
-        killer.start()
-        try:
-            assert proc.stderr is not None and proc.stdout is not None
-            for line in proc.stderr:
-                log.append(line.rstrip("\n"))
-                if progress is not None:
-                    progress(line.rstrip("\n"))
-            out = proc.stdout.read()
-            code = proc.wait()
-        finally:
-            killer.cancel()
+        run = run_build_script(BUILD_SCRIPT, timeout=timeout, progress=progress)
     except OSError as exc:
         raise ControlPlaneError(f"control-plane build step failed to run: {exc}; {retry}") from exc
-    if code != 0:
-        tail = "\n".join(log[-25:])
-        failed = [line for line in log if "FAILED" in line or "not on PATH" in line]
-        step = failed[0] if failed else f"{BUILD_SCRIPT} exited {code}" + (" (timed out)" if code < 0 else "")
-        raise ControlPlaneError(f"control-plane build failed: {step}\n{retry}\n--- build log tail ---\n{tail}")
-    lines = out.strip().splitlines()
-    if not lines:
+    if run.code != 0:
+        step = run.failed_step(also=("not on PATH",))
+        raise ControlPlaneError(f"control-plane build failed: {step}\n{retry}\n--- build log tail ---\n{run.tail()}")
+    last = run.last_line()
+    if last is None:
         raise ControlPlaneError(f"{BUILD_SCRIPT} printed no bin directory; {retry}")
-    bin_dir = Path(lines[-1])
+    bin_dir = Path(last)
     missing = [n for n in ("etcd", "kube-apiserver", "kubectl", "kustomize") if not (bin_dir / n).is_file()]
     if missing:
         raise ControlPlaneError(f"control-plane build left no {', '.join(missing)} in {bin_dir}; {retry}")

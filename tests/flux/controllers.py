@@ -14,9 +14,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import socket
-import subprocess
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -28,6 +26,7 @@ from tests.controlplane import processes
 from tests.controlplane.cp import ControlPlane, KubectlError
 from tests.fakes.git_http import GitHTTPServer
 from tests.flux.sync import WATCH_LABEL
+from tests.support.buildscripts import run_build_script
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"
@@ -44,34 +43,18 @@ class FluxError(RuntimeError):
 def build_controllers(*, timeout: float = 3600, progress: Callable[[str], None] | None = None) -> Path:
     """Run tests/flux/build (a no-op when cached) and return its bin dir; `progress` gets its log lines."""
     retry = f"retry with: {BUILD_SCRIPT}  (see docs/flux-tests.md)"
-    log: list[str] = []
     try:
-        proc = subprocess.Popen(
-            [str(BUILD_SCRIPT)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        killer = threading.Timer(timeout, proc.kill)
-        killer.start()
-        try:
-            assert proc.stderr is not None and proc.stdout is not None
-            for line in proc.stderr:
-                log.append(line.rstrip("\n"))
-                if progress is not None:
-                    progress(line.rstrip("\n"))
-            out = proc.stdout.read()
-            code = proc.wait()
-        finally:
-            killer.cancel()
+        run = run_build_script(BUILD_SCRIPT, timeout=timeout, progress=progress)
     except OSError as exc:
         raise FluxError(f"Flux build step failed to run: {exc}; {retry}") from exc
-    if code != 0:
-        failed = [line for line in log if "FAILED" in line]
-        step = failed[0] if failed else f"{BUILD_SCRIPT} exited {code}" + (" (timed out)" if code < 0 else "")
-        tail = "\n".join(log[-25:])
-        raise FluxError(f"Flux controllers build failed: {step}\n{retry}\n--- build log tail ---\n{tail}")
-    lines = out.strip().splitlines()
-    bin_dir = Path(lines[-1]) if lines else None
+    if run.code != 0:
+        raise FluxError(
+            f"Flux controllers build failed: {run.failed_step()}\n{retry}\n--- build log tail ---\n{run.tail()}"
+        )
+    last = run.last_line()
+    bin_dir = Path(last) if last else None
     if bin_dir is None or any(not (bin_dir / n).is_file() for n in NAMES) or not source_crds(bin_dir):
-        raise FluxError(f"{BUILD_SCRIPT} left no controllers or CRDs (printed {out.strip()!r}); {retry}")
+        raise FluxError(f"{BUILD_SCRIPT} left no controllers or CRDs (printed {run.out.strip()!r}); {retry}")
     return bin_dir
 
 
