@@ -3,7 +3,6 @@ webhook, and git remotes. See docs/controlplane.md."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 import uuid
@@ -16,6 +15,7 @@ import pytest
 
 from tests.controlplane import cp, webhook
 from tests.fakes import forge_server
+from tests.support.buildscripts import needed, terminal_progress
 from tests.support.gitrepos import GitRemote
 
 pytest_plugins = ("tests.flux.fixtures",)  # the real Flux controllers: `flux`, `flux_sync` (docs/flux-tests.md)
@@ -37,18 +37,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Build the binaries before the first test when any selected test needs them: a cold build takes minutes
     and must not count against one test's timeout. Progress goes to the terminal."""
-    if session.config.option.collectonly:
+    if not needed(session, _NEEDS_BINARIES):
         return
-    if not any(_NEEDS_BINARIES & set(getattr(item, "fixturenames", ())) for item in session.items):
-        return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    capture = session.config.pluginmanager.get_plugin("capturemanager")
-
-    def progress(line: str) -> None:
-        if reporter is not None:
-            reporter.write_line(line)
-
-    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+    with terminal_progress(session) as progress:
         try:
             _BUILT["bin_dir"] = cp.build_binaries(progress=progress)
         except cp.ControlPlaneError as exc:

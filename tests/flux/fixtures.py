@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from tests.controlplane import cp
 from tests.flux import controllers
 from tests.flux.controllers import FluxControllers, FluxError
 from tests.flux.sync import FluxSync, GitWorkClone, create_sync
+from tests.support.buildscripts import needed, terminal_progress
 
 SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[3] / "shared" / "crds"))
 NEEDS_FLUX = {"flux", "flux_sync", "flux_bin_dir"}
@@ -30,18 +30,9 @@ _BUILT: dict[str, Any] = {}
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Build the controllers before the first test when any selected test needs them: a cold build takes about
     20 minutes and must not count against one test's timeout. Progress goes to the terminal."""
-    if session.config.option.collectonly:
+    if not needed(session, NEEDS_FLUX):
         return
-    if not any(NEEDS_FLUX & set(getattr(item, "fixturenames", ())) for item in session.items):
-        return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    capture = session.config.pluginmanager.get_plugin("capturemanager")
-
-    def progress(line: str) -> None:
-        if reporter is not None:
-            reporter.write_line(line)
-
-    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+    with terminal_progress(session) as progress:
         try:
             _BUILT["bin_dir"] = controllers.build_controllers(progress=progress)
         except FluxError as exc:

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 import pytest
 
 from tests.monitoring.promtool import Promtool, PromtoolBuildError, build
+from tests.support.buildscripts import needed, terminal_progress
 
 _BUILT: dict[str, Promtool | PromtoolBuildError] = {}
 
@@ -16,18 +16,9 @@ _BUILT: dict[str, Promtool | PromtoolBuildError] = {}
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Build promtool before the first test when a selected test needs it: a cold build takes minutes and must
     not count against one test's timeout. Progress goes to the terminal."""
-    if session.config.option.collectonly:
+    if not needed(session, {"promtool"}):
         return
-    if not any("promtool" in getattr(item, "fixturenames", ()) for item in session.items):
-        return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    capture = session.config.pluginmanager.get_plugin("capturemanager")
-
-    def progress(line: str) -> None:
-        if reporter is not None:
-            reporter.write_line(line)
-
-    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+    with terminal_progress(session) as progress:
         _built(progress=progress)
 
 

@@ -8,11 +8,14 @@ the result is. Callers turn a failure into their own error with :meth:`ScriptRun
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,3 +61,25 @@ def run_build_script(script: Path, *, timeout: float, progress: Callable[[str], 
     finally:
         killer.cancel()
     return ScriptRun(script=script, code=code, out=out, log=tuple(log))
+
+
+def needed(session: pytest.Session, fixtures: Collection[str]) -> bool:
+    """Does any selected test use one of ``fixtures`` (and is this more than ``--collect-only``)?"""
+    if session.config.option.collectonly:
+        return False
+    return any(set(fixtures) & set(getattr(item, "fixturenames", ())) for item in session.items)
+
+
+@contextlib.contextmanager
+def terminal_progress(session: pytest.Session) -> Iterator[Callable[[str], None]]:
+    """A ``progress`` callback that writes build lines to the terminal, output capture off meanwhile: a build
+    before the first test (``pytest_collection_finish``) shows how it goes and counts against no test's timeout."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    capture = session.config.pluginmanager.get_plugin("capturemanager")
+
+    def progress(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(line)
+
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        yield progress
