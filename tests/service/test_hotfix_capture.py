@@ -3,9 +3,12 @@ and stays there after an `argocd-controller` server-side apply reverts the live 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -149,25 +152,46 @@ def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, name
     assert store.load(target="prod") == []
 
 
+@dataclass(frozen=True, kw_only=True)
+class Watched:
+    """The service's capture path over the real API server: a watch cache whose events go to a capturer, and the
+    capturing cluster a cycle lists through."""
+
+    store: DirectoryStore
+    cache: WatchingCluster
+    selector: Selector
+    capturing: CapturingCluster
+
+
+@contextlib.contextmanager
+def watched(k8s: Any, namespace: str, tmp_path: Path) -> Iterator[Watched]:
+    """The ConfigMaps of ``namespace`` watched and captured as the service does for target "prod"."""
+    store = DirectoryStore(state_dir=tmp_path / "state")
+    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
+    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
+    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
+    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+    try:
+        cache.list_objects(selector=selector)
+        yield Watched(store=store, cache=cache, selector=selector, capturing=capturing)
+    finally:
+        cache.stop()
+
+
 def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_that_follows(
     controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
 ) -> None:
     """The order a real controller gives (Flux reverts on its next interval, seconds after writeback's debounced
     cycle): the cycle sees the person's change live, and the capture must outlive that cycle."""
     gitops_apply(controlplane, namespace, "old-ca")
-    store = DirectoryStore(state_dir=tmp_path / "state")
-    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
-    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
-    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
-    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
+    with watched(k8s, namespace, tmp_path) as w:
+        store, selector, capturing = w.store, w.selector, w.capturing
 
-    def served() -> dict[str, Any]:
-        capturing.begin_cycle()
-        [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
-        return dict(obj.body)
+        def served() -> dict[str, Any]:
+            capturing.begin_cycle()
+            [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
+            return dict(obj.body)
 
-    try:
-        cache.list_objects(selector=selector)
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
         wait_for(lambda: bool(store.load(target="prod")))
         wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca")  # the cycle before the revert
@@ -180,8 +204,6 @@ def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_
         wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca" and bool(capturing.reverted()))
         [hotfix] = capturing.reverted()
         assert hotfix.manager == "kubectl-edit" and hotfix.reverted_by == "argocd-controller"
-    finally:
-        cache.stop()
 
 
 def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
@@ -190,13 +212,8 @@ def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
     """The person made by hand the change a pending commit makes (Flux suspended, then resumed): the applied Git
     has it and the controller never writes the object, so only the cycle's plan (no drift) can tell."""
     gitops_apply(controlplane, namespace, "old-ca")
-    store = DirectoryStore(state_dir=tmp_path / "state")
-    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
-    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
-    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
-    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
-    try:
-        cache.list_objects(selector=selector)
+    with watched(k8s, namespace, tmp_path) as w:
+        store, selector, capturing = w.store, w.selector, w.capturing
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
         wait_for(lambda: bool(store.load(target="prod")))
         capturing.begin_cycle()
@@ -205,8 +222,6 @@ def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
         capturing.settle(unsettled=set())  # the plan found no drift of it: the applied Git has the person's value
         assert store.load(target="prod") == []
         capturing.settle(unsettled=set())  # settling twice, or with nothing served live, discards nothing more
-    finally:
-        cache.stop()
 
 
 def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
@@ -215,13 +230,8 @@ def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
     """The cycle saw the first edit live (and Git carries it); the person edits again before the cycle ends: that
     second capture is not the one the plan settled, so it stays."""
     gitops_apply(controlplane, namespace, "old-ca")
-    store = DirectoryStore(state_dir=tmp_path / "state")
-    capturer = HotfixCapturer(target="prod", policy=Policy(), store=store, on_capture=lambda capture: None)
-    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_event=capturer)
-    selector = Selector.model_validate({"apiVersion": "v1", "kind": "ConfigMap", "namespaces": [namespace]})
-    capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
-    try:
-        cache.list_objects(selector=selector)
+    with watched(k8s, namespace, tmp_path) as w:
+        store, selector, capturing = w.store, w.selector, w.capturing
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
         wait_for(lambda: bool(store.load(target="prod")))
         capturing.begin_cycle()
@@ -233,5 +243,3 @@ def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
         [newer] = store.load(target="prod")
         capturing.settle(unsettled=set())
         assert store.load(target="prod") == [newer]
-    finally:
-        cache.stop()
