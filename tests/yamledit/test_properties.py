@@ -89,11 +89,11 @@ def _allowed_for_remove(recs: dict[FieldPath, Rec], path: FieldPath, siblings: i
 
 
 def _blank_lines_before(rendered: Rendered, allowed: set[int]) -> None:
-    """At the end of a file without a final newline, blank lines before a removed last entry go too."""
+    """At the end of a file without a final newline, blank lines before a removed last entry go too: every blank
+    line of the file's tail that, with the edited lines, comes after the last line that stays (several removed
+    entries in a row leave their blank lines between them at the end)."""
     line = max(allowed) - 1
-    while line in allowed:
-        line -= 1
-    while line > 0 and not rendered.lines[line].strip():
+    while line > 0 and (line in allowed or not rendered.lines[line].strip()):
         allowed.add(line)
         line -= 1
 
