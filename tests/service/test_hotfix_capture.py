@@ -178,6 +178,14 @@ def watched(k8s: Any, namespace: str, tmp_path: Path) -> Iterator[Watched]:
         cache.stop()
 
 
+def edited_and_served(w: Watched, controlplane: Any, tmp_path: Path, namespace: str, value: str) -> None:
+    """A person's ``kubectl edit`` to ``value``, captured, then a cycle begun that serves it live."""
+    kubectl_edit(controlplane, tmp_path, namespace, value)
+    wait_for(lambda: bool(w.store.load(target="prod")))
+    w.capturing.begin_cycle()
+    wait_for(lambda: any(o.body["data"]["ca.crt"] == value for o in w.capturing.list_objects(selector=w.selector)))
+
+
 def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_that_follows(
     controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
 ) -> None:
@@ -213,12 +221,8 @@ def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
     has it and the controller never writes the object, so only the cycle's plan (no drift) can tell."""
     gitops_apply(controlplane, namespace, "old-ca")
     with watched(k8s, namespace, tmp_path) as w:
-        store, selector, capturing = w.store, w.selector, w.capturing
-        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
-        wait_for(lambda: bool(store.load(target="prod")))
-        capturing.begin_cycle()
-        wait_for(lambda: any(o.body["data"]["ca.crt"] == "person-fixed-ca"
-                             for o in capturing.list_objects(selector=selector)))  # fmt: skip
+        store, capturing = w.store, w.capturing
+        edited_and_served(w, controlplane, tmp_path, namespace, "person-fixed-ca")
         capturing.settle(unsettled=set())  # the plan found no drift of it: the applied Git has the person's value
         assert store.load(target="prod") == []
         capturing.settle(unsettled=set())  # settling twice, or with nothing served live, discards nothing more
@@ -231,12 +235,8 @@ def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
     second capture is not the one the plan settled, so it stays."""
     gitops_apply(controlplane, namespace, "old-ca")
     with watched(k8s, namespace, tmp_path) as w:
-        store, selector, capturing = w.store, w.selector, w.capturing
-        kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
-        wait_for(lambda: bool(store.load(target="prod")))
-        capturing.begin_cycle()
-        wait_for(lambda: any(o.body["data"]["ca.crt"] == "person-fixed-ca"
-                             for o in capturing.list_objects(selector=selector)))  # fmt: skip
+        store, capturing = w.store, w.capturing
+        edited_and_served(w, controlplane, tmp_path, namespace, "person-fixed-ca")
         time.sleep(1.0)  # a later second: the capturer takes one write per manager and managedFields time
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca-again")  # during the cycle
         wait_for(lambda: [c.body["data"]["ca.crt"] for c in store.load(target="prod")] == ["person-fixed-ca-again"])
