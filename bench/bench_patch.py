@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: writeback's YAML patcher against `yq -i` and a ruamel.yaml round trip, as whole processes.
 
-Every file of ../shared/yaml-corpus gets one scalar edit (its first single-line string gets ``-x`` appended):
+Every file of tests/data/yaml-corpus gets one scalar edit (its first single-line string gets ``-x`` appended):
 
 - writeback: ``apply_edits`` (splice, then verification), one Python process for all the files;
 - ruamel: round-trip load, set, dump (what most Python tools do; it reformats), one Python process;
@@ -31,11 +31,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from writeback.model import Index, Key
-from writeback.yamledit import iter_scalars, load_documents
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # `tests.support`
+
+from tests.support.testdata import YAML_CORPUS  # noqa: E402
+from writeback.model import Index, Key  # noqa: E402
+from writeback.yamledit import iter_scalars, load_documents  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parents[1] / "shared" / "yaml-corpus" / "files"
+CORPUS = YAML_CORPUS
 WORKER = HERE / "patch_worker.py"
 
 

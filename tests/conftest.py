@@ -3,7 +3,6 @@ webhook, and git remotes. See docs/controlplane.md."""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,10 +16,11 @@ from tests.controlplane import cp, webhook
 from tests.fakes import forge_server
 from tests.support.buildscripts import needed, terminal_progress
 from tests.support.gitrepos import GitRemote
+from tests.support.testdata import CRDS
 
 pytest_plugins = ("tests.flux.fixtures",)  # the real Flux controllers: `flux`, `flux_sync` (docs/flux-tests.md)
 
-SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[2] / "shared" / "crds"))
+SHARED_CRDS = CRDS
 _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}
 _BUILT: dict[str, Any] = {}
 
@@ -122,10 +122,10 @@ def namespace(k8s: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def crds(controlplane: cp.ControlPlane) -> list[str]:
-    """Installs ../shared/crds (Argo CD, Flux, KEDA) and waits until Established; returns the CRD names."""
+    """Installs tests/data/crds (Argo CD, Flux, KEDA) and waits until Established; returns the CRD names."""
     files = sorted(SHARED_CRDS.glob("*.yaml"))
     if not files:
-        pytest.fail(f"no CRD manifests in {SHARED_CRDS} (../shared/crds; set WRITEBACK_SHARED_CRDS)", pytrace=False)
+        pytest.fail(f"no CRD manifests in {SHARED_CRDS} (tests/data/crds; re-copy with tests/data/refresh)", pytrace=False)
     args = [a for f in files for a in ("-f", str(f))]
     applied = controlplane.kubectl("apply", "--server-side", "--field-manager=writeback-tests", "-o", "name", *args)
     names = [line.split("/", 1)[1] for line in applied.stdout.split() if line.strip()]

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"
 APPSETS = "applicationsets.argoproj.io"
 KS = "kustomizations.kustomize.toolkit.fluxcd.io"
-# ../shared/crds has no ApplicationSet CRD: this stand-in serves the same group, version, kind and plural
+# tests/data/crds has no ApplicationSet CRD: this stand-in serves the same group, version, kind and plural
 # (no schema), so the real API server stores and patches ApplicationSets as it would Argo CD's.
 APPSET_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.testdata import YAML_CORPUS
 from tests.yamledit.generating import documents, layouts, render
 from writeback import yamlreading
 from writeback.errors import YamlError
@@ -19,7 +20,7 @@ from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.yamledit import load_documents
 from writeback.yamlreading import ComplexKey, load_all
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "yaml-corpus" / "files"
+CORPUS = YAML_CORPUS
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hotfix"
 
 

@@ -1,1 +1,1 @@
-"""Local fake forges (GitHub, GitLab) over real HTTP, answering with the official shapes in ../shared/forge-api."""
+"""Local fake forges (GitHub, GitLab) over real HTTP, answering with the official shapes in tests/data/forge-api."""

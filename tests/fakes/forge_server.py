@@ -34,8 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
 
-# The shared data sits beside the repository checkout: <repo>/../shared/forge-api.
-FORGE_API = Path(__file__).resolve().parents[2].parent / "shared" / "forge-api"
+from tests.support.testdata import FORGE_API
 
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 RUNNING: set[FakeForge] = set()  # started and not stopped yet: tests/conftest.py stops (and checks) them

@@ -1,6 +1,6 @@
 """A fake GitHub REST API: pull requests, comments, labels, reviewers, assignees, refs, App installation tokens.
 
-Answers are the official examples of ../shared/forge-api/github-operations.json with ids, numbers, branches
+Answers are the official examples of tests/data/forge-api/github-operations.json with ids, numbers, branches
 and URLs filled in. Like GitHub, it allows one open pull request per head branch (422 with the known message).
 """
 

@@ -1,6 +1,6 @@
 """A fake GitLab REST v4 API: merge requests, notes, branches, users.
 
-Answers are the official examples of ../shared/forge-api/gitlab-operations.json with ids, iids, branches
+Answers are the official examples of tests/data/forge-api/gitlab-operations.json with ids, iids, branches
 and URLs filled in. Like GitLab, it allows one open MR per source branch (409), and a draft is a title prefix.
 """
 

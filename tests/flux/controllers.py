@@ -31,7 +31,7 @@ from tests.support.buildscripts import run_build_script
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build"
 NAMES = ("source-controller", "kustomize-controller")
-SHARED_KUSTOMIZATION_CRD = "flux-kustomization.yaml"  # ../shared/crds: identical to kustomize-controller v1.9.6's
+SHARED_KUSTOMIZATION_CRD = "flux-kustomization.yaml"  # tests/data/crds: identical to kustomize-controller v1.9.6's
 FIELD_MANAGER = "writeback-tests"
 HEALTH_TIMEOUT = 90.0
 

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,9 @@ from tests.flux import controllers
 from tests.flux.controllers import FluxControllers, FluxError
 from tests.flux.sync import FluxSync, GitWorkClone, create_sync
 from tests.support.buildscripts import needed, terminal_progress
+from tests.support.testdata import CRDS
 
-SHARED_CRDS = Path(os.environ.get("WRITEBACK_SHARED_CRDS", Path(__file__).resolve().parents[3] / "shared" / "crds"))
+SHARED_CRDS = CRDS
 NEEDS_FLUX = {"flux", "flux_sync", "flux_bin_dir"}
 _BUILT: dict[str, Any] = {}
 

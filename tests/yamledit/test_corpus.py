@@ -1,4 +1,4 @@
-"""Every file of ../shared/yaml-corpus: no-op, scalar edits of each style, and structural edits.
+"""Every file of tests/data/yaml-corpus: no-op, scalar edits of each style, and structural edits.
 
 Totals are printed in the terminal summary (see conftest.py).
 """
@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.testdata import YAML_CORPUS
 from tests.yamledit.support import line_diff, outside_bytes, same_line_endings, set_at, spans_of
 from writeback.model import ABSENT, FieldPath, Index, Key
 from writeback.yamledit import Edit, EditRefused, ScalarInfo, apply_edits, iter_scalars, load_documents
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "yaml-corpus" / "files"
+CORPUS = YAML_CORPUS
 FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file())
 TRICKY = ["yes", "0755", "1e3", "null", "on", "1:20", "~", "*star", "- dash", "a: b", "#x", "y", "1_000", "true", "@at"]
 
