@@ -125,7 +125,7 @@ def crds(controlplane: cp.ControlPlane) -> list[str]:
     """Installs tests/data/crds (Argo CD, Flux, KEDA) and waits until Established; returns the CRD names."""
     files = sorted(SHARED_CRDS.glob("*.yaml"))
     if not files:
-        pytest.fail(f"no CRD manifests in {SHARED_CRDS} (tests/data/crds; re-copy with tests/data/refresh)", pytrace=False)
+        pytest.fail(f"no CRD manifests in {SHARED_CRDS} (see tests/data/refresh)", pytrace=False)
     args = [a for f in files for a in ("-f", str(f))]
     applied = controlplane.kubectl("apply", "--server-side", "--field-manager=writeback-tests", "-o", "name", *args)
     names = [line.split("/", 1)[1] for line in applied.stdout.split() if line.strip()]

@@ -1,6 +1,6 @@
 """Where the third-party test data lives: tests/data/, byte-for-byte copies with their licenses (tests/data/SOURCES.md).
 
-No test reads anything outside the repository; ``tests/data/refresh`` re-copies from ``../shared/`` when it is there.
+No test reads anything outside the repository; ``tests/data/refresh`` re-copies them from where new data arrives, when that is present.
 """
 
 from __future__ import annotations
