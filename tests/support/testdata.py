@@ -1,6 +1,7 @@
 """Where the third-party test data lives: tests/data/, byte-for-byte copies with their licenses (tests/data/SOURCES.md).
 
-No test reads anything outside the repository; ``tests/data/refresh`` re-copies them from where new data arrives, when that is present.
+No test reads anything outside the repository; ``tests/data/refresh`` re-copies the data from where it
+arrives, when that is present.
 """
 
 from __future__ import annotations
