@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))  # `tests.controlplane`
 from measuring import interleaved, print_table  # noqa: E402
 
 from tests.controlplane import cp  # noqa: E402
-from writeback.adapters.cluster import KubeCluster  # noqa: E402
-from writeback.pipeline.drift import detect  # noqa: E402
+from writeback.adapters.kube.cluster import KubeCluster  # noqa: E402
+from writeback.pipeline.detecting import detect  # noqa: E402
 from writeback.pipeline.targets import Edges, TargetSpec  # noqa: E402
 
 NS = "bench"

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `tests.support`
 
 from tests.support.testdata import YAML_CORPUS  # noqa: E402
-from writeback.model import Index, Key  # noqa: E402
-from writeback.yamledit import iter_scalars, load_documents  # noqa: E402
+from writeback.kube.pathtypes import Index, Key  # noqa: E402
+from writeback.yaml.edit import iter_scalars, load_documents  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CORPUS = YAML_CORPUS

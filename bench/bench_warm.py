@@ -47,12 +47,12 @@ def _lists(requests: Counter[str]) -> int:
 
 
 def measure_warm(*, world: World, kubeconfig: str, repo: Path, rounds: int) -> dict[str, Any]:
-    from writeback import yamlreading
-    from writeback.adapters.cluster import KubeCluster
-    from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
-    from writeback.adapters.watching import WatchingCluster
-    from writeback.pipeline.plan import plan_target
+    from writeback.adapters.kube.cluster import KubeCluster
+    from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
+    from writeback.adapters.kube.watching import WatchingCluster
+    from writeback.pipeline.planning import plan_target
     from writeback.pipeline.targets import Edges, TargetSpec
+    from writeback.yaml import reading as yamlreading
 
     client = new_api_client(access=ClusterAccess(kubeconfig=kubeconfig))
     watching = WatchingCluster(cluster=KubeCluster(api_client=client), api_client=client)

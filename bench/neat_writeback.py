@@ -13,9 +13,10 @@ import json
 import sys
 from typing import Any
 
-from writeback.core.defaults import is_default
-from writeback.core.normalizing import normalize
-from writeback.model import FieldPath, Index, Key, ObjectRef
+from writeback.drift.evidence.defaults import is_default
+from writeback.drift.normalizing import normalize
+from writeback.kube.pathtypes import FieldPath, Index, Key
+from writeback.kube.refs import ObjectRef
 
 
 def drop_defaults(node: Any, *, kind: str, path: FieldPath = ()) -> Any:

@@ -18,8 +18,8 @@ from typing import Any
 
 
 def _writeback(text: str, case: dict[str, Any]) -> str:
-    from writeback.model import Index, Key
-    from writeback.yamledit import Edit, apply_edits
+    from writeback.kube.pathtypes import Index, Key
+    from writeback.yaml.edit import Edit, apply_edits
 
     path = tuple(Key(s) if isinstance(s, str) else Index(s) for s in case["path"])
     return apply_edits(text, [Edit(document=case["document"], path=path, value=case["value"])], source=case["file"])

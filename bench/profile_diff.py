@@ -22,8 +22,8 @@ import pstats  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from writeback.adapters.cluster import KubeCluster  # noqa: E402
-from writeback.pipeline.drift import detect  # noqa: E402
+from writeback.adapters.kube.cluster import KubeCluster  # noqa: E402
+from writeback.pipeline.detecting import detect  # noqa: E402
 from writeback.pipeline.targets import Edges, TargetSpec  # noqa: E402
 
 _IMPORTED = time.process_time()
@@ -73,7 +73,7 @@ def main() -> int:
     if spent is not None:
         print("stages (CPU s): " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items()))
         return 0
-    from writeback import yamlreading
+    from writeback.yaml import reading as yamlreading
 
     yamlreading.clear_cache()  # the profiled run parses the repo again, as a first cycle does
     prof = cProfile.Profile()

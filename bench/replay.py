@@ -112,8 +112,8 @@ class Replay:
 
 
 def record(args: argparse.Namespace) -> int:
-    from writeback.adapters.cluster import KubeCluster
-    from writeback.pipeline.drift import detect
+    from writeback.adapters.kube.cluster import KubeCluster
+    from writeback.pipeline.detecting import detect
     from writeback.pipeline.targets import Edges, TargetSpec
 
     rec = Recording(KubeCluster.connect(kubeconfig=args.kubeconfig))
@@ -130,9 +130,9 @@ def _cycle(
     args: argparse.Namespace, data: Mapping[str, Any], prof: cProfile.Profile | None = None
 ) -> tuple[dict[str, Any], float, float]:
     """One cycle: the report, and the cycle's CPU and wall seconds (the report's JSON form not included)."""
-    from writeback.core.engine import report_to_json
-    from writeback.pipeline.drift import detect
-    from writeback.pipeline.plan import plan_target
+    from writeback.drift.engine import report_to_json
+    from writeback.pipeline.detecting import detect
+    from writeback.pipeline.planning import plan_target
     from writeback.pipeline.targets import Edges, TargetSpec
 
     cluster = Replay(data)
@@ -163,7 +163,7 @@ def _cycle(
 
 
 _STAGES = {  # module -> the functions of it whose CPU seconds --stages reports (calls made from that module)
-    "writeback.pipeline.drift": ("_git_side", "prepare_object", "needs_dry_run", "compute_drift"),
+    "writeback.pipeline.detecting": ("_git_side", "prepare_object", "needs_dry_run", "compute_drift"),
     "writeback.pipeline.snapshots": ("snapshot",),
 }
 
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         data = pickle.load(f)
     data["pickled_lists"] = {k: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in data["lists"].items()}
     del data["lists"]
-    from writeback import yamlreading
+    from writeback.yaml import reading as yamlreading
 
     cpus, walls = [], []
     out: dict[str, Any] = {}

@@ -20,7 +20,7 @@ from writeback.config_errors import Positions, describe, yaml_positions
 from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.durations import DurationError, parse_duration
 from writeback.errors import ConfigError, YamlError
-from writeback.yamlreading import load_all
+from writeback.yaml.reading import load_all
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -92,7 +92,7 @@ class Selector(_Model):
 def _path_patterns(v: tuple[str, ...]) -> tuple[str, ...]:
     """Check path patterns; a syntax error becomes a validation error naming the key path."""
     from writeback.errors import PathSyntaxError
-    from writeback.paths import parse_pattern
+    from writeback.kube.paths import parse_pattern
 
     for p in v:
         try:

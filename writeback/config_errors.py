@@ -28,8 +28,8 @@ _SHOWN = 60  # characters of a bad value shown at most
 
 def format_key_path(loc: Loc) -> str:
     """The key path in the path grammar: an unusual key is quoted (``token["x\\ny"]``), never spliced raw."""
-    from writeback.model import Index, Key
-    from writeback.paths import format_path
+    from writeback.kube.paths import format_path
+    from writeback.kube.pathtypes import Index, Key
 
     return format_path([Index(p) if isinstance(p, int) else Key(str(p)) for p in loc])
 

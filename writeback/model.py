@@ -12,145 +12,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any
 
-
-class _Absent:
-    """The value of a side that does not exist (``null`` is a real value)."""
-
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Final = _Absent()
-
-
-# ---------------------------------------------------------------- paths
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """A mapping key: ``spec``, ``metadata.annotations["a.b/c"]``."""
-
-    name: str
-
-
-# A list-map key field the API server defaults: an item that leaves it out is the item with this value.
-KEY_DEFAULTS: Final[Mapping[str, str]] = {"protocol": "TCP"}
-
-
-@dataclass(frozen=True, slots=True)
-class Select:
-    """A keyed list item: ``[name=app]`` or ``[port=80,protocol=TCP]``.
-
-    Values are kept as the text of the scalar; ``matches`` compares the text form,
-    so ``80`` and ``"80"`` select the same item (Kubernetes list-map keys are
-    never ambiguous that way).
-    """
-
-    keys: tuple[tuple[str, str], ...]
-
-    def matches(self, item: object) -> bool:
-        if not isinstance(item, Mapping):
-            return False
-        return all(not (k not in item or scalar_text(item[k]) != v) for k, v in self.keys)
-
-
-@dataclass(frozen=True, slots=True)
-class Index:
-    """An item of an atomic list, by position: ``args[3]``."""
-
-    index: int
-
-
-@dataclass(frozen=True, slots=True)
-class Wildcard:
-    """Only in patterns (ignore rules): ``*`` for any key, ``[*]`` for any item,
-    ``**`` (``many=True``) for any number of segments, none included."""
-
-    item: bool = False
-    many: bool = False
-
-
-Segment = Key | Select | Index
-PatternSegment = Key | Select | Index | Wildcard
-FieldPath = tuple[Segment, ...]
-
-
-def scalar_text(value: object) -> str:
-    """The text form of a scalar as used in path selectors."""
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    return str(value)
-
-
-# ---------------------------------------------------------------- resources
-
-
-def group_of(api_version: str) -> str:
-    """The API group of an apiVersion: ``apps`` of ``apps/v1``, ``""`` (core) of ``v1``."""
-    return api_version.rpartition("/")[0] if "/" in api_version else ""
-
-
-class Identity(NamedTuple):
-    """What makes two objects the same, whatever their version: group, kind, namespace ("" if none), name."""
-
-    group: str
-    kind: str
-    namespace: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ObjectRef:
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    @property
-    def group(self) -> str:
-        return group_of(self.api_version)
-
-    @property
-    def identity(self) -> Identity:
-        """Identity ignores the version: group, kind, namespace, name."""
-        return Identity(self.group, self.kind, self.namespace or "", self.name)
-
-    @property
-    def is_secret(self) -> bool:
-        """A core Secret (its values never leave the process)."""
-        return self.kind == "Secret" and self.group == ""
-
-    def __str__(self) -> str:
-        ns = f"{self.namespace}/" if self.namespace else ""
-        grp = f".{self.group}" if self.group else ""
-        return f"{self.kind}{grp} {ns}{self.name}"
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-        }
+from writeback.kube.pathtypes import ABSENT, FieldPath
+from writeback.kube.refs import ObjectRef
 
 
 class Source(enum.StrEnum):
@@ -327,7 +192,7 @@ _UNSAFE_IN_KEY = re.compile(r"[^A-Za-z0-9._-]")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capture:
-    """A person's write seen by the watch, kept (``writeback.adapters.hotfixes``) until it is backported.
+    """A person's write seen by the watch, kept (``writeback.adapters.hotfix_store``) until it is backported.
 
     ``key`` names it in the store (a file, a ConfigMap key); ``to_json``/``from_json`` are its stored form.
     """

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from tests.breakglass.support import AUTOMATED, argocd_app, get, record
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects
-from writeback.core import breakglass as bg
-from writeback.core import gitopskinds as kinds
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.controllers import ControllerObjects
+from writeback.breakglass import flow
+from writeback.breakglass import record as bg
+from writeback.breakglass import start as starting
 from writeback.errors import InputError
-from writeback.model import ObjectRef
-from writeback.pipeline import breakglass as flow
-from writeback.pipeline import breakglass_start as starting
+from writeback.gitops import kinds
+from writeback.kube.refs import ObjectRef
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"

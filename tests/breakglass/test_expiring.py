@@ -23,9 +23,9 @@ from tests.breakglass.support import (
 )
 from tests.fakes.github_fake import GitHubFake
 from tests.support.cli import run_cli
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects
-from writeback.pipeline import breakglass as flow
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.controllers import ControllerObjects
+from writeback.breakglass import flow
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"

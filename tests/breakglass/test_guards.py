@@ -13,11 +13,11 @@ import pytest
 from tests.breakglass.support import account_kubeconfig, argocd_app, get, record, wait_allowed
 from tests.support.cli import run_cli
 from tests.support.services import free_port
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects
-from writeback.core import gitopskinds as kinds
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.controllers import ControllerObjects
+from writeback.breakglass import flow
 from writeback.errors import ClusterConflict, ClusterForbidden
-from writeback.pipeline import breakglass as flow
+from writeback.gitops import kinds
 
 APPS = "applications.argoproj.io"
 READ = {"apiGroups": ["argoproj.io"], "resources": ["applications"], "verbs": ["get", "list"]}

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import writeback.cli
-from writeback.core import breakglass as bg
-from writeback.core import breakglass_patches as patches
-from writeback.core import gitopskinds as kinds
-from writeback.core.breakglass_parents import parent_ref
+from writeback.breakglass import patches
+from writeback.breakglass import record as bg
+from writeback.breakglass.parents import parent_ref
 from writeback.errors import InputError
+from writeback.gitops import kinds
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 

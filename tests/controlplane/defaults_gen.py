@@ -31,10 +31,10 @@ from typing import Any
 
 from tests.controlplane import skeletons
 from tests.controlplane.cp import ControlPlane
-from writeback.core import defaults
-from writeback.kinds import DATA_FILE
-from writeback.model import Index, Key, Segment
-from writeback.paths import format_path
+from writeback.drift.evidence import defaults
+from writeback.kube.kinds import DATA_FILE
+from writeback.kube.paths import format_path
+from writeback.kube.pathtypes import Index, Key, Segment
 
 GENERATOR = "tests/controlplane/generate-defaults"
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,7 +167,7 @@ _ABSENT = object()
 
 def pattern_text(path: tuple[Segment, ...]) -> str:
     """The path with every list item as ``[*]``."""
-    from writeback.model import Wildcard
+    from writeback.kube.pathtypes import Wildcard
 
     return format_path([Wildcard(item=True) if isinstance(s, Index) else s for s in path])
 

@@ -9,8 +9,8 @@ import pytest
 
 from tests.controlplane import defaults_gen
 from tests.controlplane.defaults_gen import GenerationError, consolidate, target_file
-from writeback.kinds import KUBERNETES_MINOR
-from writeback.model import Index, Key
+from writeback.kube.kinds import KUBERNETES_MINOR
+from writeback.kube.pathtypes import Index, Key
 
 
 def _entries(data: dict[str, Any]) -> set[str]:

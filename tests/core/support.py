@@ -6,7 +6,8 @@ import copy
 import json
 from typing import Any
 
-from writeback.model import DesiredObject, LiveObject, ObjectRef
+from writeback.kube.refs import ObjectRef
+from writeback.model import DesiredObject, LiveObject
 
 
 def entry(

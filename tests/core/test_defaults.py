@@ -6,9 +6,16 @@ from typing import Any
 
 import pytest
 
-from writeback.core.defaults import Filled, defaults_within, is_allocated, is_default, is_default_item, strip_defaults
-from writeback.model import ABSENT
-from writeback.paths import format_path, parse_path
+from writeback.drift.evidence.defaults import (
+    Filled,
+    defaults_within,
+    is_allocated,
+    is_default,
+    is_default_item,
+    strip_defaults,
+)
+from writeback.kube.paths import format_path, parse_path
+from writeback.kube.pathtypes import ABSENT
 
 C = "spec.template.spec.containers[name=app]"
 

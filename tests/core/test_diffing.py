@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from writeback.core.diffing import diff
-from writeback.core.listkeys import resolver
-from writeback.model import ABSENT, Op
-from writeback.paths import format_path, lookup_as_served, parse_path
+from writeback.drift.diffing import diff
+from writeback.drift.listkeys import resolver
+from writeback.kube.paths import format_path, lookup_as_served, parse_path
+from writeback.kube.pathtypes import ABSENT
+from writeback.model import Op
 
 KEYS = resolver(kind="Deployment", learned={})
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj, ref_of
 from writeback.config import Policy
-from writeback.core.engine import (
+from writeback.drift.engine import (
     REDACTED,
     DriftReport,
     EngineOptions,
@@ -20,8 +20,8 @@ from writeback.core.engine import (
     report_to_json,
 )
 from writeback.errors import InputError
+from writeback.kube.paths import format_path
 from writeback.model import Decision, Drift, DryRun, DryRunKind, Op
-from writeback.paths import format_path
 
 CONTAINER = "spec.template.spec.containers[name=web]"
 

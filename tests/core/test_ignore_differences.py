@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from writeback.core.ignoring import build_ignores
-from writeback.core.listkeys import resolver
-from writeback.model import Index, Key, ObjectRef, Select
-from writeback.paths import parse_path
+from writeback.drift.ignores.rules import build_ignores
+from writeback.drift.listkeys import resolver
+from writeback.kube.paths import parse_path
+from writeback.kube.pathtypes import Index, Key, Select
+from writeback.kube.refs import ObjectRef
 
 REF = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
 KEYS = resolver(kind="Deployment", learned={})
@@ -124,7 +125,7 @@ def test_json_pointers_are_rfc_6901() -> None:
 
 
 def test_list_positions_become_key_selectors_only_for_keyed_lists() -> None:
-    from writeback.core.ignore_differences import _field_path
+    from writeback.drift.ignores.argocd import _field_path
 
     got = _field_path(["spec", "template", "spec", "containers", 0, "args", 1], body(), KEYS)
     assert got == (*parse_path(C), Select(keys=(("name", "web"),)), Key("args"), Index(1))

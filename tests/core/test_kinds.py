@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from writeback.kinds import builtin_namespaced, crd_scopes, with_crds
+from writeback.kube.kinds import builtin_namespaced, crd_scopes, with_crds
 
 
 @pytest.mark.parametrize(

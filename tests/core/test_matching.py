@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzzing import fuzz
-from writeback.model import Index, Key, PatternSegment, Select, Wildcard
-from writeback.paths import match
+from writeback.kube.paths import match
+from writeback.kube.pathtypes import Index, Key, PatternSegment, Select, Wildcard
 
 PATH_SEGS = st.one_of(
     st.sampled_from(["a", "b", "spec"]).map(Key),

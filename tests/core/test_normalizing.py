@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from tests.core.support import defaulted_live, deployment_git
-from writeback.core.normalizing import normalize, values_equal
-from writeback.model import ObjectRef
-from writeback.paths import format_path, parse_path
+from writeback.drift.normalizing import normalize, values_equal
+from writeback.kube.paths import format_path, parse_path
+from writeback.kube.refs import ObjectRef
 
 DEPLOY = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
 SERVICE = ObjectRef(api_version="v1", kind="Service", namespace="shop", name="web")

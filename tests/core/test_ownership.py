@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from tests.core.support import applied_fields, entry, k
-from writeback.core.ownership import parse_fields_v1, parse_managed_fields
-from writeback.model import FieldOwner, Index
-from writeback.paths import format_path, parse_path
+from writeback.drift.ownership import parse_fields_v1, parse_managed_fields
+from writeback.kube.paths import format_path, parse_path
+from writeback.kube.pathtypes import Index
+from writeback.model import FieldOwner
 
 # A Deployment created with client-side `kubectl apply`, then scaled by the HPA through the scale
 # subresource, with status written by kube-controller-manager: the shapes the API server produces.

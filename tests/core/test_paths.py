@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from tests.fuzzing import fuzz
 from writeback.errors import PathSyntaxError
-from writeback.model import Index, Key, Select, Wildcard
-from writeback.paths import format_path, match, parse_path, parse_pattern
+from writeback.kube.paths import format_path, match, parse_path, parse_pattern
+from writeback.kube.pathtypes import Index, Key, Select, Wildcard
 
 BARE = st.from_regex(r"[A-Za-z0-9_$/:@+\-]{1,12}", fullmatch=True)
 ANY_TEXT = st.text(min_size=0, max_size=12)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj, ref_of
-from writeback.core.engine import EngineOptions, compute_drift, needs_dry_run, prepare_object
+from writeback.drift.engine import EngineOptions, compute_drift, needs_dry_run, prepare_object
 from writeback.model import Decision, DryRun, DryRunKind
 
 

@@ -8,11 +8,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from writeback.core.diffing import diff
-from writeback.core.listkeys import resolver
-from writeback.core.normalizing import is_empty
-from writeback.model import ABSENT, Index, Op
-from writeback.paths import format_path, lookup_as_served, parse_path
+from writeback.drift.diffing import diff
+from writeback.drift.listkeys import resolver
+from writeback.drift.normalizing import is_empty
+from writeback.kube.paths import format_path, lookup_as_served, parse_path
+from writeback.kube.pathtypes import ABSENT, Index
+from writeback.model import Op
 
 KEYS = resolver(kind="Deployment", learned={})
 NAMES = st.sampled_from(["a", "b", "c", "name", "image", "value", "x.y", "*", "with space"])

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from writeback.config import Selector
-from writeback.core.scoping import Scope, filter_desired, filter_dump, scopes_for
-from writeback.model import DesiredObject, LiveObject, ObjectRef, Source
+from writeback.drift.scoping import Scope, filter_desired, filter_dump, scopes_for
+from writeback.kube.refs import ObjectRef
+from writeback.model import DesiredObject, LiveObject, Source
 
 
 def ref(api_version: str, kind: str, name: str, namespace: str | None = None) -> ObjectRef:

@@ -7,9 +7,9 @@ from typing import Any
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.config import Policy
-from writeback.core.engine import EngineOptions, compute_drift, report_to_json
-from writeback.core.planning import fingerprint
+from writeback.drift.engine import EngineOptions, compute_drift, report_to_json
 from writeback.model import Drift
+from writeback.sources.changesets import fingerprint
 
 SENSITIVE = "spec.template.spec.containers[*].env[name=API_KEY].value"
 KEY = b"k3y-from-a-secret-file"

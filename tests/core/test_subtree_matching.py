@@ -7,10 +7,11 @@ import json
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.config import Policy
-from writeback.core.engine import REDACTED, EngineOptions, compute_drift, report_to_json
-from writeback.core.subtree_matching import matches_within
-from writeback.model import ABSENT, Decision
-from writeback.paths import parse_path, parse_pattern
+from writeback.drift.engine import REDACTED, EngineOptions, compute_drift, report_to_json
+from writeback.drift.subtree_matching import matches_within
+from writeback.kube.paths import parse_path, parse_pattern
+from writeback.kube.pathtypes import ABSENT
+from writeback.model import Decision
 
 ENV_VALUE = parse_pattern("spec.template.spec.containers[*].env[name=API_KEY].value")
 OPTIONS = EngineOptions(policy=Policy(sensitive_paths=("spec.template.spec.containers[*].env[name=API_KEY].value",)))
@@ -61,9 +62,10 @@ def test_a_new_object_holding_a_sensitive_value_is_redacted() -> None:
 
 
 def test_a_flag_path_inside_an_added_item_needs_security_review() -> None:
-    from writeback.core.deciding import security_reason
-    from writeback.core.diffing import Leaf
-    from writeback.model import ObjectRef, Op
+    from writeback.drift.deciding import security_reason
+    from writeback.drift.diffing import Leaf
+    from writeback.kube.refs import ObjectRef
+    from writeback.model import Op
 
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
     flag = [parse_pattern("spec.template.spec.containers[*].env[name=LD_PRELOAD]")]

@@ -10,7 +10,7 @@ from ruamel.yaml import YAML
 
 from tests.deploy.support import documents, find, render
 from writeback.config import parse_config
-from writeback.core.sharding import target_lease_name
+from writeback.service.shares import target_lease_name
 
 
 @pytest.fixture(scope="module")

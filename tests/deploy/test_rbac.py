@@ -12,9 +12,9 @@ import pytest
 from kubernetes import client, config
 
 from tests.deploy.support import documents, find, render
-from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.kube.cluster import KubeCluster
 from writeback.config import Selector
-from writeback.core.twins import twin_manifest
+from writeback.drift.evidence.twins import twin_manifest
 from writeback.errors import ClusterError
 
 pytestmark = pytest.mark.controlplane
@@ -192,6 +192,6 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
 
 
 def _secret_ref(ns: str) -> Any:
-    from writeback.model import ObjectRef
+    from writeback.kube.refs import ObjectRef
 
     return ObjectRef(api_version="v1", kind="Secret", namespace=ns, name="db")

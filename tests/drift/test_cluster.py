@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from writeback.adapters.cluster import KubeCluster
+from writeback.adapters.kube.cluster import KubeCluster
 from writeback.config import Selector
 from writeback.errors import ClusterError, InputError
-from writeback.model import ObjectRef
+from writeback.kube.refs import ObjectRef
 
 pytestmark = pytest.mark.controlplane
 

@@ -15,7 +15,7 @@ from writeback.adapters.files import (
     with_default_namespace,
 )
 from writeback.errors import InputError
-from writeback.kinds import with_crds
+from writeback.kube.kinds import with_crds
 from writeback.model import Source
 
 DEPLOY = """\

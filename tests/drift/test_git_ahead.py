@@ -10,8 +10,8 @@ import pytest
 
 from tests.drift.support import by_path, configmap, deployment, diff_json, drifts_of, sync, write
 from tests.support.gitrepos import commit
-from writeback.adapters.cluster import KubeCluster
-from writeback.pipeline.drift import detect
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.pipeline.detecting import detect
 from writeback.pipeline.targets import Edges, TargetSpec
 
 pytestmark = pytest.mark.controlplane

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client, resolve_kubeconfig
+from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client, resolve_kubeconfig
 from writeback.errors import InputError
 
 

@@ -19,7 +19,7 @@ from tests.drift.support import by_path, diff_json, drifts_of, to_yaml
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit
 from writeback.adapters import kustomize as kustomize_cli
-from writeback.pipeline.drift import detect, resolve_source
+from writeback.pipeline.detecting import detect, resolve_source
 from writeback.pipeline.targets import Edges, TargetSpec
 
 APPLIED, EDITED = "2026-11-01T10:00:00Z", "2026-11-30T03:00:00Z"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.gitrepos import commit, init_repo
-from writeback.adapters import revisions
+from writeback.adapters.git import revisions
 from writeback.errors import InputError
 
 

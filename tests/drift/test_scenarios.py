@@ -270,8 +270,8 @@ def test_the_sync_mode_is_what_the_apiserver_recorded(incident: Incident, contro
 
 
 def test_dry_run_only_for_objects_with_a_raw_diff(incident: Incident) -> None:
-    from writeback.adapters.cluster import KubeCluster
-    from writeback.pipeline.drift import detect
+    from writeback.adapters.kube.cluster import KubeCluster
+    from writeback.pipeline.detecting import detect
     from writeback.pipeline.targets import Edges, TargetSpec
 
     cluster = KubeCluster.connect(kubeconfig=incident.kubeconfig)

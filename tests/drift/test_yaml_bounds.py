@@ -18,7 +18,7 @@ import pytest
 from tests.support.gitrepos import init_repo
 from writeback.adapters.files import read_live, read_manifests, read_stream
 from writeback.errors import YamlError
-from writeback.yamlreading import MAX_ALIAS_GROWTH, MAX_CHARS, MAX_DEPTH, load_all
+from writeback.yaml.reading import MAX_ALIAS_GROWTH, MAX_CHARS, MAX_DEPTH, load_all
 
 GOOD = """\
 apiVersion: v1

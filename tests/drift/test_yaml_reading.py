@@ -1,4 +1,4 @@
-"""writeback.yamlreading reads YAML exactly as the documented rules (and the YAML editor) say, parsed once."""
+"""writeback.yaml.reading reads YAML exactly as the documented rules (and the YAML editor) say, parsed once."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from tests.support.testdata import YAML_CORPUS
 from tests.yamledit.generating import documents, layouts, render
-from writeback import yamlreading
 from writeback.errors import YamlError
-from writeback.pipeline.plan import plan_target
+from writeback.pipeline.planning import plan_target
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.yamledit import load_documents
-from writeback.yamlreading import ComplexKey, load_all
+from writeback.yaml import reading as yamlreading
+from writeback.yaml.edit import load_documents
+from writeback.yaml.reading import ComplexKey, load_all
 
 CORPUS = YAML_CORPUS
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hotfix"

@@ -17,7 +17,7 @@ from tests.controlplane.cp import ControlPlane
 from tests.flux.fixtures import SyncMaker
 from tests.flux.sync import KUSTOMIZATION, WATCH_LABEL, FluxSync
 from writeback.config import Policy
-from writeback.core.deciding import Role, manager_role
+from writeback.drift.deciding import Role, manager_role
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 

@@ -18,12 +18,14 @@ from tests.support.gitrepos import git, seed_bare
 from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.github import github_forge
 from writeback.adapters.forges.gitlab import gitlab_forge
-from writeback.adapters.gitrepo import GitRepo, Identity
+from writeback.adapters.git.repo import GitRepo, Identity
 from writeback.adapters.templating import load_templates
-from writeback.core.rendering import reverted_for
-from writeback.model import CapturedHotfix, ChangeSet, Drift, EnsureResult, FilePatch, Key, ObjectRef, Op, Review
+from writeback.kube.pathtypes import Key
+from writeback.kube.refs import ObjectRef
+from writeback.model import CapturedHotfix, ChangeSet, Drift, EnsureResult, FilePatch, Op, Review
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 from writeback.pipeline.pull_requests import PullRequestText
+from writeback.pr.text import reverted_for
 
 BOT = Identity(name="writeback[bot]", email="writeback@users.noreply.localhost")
 TEST_POLICY = RetryPolicy(max_retries=3, max_wait_seconds=5.0, backoff_factor=0.0, throttle=False)

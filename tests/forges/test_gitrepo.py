@@ -11,7 +11,7 @@ import pytest
 from tests.fakes.git_http import GitHTTPServer
 from tests.forges.conftest import BOT, WEB_V1, Remote
 from tests.support.gitrepos import git
-from writeback.adapters.gitrepo import GitAuth, GitRepo, PushStatus
+from writeback.adapters.git.repo import GitAuth, GitRepo, PushStatus
 from writeback.errors import GitError
 from writeback.model import FilePatch
 

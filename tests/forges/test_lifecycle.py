@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.forges.conftest import BOT, WEB, WEB_V1, Env, change_set, gone
 from tests.support.gitrepos import git
 from writeback.model import CapturedHotfix, Outcome, PullRequestSpec, ResultReason, Review
-from writeback.prmarkers import parse_marker
+from writeback.pr.markers import parse_marker
 
 BRANCH = "writeback/prod/web-1"
 

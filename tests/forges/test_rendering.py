@@ -9,23 +9,12 @@ from pathlib import Path
 import pytest
 
 from writeback.adapters.templating import TEMPLATE_NAMES, load_templates
-from writeback.core.rendering import Rendered, RenderInput, cut_body, escape_cell, is_long, render, value_diff
 from writeback.errors import ConfigError
-from writeback.model import (
-    ABSENT,
-    ChangeSet,
-    Decision,
-    Drift,
-    FilePatch,
-    Index,
-    Key,
-    ObjectRef,
-    Op,
-    Review,
-    Select,
-    Unresolved,
-)  # fmt: skip
-from writeback.prmarkers import parse_marker
+from writeback.kube.pathtypes import ABSENT, Index, Key, Select
+from writeback.kube.refs import ObjectRef
+from writeback.model import ChangeSet, Decision, Drift, FilePatch, Op, Review, Unresolved
+from writeback.pr.markers import parse_marker
+from writeback.pr.text import Rendered, RenderInput, cut_body, escape_cell, is_long, render, value_diff
 
 GOLDEN = Path(__file__).parent / "golden"
 WEB = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")

@@ -112,10 +112,12 @@ def test_a_container_added_live_is_written_back_without_the_servers_defaults(
 def test_the_verification_line_names_what_merging_would_change_beyond_the_persons_fields(
     controlplane: Any, namespace: str
 ) -> None:
-    from writeback.adapters.cluster import KubeCluster
-    from writeback.model import ChangeSet, Drift, Key, ObjectRef, Op, Review, Select
-    from writeback.pipeline.verifying import verification_line
-    from writeback.yamlreading import load_all
+    from writeback.adapters.kube.cluster import KubeCluster
+    from writeback.kube.pathtypes import Key, Select
+    from writeback.kube.refs import ObjectRef
+    from writeback.model import ChangeSet, Drift, Op, Review
+    from writeback.pipeline.verification import verification_line
+    from writeback.yaml.reading import load_all
 
     controlplane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-n", namespace, "-f", "-",
                          input=MANIFEST)  # fmt: skip

@@ -10,8 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.fuzzing import fuzz
-from writeback.core.ownership import generalize, parse_fields_v1, parse_managed_fields
-from writeback.model import FieldPath, Index, Key, Segment, Select, scalar_text
+from writeback.drift.ownership import generalize, parse_fields_v1, parse_managed_fields
+from writeback.kube.pathtypes import FieldPath, Index, Key, Segment, Select, scalar_text
 
 NAMES = st.sampled_from(["a", "b", "spec", "x.y", "app.kubernetes.io/name", "k:v", "f:", "é", "{}", "."])
 KEY_NAMES = st.sampled_from(["name", "port", "protocol", "type"])

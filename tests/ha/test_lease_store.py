@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from writeback.adapters.leasing import LeaseStore
-from writeback.core.sharding import target_lease_name
+from writeback.adapters.kube.leasing import LeaseStore
 from writeback.errors import ClusterError
 from writeback.service.sharding import LeaseCoordinator, SoleReplica
+from writeback.service.shares import target_lease_name
 
 pytestmark = pytest.mark.controlplane
 NOW = datetime(2026, 1, 2, 3, 4, 5, 0, tzinfo=UTC)  # microsecond 0: still six digits on the wire

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from writeback.core.sharding import LeaseTiming, expired, observe
+from writeback.service.shares import LeaseTiming, expired, observe
 
 
 @pytest.mark.parametrize(("asked", "seconds"), [(15, 15), (4.5, 5), (0.2, 1), (0, 1)])

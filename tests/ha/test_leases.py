@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from writeback.adapters.leasing import ROLE_LABEL
+from writeback.adapters.kube.leasing import ROLE_LABEL
 
 WORKER = Path(__file__).resolve().parent / "lease_worker.py"
 TARGETS = tuple(f"target-{i}" for i in range(6))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from writeback.core.sharding import (
+from writeback.service.shares import (
     ShardView,
     fair_share,
     plan_shard,

@@ -13,7 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.monitoring.promtool import Promtool
 from tests.monitoring.support import dashboard, dashboard_queries, exported_names, metric_names, panels
-from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome
+from writeback.kube.pathtypes import Key
+from writeback.kube.refs import ObjectRef
+from writeback.model import Decision, Drift, EnsureResult, Op, Outcome
 from writeback.service.metrics import Metrics
 
 pytestmark = pytest.mark.promtool

@@ -19,7 +19,9 @@ import yaml
 from tests.monitoring.promtool import Promtool
 from tests.monitoring.scrapes import JOB, NAMESPACE, Replica, Scrapes, unit_test_file
 from tests.monitoring.support import ROOT, alerts, exported_names, metric_names, write_rule_file
-from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason
+from writeback.kube.pathtypes import Key
+from writeback.kube.refs import ObjectRef
+from writeback.model import Decision, Drift, EnsureResult, Op, Outcome, ResultReason
 from writeback.service.metrics import Metrics
 
 pytestmark = pytest.mark.promtool

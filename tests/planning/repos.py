@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from writeback.model import Decision, Drift, ObjectRef, Op, Select
-from writeback.paths import parse_path
+from writeback.kube.paths import parse_path
+from writeback.kube.pathtypes import Select
+from writeback.kube.refs import ObjectRef
+from writeback.model import Decision, Drift, Op
 
 KUSTOMIZE_REPO: dict[str, str] = {
     "base/kustomization.yaml": """\
@@ -164,7 +166,7 @@ def drift(
     time: str | None = "2026-11-30T03:00:00Z",
     sensitive: bool = False,
 ) -> Drift:
-    from writeback.model import ABSENT
+    from writeback.kube.pathtypes import ABSENT
 
     return Drift(
         resource=resource,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from tests.planning.repos import HELM_VALUES, WEB, drift, ref
-from writeback.core.locating import locate
-from writeback.core.planning import plan_changesets
-from writeback.model import Index, Key, Op
+from writeback.kube.pathtypes import Index, Key
+from writeback.model import Op
+from writeback.sources.changesets import plan_changesets
+from writeback.sources.locating import locate
 
 GOOD = """\
 # web and its config

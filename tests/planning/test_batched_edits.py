@@ -4,12 +4,12 @@ the other edits of the same file."""
 from __future__ import annotations
 
 from tests.planning.repos import WEB, drift
-from writeback.core.applying import apply_locations
-from writeback.core.locations import Location
+from writeback.kube.paths import parse_path
 from writeback.model import Op
-from writeback.paths import parse_path
-from writeback.yamledit import EditRefused
-from writeback.yamledit.trees import _compose_cached
+from writeback.sources.applying import apply_locations
+from writeback.sources.locations import Location
+from writeback.yaml.edit import EditRefused
+from writeback.yaml.edit.trees import _compose_cached
 
 TEXT = """\
 apiVersion: apps/v1

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.planning.repos import WEB, drift, ref
-from writeback.core.locating import locate
-from writeback.core.planning import changeset_id, fingerprint, plan_changesets
-from writeback.core.unified_diffs import render_file_patch
 from writeback.model import Decision, FilePatch, Op, Review
+from writeback.pr.diffs import render_file_patch
+from writeback.sources.changesets import changeset_id, fingerprint, plan_changesets
+from writeback.sources.locating import locate
 
 WEB_YAML = """\
 apiVersion: apps/v1
@@ -144,7 +144,7 @@ def test_a_target_spanning_several_apps_gets_changesets_per_app() -> None:
 
 
 def test_tracked_app_reads_gitops_tracking_metadata() -> None:
-    from writeback.core.planning import tracked_app
+    from writeback.sources.changesets import tracked_app
 
     argo = {"metadata": {"annotations": {"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:prod/web"}}}
     flux = {"metadata": {"labels": {"kustomize.toolkit.fluxcd.io/name": "infra"}}}

@@ -11,13 +11,13 @@ from ruamel.yaml import YAML
 from tests.planning.repos import KUSTOMIZE_REPO, WEB, drift, ref
 from tests.support.gitrepos import write_files
 from writeback.adapters import kustomize as kustomize_cli
-from writeback.core.locating import locate
-from writeback.core.planning import plan_changesets
-from writeback.core.verifying import find_rendered, mismatches
 from writeback.errors import ToolMissing
 from writeback.model import Drift, Op
-from writeback.pipeline.plan import plan_files
+from writeback.pipeline.planning import plan_files
 from writeback.pipeline.targets import TargetSpec
+from writeback.sources.changesets import plan_changesets
+from writeback.sources.live_values import find_rendered, mismatches
+from writeback.sources.locating import locate
 
 IMAGE = "spec.template.spec.containers[name=app].image"
 

@@ -12,11 +12,12 @@ import pytest
 from tests.planning.repos import drift, ref
 from tests.support.gitrepos import write_files
 from writeback.adapters import kustomize as kustomize_cli
-from writeback.core.kustomizing import load_tree
-from writeback.core.locating import locate
-from writeback.model import Key, Op
-from writeback.pipeline.plan import plan_files
+from writeback.kube.pathtypes import Key
+from writeback.model import Op
+from writeback.pipeline.planning import plan_files
 from writeback.pipeline.targets import TargetSpec
+from writeback.sources.kustomize.model import load_tree
+from writeback.sources.locating import locate
 
 BASE = {
     "base/kustomization.yaml": "resources:\n  - app.yaml\n",

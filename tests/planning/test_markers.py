@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tests.planning.repos import HELM_RELEASE, HELM_VALUES, WEB, drift, ref
-from writeback.core.locating import locate
-from writeback.core.markers import parse_image, parse_reference, scan_markers
-from writeback.core.planning import plan_changesets
 from writeback.errors import PathSyntaxError
-from writeback.model import Key, Op
+from writeback.kube.pathtypes import Key
+from writeback.model import Op
+from writeback.sources.changesets import plan_changesets
+from writeback.sources.locating import locate
+from writeback.sources.markers import parse_image, parse_reference, scan_markers
 
 IMAGE = "spec.template.spec.containers[name=app].image"
 API = ref("Deployment", "api")

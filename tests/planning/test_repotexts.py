@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from writeback.adapters.repotexts import read_texts
+from writeback.adapters.git.texts import read_texts
 
 
 def test_a_virtualenv_in_the_clone_is_not_read(tmp_path: Path) -> None:

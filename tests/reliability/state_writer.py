@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 import sys
 
-from writeback.adapters.hotfixes import Capture, DirectoryStore
-from writeback.model import ObjectRef
+from writeback.adapters.hotfix_store import Capture, DirectoryStore
+from writeback.kube.refs import ObjectRef
 
 
 def main(state_dir: str) -> None:

@@ -21,9 +21,9 @@ from tests.controlplane import cp
 from tests.reliability.apiproxy import ApiProxy, Rule
 from tests.reliability.world import World, manifest
 from tests.support.gitrepos import git
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
-from writeback.adapters.watching import Informer
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
+from writeback.adapters.kube.watching import Informer
 from writeback.config import Selector
 from writeback.errors import ClusterError, ClusterUnreachable
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.world import PushGate, World, kill
-from writeback.adapters.hotfixes import Capture, DirectoryStore
+from writeback.adapters.hotfix_store import Capture, DirectoryStore
 
 WRITER = Path(__file__).with_name("state_writer.py")
 

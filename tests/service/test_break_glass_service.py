@@ -34,11 +34,11 @@ from tests.fakes.github_fake import GitHubFake
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, seed_bare
 from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.controllers import ControllerObjects
+from writeback.breakglass import targets
 from writeback.config import Target
 from writeback.errors import ConfigError
-from writeback.pipeline import breakglass_targets as targets
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.targets import Edges, spec_for
 

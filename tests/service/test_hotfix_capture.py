@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore
-from writeback.adapters.watching import WatchingCluster
+from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.watching import WatchingCluster
 from writeback.config import Policy, Selector
 from writeback.model import Capture
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
@@ -135,7 +135,7 @@ def test_a_kubectl_edit_is_captured_and_survives_the_revert(
 
 
 def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, namespace: str) -> None:
-    from writeback.model import ObjectRef
+    from writeback.kube.refs import ObjectRef
 
     store = ConfigMapStore(api_client=k8s, configmap=f"{namespace}/writeback-state")
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")

@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 import yaml
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixStore
-from writeback.adapters.watching import WatchingCluster
+from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.watching import WatchingCluster
+from writeback.capture.hotfixes import backport_body, redacted_capture
+from writeback.capture.redaction import LAST_APPLIED, PLACEHOLDER, restore, scrub
 from writeback.config import Policy, Selector
-from writeback.core.capturing import backport_body, redacted_capture
-from writeback.core.engine import EngineOptions, compute_drift
-from writeback.core.scrubbing import LAST_APPLIED, PLACEHOLDER, restore, scrub
-from writeback.model import Capture, Decision, DesiredObject, ObjectRef
-from writeback.paths import format_path, parse_pattern
+from writeback.drift.engine import EngineOptions, compute_drift
+from writeback.kube.paths import format_path, parse_pattern
+from writeback.kube.refs import ObjectRef
+from writeback.model import Capture, Decision, DesiredObject
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 
 SENSITIVE = "spec.template.spec.containers[*].env[name=API_KEY].value"

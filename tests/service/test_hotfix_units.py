@@ -8,13 +8,15 @@ from typing import Any
 
 import pytest
 
-from writeback.adapters.hotfixes import DirectoryStore
+from writeback.adapters.hotfix_store import DirectoryStore
 from writeback.adapters.templating import load_templates
+from writeback.capture.hotfixes import essence, newest_writer, person_write, synced_since
 from writeback.config import Policy
-from writeback.core.capturing import essence, newest_writer, person_write, synced_since
-from writeback.core.rendering import RenderInput, render
 from writeback.errors import InputError
-from writeback.model import Capture, CapturedHotfix, ChangeSet, Drift, Key, ObjectRef, Op, Review
+from writeback.kube.pathtypes import Key
+from writeback.kube.refs import ObjectRef
+from writeback.model import Capture, CapturedHotfix, ChangeSet, Drift, Op, Review
+from writeback.pr.text import RenderInput, render
 
 REF = ObjectRef(api_version="v1", kind="ConfigMap", namespace="shop", name="ca")
 

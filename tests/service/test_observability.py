@@ -20,7 +20,9 @@ from tests.support.coordinators import RunEverything
 from tests.support.services import metric
 from writeback.config import Config, parse_config
 from writeback.errors import RateLimited
-from writeback.model import Decision, Drift, EnsureResult, Key, ObjectRef, Op, Outcome, ResultReason
+from writeback.kube.pathtypes import Key
+from writeback.kube.refs import ObjectRef
+from writeback.model import Decision, Drift, EnsureResult, Op, Outcome, ResultReason
 from writeback.service.logging import REDACTED, secret_values, setup_logging
 from writeback.service.metrics import HealthServer, Metrics, Readiness
 from writeback.service.serving import Service

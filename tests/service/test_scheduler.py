@@ -10,13 +10,7 @@ import pytest
 
 from tests.support.coordinators import RunEverything
 from writeback.config import Schedule, Target
-from writeback.service.scheduler import (
-    CycleContext,
-    TargetScheduler,
-    backoff_seconds,
-    period_seconds,
-    trigger_for,
-)
+from writeback.service.scheduler import CycleContext, TargetScheduler, backoff_seconds, period_seconds, trigger_for
 
 
 def target(name: str, **schedule: Any) -> Target:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.watching import Gone, Informer, WatchEvent, WatchingCluster
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.watching import Gone, Informer, WatchEvent, WatchingCluster
 from writeback.config import Selector
-from writeback.model import ObjectRef
+from writeback.kube.refs import ObjectRef
 
 pytestmark = pytest.mark.controlplane
 
@@ -132,7 +132,7 @@ def test_a_failing_list_is_reported_at_once_naming_the_kind(k8s: Any, namespace:
 
 
 def test_without_the_watch_cache_every_cycle_lists_and_is_counted(k8s: Any, namespace: str) -> None:
-    from writeback.adapters.counting import CountingCluster
+    from writeback.adapters.kube.counting import CountingCluster
 
     verbs: list[str] = []
     counted = CountingCluster(cluster=KubeCluster(api_client=k8s), count=verbs.append)

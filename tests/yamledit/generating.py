@@ -1,6 +1,6 @@
 """Hypothesis strategies: random YAML files (with comments and mixed styles) that remember their layout.
 
-The renderer here is independent of writeback.yamledit: it records, for every field path,
+The renderer here is independent of writeback.yaml.edit: it records, for every field path,
 the lines of its entry and the comment lines that belong to it, so tests can say which
 lines an edit may touch.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from writeback.model import FieldPath, Index, Key
+from writeback.kube.pathtypes import FieldPath, Index, Key
 
 RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 TRICKY = ["yes", "no", "on", "off", "y", "n", "0755", "1e3", "null", "~", "true", "1:20", "1_000", ".inf", "*x", "&a"]

@@ -8,8 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from writeback.model import FieldPath, Index, Key
-from writeback.yamledit import ScalarInfo
+from writeback.kube.pathtypes import FieldPath, Index, Key
+from writeback.yaml.edit import ScalarInfo
 
 
 def set_at(data: Any, path: FieldPath, value: Any) -> Any:

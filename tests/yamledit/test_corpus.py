@@ -15,8 +15,8 @@ import pytest
 
 from tests.support.testdata import YAML_CORPUS
 from tests.yamledit.support import line_diff, outside_bytes, same_line_endings, set_at, spans_of
-from writeback.model import ABSENT, FieldPath, Index, Key
-from writeback.yamledit import Edit, EditRefused, ScalarInfo, apply_edits, iter_scalars, load_documents
+from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key
+from writeback.yaml.edit import Edit, EditRefused, ScalarInfo, apply_edits, iter_scalars, load_documents
 
 CORPUS = YAML_CORPUS
 FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from writeback.model import Index, Key
-from writeback.yamledit import YamlSyntaxError, iter_scalars, load_documents
+from writeback.kube.pathtypes import Index, Key
+from writeback.yaml.edit import YamlSyntaxError, iter_scalars, load_documents
 
 TEXT = """\
 # header

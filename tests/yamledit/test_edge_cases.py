@@ -6,7 +6,7 @@ import pytest
 import yaml as pyyaml
 
 from tests.yamledit.test_editing import apply, edit
-from writeback.yamledit import EditRefused, iter_scalars, load_documents
+from writeback.yaml.edit import EditRefused, iter_scalars, load_documents
 
 
 def _data(text: str) -> object:

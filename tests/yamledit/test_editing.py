@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 import yaml as pyyaml
 
-from writeback.model import ABSENT
-from writeback.paths import parse_path
-from writeback.yamledit import Edit, EditRefused, VerifyError, YamlSyntaxError, apply_edits, load_documents
+from writeback.kube.paths import parse_path
+from writeback.kube.pathtypes import ABSENT
+from writeback.yaml.edit import Edit, EditRefused, VerifyError, YamlSyntaxError, apply_edits, load_documents
 
 
 def edit(path: str, value: Any = ABSENT, document: int = 0) -> Edit:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from tests.fuzzing import fuzz
 from tests.yamledit.generating import Rec, Rendered, documents, layouts, render, scalars, values
 from tests.yamledit.support import kept_in_order, outside_bytes, same_line_endings, set_at, spans_of
-from writeback.model import ABSENT, FieldPath, Index, Key
-from writeback.yamledit import Edit, apply_edits, iter_scalars, load_documents
+from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key
+from writeback.yaml.edit import Edit, apply_edits, iter_scalars, load_documents
 
 
 def _rendered(draw: st.DrawFn) -> Rendered:

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from writeback.errors import InputError, YamlError
-from writeback.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
-from writeback.manifests import list_items
-from writeback.model import DesiredObject, Identity, LiveObject, ObjectRef, Source
-from writeback.yamlreading import MAX_CHARS, load_all
+from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
+from writeback.kube.manifests import list_items
+from writeback.kube.refs import Identity, ObjectRef
+from writeback.model import DesiredObject, LiveObject, Source
+from writeback.yaml.reading import MAX_CHARS, load_all
 
 T = TypeVar("T")
 

@@ -26,7 +26,7 @@ from writeback.adapters.files import (
 )
 from writeback.errors import PatchError, ToolMissing
 from writeback.model import DesiredObject
-from writeback.yamlreading import load_all
+from writeback.yaml.reading import load_all
 
 ENV_VAR = "WRITEBACK_KUSTOMIZE"
 TIMEOUT_SECONDS = 120.0

@@ -3,7 +3,7 @@
 ``end`` and ``expire`` first backport the live state by PR (the ``run --once`` cycle, with the repo and forge
 flags of ``run`` or a config target). With ``resume_after: merged`` (the default) auto-sync resumes only once
 that PR is merged and the controller's source has the merge commit; ``opened`` (or ``--force``) resumes as soon
-as the PR exists. The CLI parses and prints; ``writeback.pipeline.breakglass*`` does the work.
+as the PR exists. The CLI parses and prints; ``writeback.breakglass.flow*`` does the work.
 """
 
 from __future__ import annotations
@@ -14,20 +14,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import ControllerObjects, default_namespace
-from writeback.adapters.kubeconfigs import ClusterAccess
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.controllers import ControllerObjects, default_namespace
+from writeback.adapters.kube.kubeconfigs import ClusterAccess
+from writeback.breakglass import flow, guards
+from writeback.breakglass import record as bg
+from writeback.breakglass import start as starting
+from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
 from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
 from writeback.config import BreakGlass, Config, Target, load_config
-from writeback.core import breakglass as bg
-from writeback.core.gitopskinds import SUSPENDABLE
 from writeback.errors import ExitCode, InputError
-from writeback.model import ObjectRef
-from writeback.pipeline import breakglass as flow
-from writeback.pipeline import breakglass_guards as guards
-from writeback.pipeline import breakglass_start as starting
-from writeback.pipeline.breakglass_targets import cycle_backing, matching_target
+from writeback.gitops.kinds import SUSPENDABLE
+from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.targets import spec_for
 

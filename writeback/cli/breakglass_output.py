@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from writeback.core import breakglass as bg
+from writeback.breakglass import flow
+from writeback.breakglass import record as bg
+from writeback.breakglass import start as starting
 from writeback.durations import format_duration
 from writeback.errors import ExitCode
-from writeback.pipeline import breakglass as flow
-from writeback.pipeline import breakglass_start as starting
 
 
 def print_json(doc: Any) -> None:

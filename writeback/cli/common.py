@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from writeback.adapters.cluster import KubeCluster
-from writeback.adapters.controllers import context_name
-from writeback.adapters.kubeconfigs import ClusterAccess
+from writeback.adapters.kube.cluster import KubeCluster
+from writeback.adapters.kube.controllers import context_name
+from writeback.adapters.kube.kubeconfigs import ClusterAccess
 from writeback.config import Config, Target, load_config
 from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError

@@ -16,10 +16,11 @@ from typing import Any
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
 from writeback.cli.output import Palette, Printer
-from writeback.core.engine import report_to_json
-from writeback.model import Dropped, group_of
-from writeback.paths import format_path
-from writeback.pipeline.drift import Detection, detect
+from writeback.drift.engine import report_to_json
+from writeback.kube.paths import format_path
+from writeback.kube.refs import group_of
+from writeback.model import Dropped
+from writeback.pipeline.detecting import Detection, detect
 from writeback.service.progress import stage_progress
 
 ACTIONABLE = ("writeback", "flag", "unattributed", "new", "deleted")  # what --exit-code counts as drift

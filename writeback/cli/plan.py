@@ -16,13 +16,13 @@ from typing import Any, TextIO
 from writeback.cli.common import add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
 from writeback.cli.output import PLAIN, Palette, Printer
-from writeback.core.engine import drift_to_json
-from writeback.core.unified_diffs import render_file_patch
+from writeback.drift.engine import drift_to_json
+from writeback.kube.paths import format_path
 from writeback.model import ChangeSet, PullRequestSpec, Unresolved
-from writeback.paths import format_path
-from writeback.pipeline.plan import PlanOutcome, plan_target
+from writeback.pipeline.planning import PlanOutcome, plan_target
 from writeback.pipeline.pull_requests import preview
 from writeback.pipeline.targets import TargetSpec
+from writeback.pr.diffs import render_file_patch
 from writeback.service.progress import stage_progress
 
 # A change set's pull request, or None when it opens none (it changes no file).

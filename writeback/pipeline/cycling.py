@@ -17,15 +17,15 @@ from typing import Protocol, TypeVar
 from writeback import config
 from writeback.adapters.forges.base import Forge
 from writeback.adapters.forges.opening import git_token, open_forge, read_secret
-from writeback.adapters.gitrepo import GitAuth, GitRepo, Identity
-from writeback.core.rendering import reverted_for
+from writeback.adapters.git.repo import GitAuth, GitRepo, Identity
 from writeback.errors import ConfigError, InputError, RateLimited, WritebackError
 from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, ProblemKind, ResultReason
-from writeback.pipeline.plan import PlanOutcome, plan_target
+from writeback.pipeline.planning import PlanOutcome, plan_target
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.verifying import MARKERS_LINE, PREFIX, render_change_set, verification_line
+from writeback.pipeline.verification import MARKERS_LINE, PREFIX, render_change_set, verification_line
+from writeback.pr.text import reverted_for
 
 log = logging.getLogger(__name__)
 

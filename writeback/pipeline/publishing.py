@@ -22,20 +22,12 @@ from dataclasses import dataclass
 
 from writeback import config
 from writeback.adapters.forges.base import Forge, PRInfo, PRState
-from writeback.adapters.gitrepo import GitRepo, PushStatus
-from writeback.core.rendering import Rendered
+from writeback.adapters.git.repo import GitRepo, PushStatus
 from writeback.errors import GitError, RateLimited, WritebackError
-from writeback.model import (
-    CapturedHotfix,
-    ChangeSet,
-    EnsureResult,
-    Outcome,
-    PullRequestSpec,
-    ResultReason,
-    Review,
-)
-from writeback.paths import format_path
-from writeback.prmarkers import comment_marker
+from writeback.kube.paths import format_path
+from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, PullRequestSpec, ResultReason, Review
+from writeback.pr.markers import comment_marker
+from writeback.pr.text import Rendered
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,11 @@ from writeback import config
 from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, GITLAB_BODY_LIMIT
 from writeback.adapters.templating import load_templates
 from writeback.config import Config
-from writeback.core.rendering import Rendered, RenderInput, check_templates, render
 from writeback.errors import ConfigError
 from writeback.model import CapturedHotfix, ChangeSet, PullRequestSpec
 from writeback.pipeline.publishing import PublishSettings
 from writeback.pipeline.targets import TargetSpec
+from writeback.pr.text import Rendered, RenderInput, check_templates, render
 
 __all__ = ["BODY_LIMITS", "PullRequestText", "check_config_templates", "preview", "publish_settings"]
 

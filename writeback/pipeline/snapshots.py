@@ -1,17 +1,18 @@
-"""The live side: the snapshot itself, one paginated list per scope (which scopes: ``writeback.core.scoping``)."""
+"""The live side: the snapshot itself, one paginated list per scope (which scopes: ``writeback.drift.scoping``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.adapters.files import Problem
-from writeback.core.scoping import Scope, filter_desired, filter_dump, scopes_for
+from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
+from writeback.drift.scoping import Scope, filter_desired, filter_dump, scopes_for
 from writeback.errors import ClusterError, ClusterUnreachable
-from writeback.model import DesiredObject, LiveObject, group_of
+from writeback.kube.refs import group_of
+from writeback.model import DesiredObject, LiveObject
 
-# scopes_for and the filters moved to writeback.core.scoping; importable from here until pipeline/drift.py imports them
+# scopes_for and the filters moved to writeback.drift.scoping; importable from here until pipeline/drift.py imports them
 __all__ = ["Scope", "Snapshot", "filter_desired", "filter_dump", "scopes_for", "snapshot"]
 
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from writeback import config
-from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.opening import read_secret
-from writeback.core.locating import SourceKind
+from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
+from writeback.sources.locating import SourceKind
 
 __all__ = ["Edges", "TargetSpec", "spec_for"]
 

@@ -19,12 +19,11 @@ from datetime import datetime
 from typing import Any
 
 from writeback import config as cfg
-from writeback.adapters.controllers import AccessReview, ControllerObjects, EventSpec
-from writeback.core import breakglass as bg
+from writeback.adapters.kube.controllers import AccessReview, ControllerObjects, EventSpec
+from writeback.breakglass import flow, targets
+from writeback.breakglass import record as bg
 from writeback.errors import WritebackError
-from writeback.model import ObjectRef
-from writeback.pipeline import breakglass as flow
-from writeback.pipeline import breakglass_targets as targets
+from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import TargetRun
 
 log = logging.getLogger(__name__)

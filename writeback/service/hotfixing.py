@@ -3,12 +3,12 @@
 The watch sees every write. When the newest managedFields entry of a watched object belongs to a person (not
 a controller, not the GitOps tool), the object is captured as the person left it into durable state and an
 evaluation of its target is triggered (debounced). Fields at ``policy.sensitive_paths`` are removed before
-the capture is stored (``writeback.core.scrubbing``) and taken from the live object when it is used. During
+the capture is stored (``writeback.capture.redaction``) and taken from the live object when it is used. During
 a cycle, ``CapturingCluster`` serves the captured object instead of the live one when the GitOps controller
 has reverted it since, and records that, so the PR can say plainly that the change was reverted in the cluster
 at time T.
 
-Which write is a person's, whether it was reverted and what a capture may hold is ``writeback.core.capturing``;
+Which write is a person's, whether it was reverted and what a capture may hold is ``writeback.capture.hotfixes``;
 this module holds the I/O: the watch-event handler, the store, the clock and the cluster wrapper.
 """
 
@@ -21,11 +21,10 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from writeback.adapters.cluster import DEFAULT_PAGE_SIZE, Cluster, Resource
-from writeback.adapters.hotfixes import HotfixStore
-from writeback.adapters.watching import WatchEvent
-from writeback.config import Policy, Selector
-from writeback.core.capturing import (
+from writeback.adapters.hotfix_store import HotfixStore
+from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster, Resource
+from writeback.adapters.kube.watching import WatchEvent
+from writeback.capture.hotfixes import (
     backport_body,
     essence,
     person_write,
@@ -33,7 +32,9 @@ from writeback.core.capturing import (
     reverting_writer,
     synced_since,
 )
-from writeback.model import Capture, CapturedHotfix, Identity, LiveObject, ObjectRef
+from writeback.config import Policy, Selector
+from writeback.kube.refs import Identity, ObjectRef
+from writeback.model import Capture, CapturedHotfix, LiveObject
 
 log = logging.getLogger(__name__)
 

@@ -195,7 +195,7 @@ class Metrics:
 
 
 def _key(d: Drift) -> tuple[str, str]:
-    from writeback.paths import format_path
+    from writeback.kube.paths import format_path
 
     return (str(d.resource), format_path(d.path))
 

@@ -22,18 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from writeback import config as cfg
-from writeback.adapters.cluster import Cluster, KubeCluster
-from writeback.adapters.controllers import ControllerObjects
-from writeback.adapters.counting import CountingCluster
-from writeback.adapters.hotfixes import ConfigMapStore, DirectoryStore, HotfixStore
-from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
-from writeback.adapters.watching import WatchingCluster
+from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore, HotfixStore
+from writeback.adapters.kube.cluster import Cluster, KubeCluster
+from writeback.adapters.kube.controllers import ControllerObjects
+from writeback.adapters.kube.counting import CountingCluster
+from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
+from writeback.adapters.kube.watching import WatchingCluster
+from writeback.breakglass import flow as bgflow
+from writeback.breakglass import targets as bgtargets
 from writeback.errors import ExitCode, WritebackError
 from writeback.model import Capture, Decision, Drift, EnsureResult, Outcome
-from writeback.pipeline import breakglass as bgflow
-from writeback.pipeline import breakglass_targets as bgtargets
 from writeback.pipeline.cycling import CycleOptions, TargetRun
-from writeback.pipeline.plan import PlanOutcome
+from writeback.pipeline.planning import PlanOutcome
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 from writeback.service import breakglassing
 from writeback.service.guards import Coordinator

@@ -4,8 +4,8 @@ Each replica renews a heartbeat Lease ``writeback-replica-<identity>``; the live
 that have not expired. Each target has a Lease ``writeback-target-<name>``; a replica works on a target only while
 it holds that Lease, and holds at most ``ceil(targets / live replicas)`` of them. ``LeaseCoordinator`` implements
 ``writeback.service.guards.Coordinator`` (``SoleReplica`` there is the one without Leases).
-The arithmetic (fair share, preference, expiry, trust) is ``writeback.core.sharding``; the Lease reads and
-conditional writes are ``writeback.adapters.leasing``; this module runs the rounds.
+The arithmetic (fair share, preference, expiry, trust) is ``writeback.service.shares``; the Lease reads and
+conditional writes are ``writeback.adapters.kube.leasing``; this module runs the rounds.
 
 Expiry follows client-go: a Lease is expired when its record has not changed for ``leaseDurationSeconds`` as timed
 by the *observer's* monotonic clock, so clock skew between nodes does not matter. The holder trusts its Lease only
@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from writeback.adapters.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
+from writeback.adapters.kube.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
 from writeback.config import Leader
-from writeback.core.sharding import (
+from writeback.errors import ClusterError
+from writeback.service.guards import Coordinator, RunGuard, SoleReplica
+from writeback.service.shares import (
     LeaseTiming,
     ShardPlan,
     ShardView,
@@ -48,8 +50,6 @@ from writeback.core.sharding import (
     replica_lease_name,
     target_lease_name,
 )
-from writeback.errors import ClusterError
-from writeback.service.guards import Coordinator, RunGuard, SoleReplica
 
 __all__ = ["Coordinator", "LeaseCoordinator", "RunGuard", "SoleReplica", "coordinator_for", "default_identity"]
 
@@ -69,7 +69,7 @@ def coordinator_for(
     if not leader.enabled:
         return SoleReplica(targets=targets)
     if api_client is None:
-        from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
+        from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
 
         api_client = new_api_client(access=ClusterAccess())
     return LeaseCoordinator.connect(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from writeback.model import PullRequestSpec
-from writeback.prmarkers import parse_marker
+from writeback.pr.markers import parse_marker
 
 # The longest PR/MR body each forge accepts (here, so that rendering needs no forge library).
 GITHUB_BODY_LIMIT = 65536

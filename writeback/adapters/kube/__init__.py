@@ -1,0 +1,1 @@
+"""The Kubernetes API edge: cluster reads and dry-runs, watches, leases, kubeconfigs, controller objects."""

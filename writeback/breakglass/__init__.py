@@ -1,0 +1,1 @@
+"""Break-glass: the record and its patches (pure), and the flow that suspends, backports and resumes."""

@@ -1,0 +1,145 @@
+"""Merged first: may a break-glass that ``end`` left waiting give auto-sync back now?
+
+    readiness = check(objects=..., item=held, pulls=forge.get_pr, history=history)
+
+Only when every backport PR is merged AND the controller's source revision contains each merge commit: the Flux
+GitRepository's ``status.artifact.revision`` (of the Kustomization's ``spec.sourceRef``, or the HelmRelease's
+chart source), or Argo CD's resolved ``status.sync.revision``. Before that, resuming would make the controller
+apply the old Git and wipe the hotfix. "Contains" is asked of real git (``merge-base --is-ancestor``) in the
+target's clone, synced only when the revision is not the merge commit itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from writeback.adapters.forges.base import PRInfo, PRState
+from writeback.adapters.git.repo import GitRepo, Identity
+from writeback.adapters.git.revisions import controller_revision
+from writeback.breakglass import record as bg
+from writeback.breakglass.guards import Objects
+from writeback.errors import KindNotServed
+from writeback.gitops.kinds import ARGOCD, FLUX_GITREPOSITORY, FLUX_HELMRELEASE, FLUX_KUSTOMIZATION
+from writeback.kube.refs import ObjectRef
+from writeback.pipeline.cycling import TargetRun, git_auth, target_forge
+
+
+class Readiness(enum.StrEnum):
+    READY = "ready"  # merged, and the controller's source has it: resume
+    WAITING_MERGE = "waiting-merge"  # a backport PR is still open
+    WAITING_SOURCE = "waiting-source"  # merged; the controller's source has not fetched the merge commit yet
+    NO_SOURCE = "no-source"  # merged; which commit the controller has cannot be read (resume with --force)
+    CLOSED = "closed"  # a backport PR was closed without merging: the fix is not in Git
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    readiness: Readiness
+    detail: str
+    merged: tuple[bg.PullRef, ...] = ()  # the PRs found merged (they stay in the record when it is rewritten)
+
+    @property
+    def merged_all(self) -> bool:
+        return self.readiness in (Readiness.READY, Readiness.WAITING_SOURCE, Readiness.NO_SOURCE)
+
+
+class History(Protocol):
+    def contains(self, *, commit: str, ancestor: str) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Which commit the controller has: where it was read, and the commit (None: not known)."""
+
+    where: str
+    commit: str | None
+
+
+def _revision_at(body: Mapping[str, Any] | None, *path: str) -> str | None:
+    present, value = bg.get_at(body or {}, path)
+    return controller_revision(str(value)) if present and value else None
+
+
+def _git_source(objects: Objects, ref: ObjectRef | None) -> Source:
+    if ref is None:
+        return Source(where="its source (not a GitRepository)", commit=None)
+    try:
+        body = objects.get(ref=ref)
+    except KindNotServed:
+        body = None
+    return Source(where=f"{bg.describe(ref)} status.artifact.revision",
+                  commit=_revision_at(body, "status", "artifact", "revision"))  # fmt: skip
+
+
+def _source_ref(spec_ref: Any, *, namespace: str | None) -> ObjectRef | None:
+    if not isinstance(spec_ref, Mapping) or spec_ref.get("kind") != FLUX_GITREPOSITORY.kind or not spec_ref.get("name"):
+        return None
+    return FLUX_GITREPOSITORY.at(namespace=str(spec_ref.get("namespace") or namespace), name=str(spec_ref["name"]))
+
+
+def source_of(objects: Objects, *, ref: ObjectRef) -> Source:
+    """The commit the controller of ``ref`` has fetched (what it would apply once auto-sync resumes)."""
+    body = objects.get(ref=ref) or {}
+    spec = body.get("spec") or {}
+    if ARGOCD.matches(ref):
+        sync = (body.get("status") or {}).get("sync") or {}
+        text = sync.get("revision") or next(iter(sync.get("revisions") or []), None)
+        return Source(where=f"{bg.describe(ref)} status.sync.revision",
+                      commit=controller_revision(str(text)) if text else None)  # fmt: skip
+    if FLUX_KUSTOMIZATION.matches(ref):
+        return _git_source(objects, _source_ref(spec.get("sourceRef"), namespace=ref.namespace))
+    if FLUX_HELMRELEASE.matches(ref):
+        chart = ((spec.get("chart") or {}).get("spec") or {}).get("sourceRef")
+        return _git_source(objects, _source_ref(chart, namespace=ref.namespace))
+    return Source(where=bg.describe(ref), commit=None)
+
+
+def check(*, objects: Objects, ref: ObjectRef, ending: bg.Ending, pulls: Callable[[int], PRInfo],
+          history: History) -> Check:  # fmt: skip
+    """Where a waiting break-glass stands (see ``Readiness``); the forge is asked first, the cluster next, git last."""
+    infos = [(p, pulls(p.number)) for p in ending.pulls]
+    merged = tuple(p for p, info in infos if info.state is PRState.MERGED)
+    closed = [p for p, info in infos if info.state is PRState.CLOSED]
+    if closed:
+        return Check(readiness=Readiness.CLOSED, merged=merged,
+                     detail=f"PR #{closed[0].number} was closed without merging: the fix is not in Git")  # fmt: skip
+    still_open = [p for p, info in infos if info.state is PRState.OPEN]
+    if still_open:
+        text = bg.Ending(by=ending.by, at=ending.at, target=ending.target, pulls=tuple(still_open)).waiting_text()
+        return Check(readiness=Readiness.WAITING_MERGE, merged=merged, detail=text)
+    source = source_of(objects, ref=ref)
+    if source.commit is None:
+        return Check(readiness=Readiness.NO_SOURCE, merged=merged,
+                     detail=f"merged, but the controller's commit cannot be read from {source.where}")  # fmt: skip
+    for p, info in infos:
+        sha = info.merge_sha or info.head_sha
+        if sha != source.commit and not history.contains(commit=source.commit, ancestor=sha):
+            return Check(
+                readiness=Readiness.WAITING_SOURCE, merged=merged,
+                detail=f"PR #{p.number} merged as {sha[:12]}; waiting for {source.where} ({source.commit[:12]}) "
+                "to contain it",
+            )  # fmt: skip
+    return Check(readiness=Readiness.READY, merged=merged,
+                 detail=f"merged, and {source.where} ({source.commit[:12]}) contains it")  # fmt: skip
+
+
+class TargetHistory:
+    """Answers "does this commit contain that one?" in the target's clone (``workdir/<target>``, shared with its cycle),
+    fetched from the remote first (the controller may have a commit newer than the last cycle's)."""
+
+    def __init__(self, *, run: TargetRun) -> None:
+        self._run = run
+
+    def contains(self, *, commit: str, ancestor: str) -> bool:
+        run = self._run
+        target = run.spec.target
+        assert target is not None
+        forge = target_forge(run.spec, edges=run.edges)
+        bot = Identity(name=target.git.author_name, email=target.git.author_email)
+        with git_auth(target, forge, run.edges.environ) as auth:
+            repo = GitRepo(url=target.repo_url, workdir=run.options.workdir / target.name, auth=auth, bot=bot)
+            repo.sync(base=target.base)
+            return repo.contains(commit=commit, ancestor=ancestor)

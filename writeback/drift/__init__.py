@@ -1,0 +1,1 @@
+"""The drift engine: live and desired objects in, one decided drift per differing leaf out. Pure."""

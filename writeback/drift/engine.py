@@ -1,0 +1,400 @@
+"""The drift engine: live and desired objects in, decided drifts out. Pure.
+
+normalize -> attribute owners (managedFields) -> diff (keyed lists) -> decide. The cluster
+adapter supplies the live objects and, per object, the server-side-apply dry-run result of
+the Git manifest; without it (offline) the built-in defaults table stands in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from writeback.config import IgnoreRule, Policy
+from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
+from writeback.drift.diffing import Leaf, diff
+from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
+from writeback.drift.evidence.controller_filled import autoscaled
+from writeback.drift.ignores.flux import flux_skip
+from writeback.drift.ignores.rules import Ignores, build_ignores
+from writeback.drift.listkeys import KeyResolver
+from writeback.drift.normalizing import is_empty, normalize, plain
+from writeback.drift.ownership import Ownership, parse_managed_fields
+from writeback.drift.preparing import PreparedObject, prepare, reuse
+from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
+from writeback.drift.subtree_matching import matches_within
+from writeback.errors import InputError
+from writeback.kube.paths import format_path, lookup_as_served, parse_path, parse_pattern
+from writeback.kube.pathtypes import ABSENT, FieldPath
+from writeback.kube.refs import Identity
+from writeback.model import Decision, DesiredObject, Drift, Dropped, DryRun, DryRunKind, LiveObject, Op
+
+UNATTRIBUTED_NOTE = (
+    "{n} live object(s) carry no managedFields, so their drift is unattributed (not written back): dump them "
+    "with `kubectl get -o yaml --show-managed-fields`, or set policy.write_unattributed"
+)
+
+__all__ = [
+    "REDACTED",
+    "UNATTRIBUTED_NOTE",
+    "DriftReport",
+    "EngineOptions",
+    "PreparedObject",
+    "compute_drift",
+    "drift_to_json",
+    "needs_dry_run",
+    "prepare_object",
+    "report_to_json",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineOptions:
+    policy: Policy = field(default_factory=Policy)
+    ignore: tuple[IgnoreRule, ...] = ()
+    offline: bool = False  # no dry-run available: the built-in defaults table stands in
+    argocd_ignore: tuple[Mapping[str, Any], ...] = ()  # the Application's spec.ignoreDifferences entries
+    # (group, kind) pairs whose live objects Git does not declare are reported as ``new``;
+    # None: the kinds Git declares. An empty set turns ``new`` off.
+    new_kinds: frozenset[tuple[str, str]] | None = None
+    # HMAC key for sensitive values: their drift carries only a keyed digest of the live value, so a change of a
+    # secret value still changes the change set's fingerprint without the value (or an unkeyed hash) leaving.
+    fingerprint_key: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Run:
+    options: EngineOptions
+    ignores: Ignores
+    flag_patterns: tuple[tuple[Any, ...], ...]
+    sensitive_patterns: tuple[tuple[Any, ...], ...]
+    autoscaled: Mapping[Identity, str] = field(default_factory=dict)  # objects an HPA/ScaledObject scales
+
+
+def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
+    """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept."""
+    return prepare(live, desired, offline=options.offline)
+
+
+def _prepare(options: EngineOptions) -> _Run:
+    return _Run(
+        options=options,
+        ignores=build_ignores(rules=options.ignore, presets=options.policy.presets, argocd=options.argocd_ignore),
+        flag_patterns=tuple(parse_pattern(p) for p in options.policy.flag_paths),
+        sensitive_patterns=tuple(parse_pattern(p) for p in options.policy.sensitive_paths),
+    )
+
+
+def compute_drift(
+    *,
+    live: Sequence[LiveObject],
+    desired: Sequence[DesiredObject],
+    options: EngineOptions,
+    dry_run: Mapping[Identity, DryRun] | None = None,
+    head: Sequence[DesiredObject] | None = None,
+    revision: str | None = None,
+    prepared: Mapping[Identity, PreparedObject] | None = None,
+) -> DriftReport:
+    """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
+
+    ``dry_run``: per identity, what the API server made of the Git manifest (a dry-run create of a twin, or a
+    server-side-apply dry-run onto the live object).
+    ``head``: the desired objects at the branch head when it differs from ``revision``;
+    fields the head changed since are ``pending``, not drift.
+    ``prepared``: per identity, :func:`prepare_object` results already made (e.g. for ``needs_dry_run``).
+    """
+    run = _prepare(options)
+    scalers = autoscaled([(o.ref, o.body) for o in live] + [(d.ref, d.body) for d in desired])
+    run = replace(run, autoscaled=scalers)
+    notes: list[str] = list(run.ignores.notes)
+    if options.offline:
+        notes.append("offline mode: no server-side dry-run; defaults come from the built-in table")
+    live_s, desired_s, head_s = _without_secrets(live, desired, head or (), options.policy, notes)
+    want = _index_desired(desired_s)
+    have: dict[Identity, LiveObject] = {}
+    for obj in live_s:
+        have.setdefault(obj.ref.identity, obj)
+    ahead = _index_desired(head_s) if head is not None else None
+    drifts: list[Drift] = []
+    dropped: list[Dropped] = []
+    for ident, d in want.items():
+        current = have.get(ident)
+        at_head = ahead.get(ident) if ahead is not None else None
+        if current is None:
+            drifts.append(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision))
+            continue
+        found, lost = _object_drifts(
+            run,
+            reuse((prepared or {}).get(ident), current, d, offline=options.offline),
+            dry=(dry_run or {}).get(ident),
+            head=at_head,
+            head_given=ahead is not None,
+            revision=revision,
+            notes=notes,
+        )
+        drifts.extend(found)
+        dropped.extend(lost)
+    scope = options.new_kinds
+    if scope is None:
+        scope = frozenset((d.ref.group, d.ref.kind) for d in desired_s)
+    for ident, obj in have.items():
+        if ident in want or (obj.ref.group, obj.ref.kind) not in scope:
+            continue
+        created = _created(run, obj, at_head=ahead is not None and ident in ahead, revision=revision, notes=notes)
+        if created is not None:
+            drifts.append(created)
+    drifts.sort(key=lambda d: (d.resource.identity, format_path(d.path)))
+    unattributed = {d.resource for d in drifts if d.decision is Decision.UNATTRIBUTED}
+    warnings = (UNATTRIBUTED_NOTE.format(n=len(unattributed)),) if unattributed else ()
+    return DriftReport(
+        mode="offline" if options.offline else "cluster",
+        revision=revision,
+        drifts=tuple(drifts),
+        dropped=tuple(dropped),
+        notes=tuple(dict.fromkeys(notes)),
+        warnings=warnings,
+    )
+
+
+def needs_dry_run(
+    *, live: LiveObject, desired: DesiredObject, options: EngineOptions, prepared: PreparedObject | None = None
+) -> bool:
+    """Does this object need a server-side dry-run? Only when, without one, some difference
+    would be written back or flagged (an ignored or empty diff needs no dry-run).
+    ``prepared``: the :func:`prepare_object` result for these objects, to reuse."""
+    prep = reuse(prepared, live, desired, offline=options.offline)
+    if prep.settled:
+        return False
+    found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
+    return any(d.decision in (Decision.WRITEBACK, Decision.FLAG) for d in found)
+
+
+def _without_secrets(
+    live: Sequence[LiveObject],
+    desired: Sequence[DesiredObject],
+    head: Sequence[DesiredObject],
+    policy: Policy,
+    notes: list[str],
+) -> tuple[list[LiveObject], list[DesiredObject], list[DesiredObject]]:
+    if policy.include_secrets:
+        return list(live), list(desired), list(head)
+
+    skipped = {o.ref.identity for o in live if o.ref.is_secret} | {o.ref.identity for o in desired if o.ref.is_secret}
+    if skipped:
+        notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
+    return (
+        [o for o in live if not o.ref.is_secret],
+        [o for o in desired if not o.ref.is_secret],
+        [o for o in head if not o.ref.is_secret],
+    )
+
+
+def _index_desired(objs: Sequence[DesiredObject]) -> dict[Identity, DesiredObject]:
+    out: dict[Identity, DesiredObject] = {}
+    for d in objs:
+        prior = out.get(d.ref.identity)
+        if prior is not None:
+            raise InputError(
+                f"{d.ref} is declared twice in Git: {prior.file} (document {prior.document}) "
+                f"and {d.file} (document {d.document})"
+            )
+        out[d.ref.identity] = d
+    return out
+
+
+def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> Drift:
+    if gone_at_head:
+        return Drift(
+            resource=d.ref,
+            path=(),
+            op=Op.REMOVE,
+            decision=Decision.PENDING,
+            reason=f"pending sync: removed from Git after the applied revision {revision or ''}".rstrip(),
+        )
+    return Drift(
+        resource=d.ref,
+        path=(),
+        op=Op.REMOVE,
+        decision=Decision.DELETED,
+        reason=f"declared in Git ({d.file}) but missing from the cluster",
+    )
+
+
+def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None, notes: list[str]) -> Drift | None:
+    """A live object Git does not declare: ``new`` when a person created it."""
+    meta = obj.body.get("metadata") if isinstance(obj.body.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    refs = meta.get("ownerReferences") or []
+    if any(isinstance(r, Mapping) and r.get("controller") is True for r in refs):
+        return None
+    own = parse_managed_fields(obj.body)
+    policy = run.options.policy
+    if any(manager_role(policy, m.manager) is not Role.PERSON for m in own.managers):
+        return None
+    secret = obj.ref.is_secret
+    sensitive = secret or matches_within(run.sensitive_patterns, path=(), values=(obj.body,))
+    body: Any = normalize(obj.body, ref=obj.ref, side="live").body
+    body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
+    if at_head:
+        return Drift(
+            resource=obj.ref,
+            path=(),
+            op=Op.ADD,
+            live=body,
+            sensitive=sensitive,
+            decision=Decision.PENDING,
+            reason=f"pending sync: added to Git after the applied revision {revision or ''}".rstrip(),
+        )
+    first = min(own.managers, key=lambda m: m.time or "", default=None)
+    if first is None:
+        notes.append(f"{obj.ref}: no managedFields: could not tell who created it")
+        reason = "not declared in Git (no managedFields: the creator is unknown)"
+    else:
+        when = f" at {first.time}" if first.time else ""
+        reason = f"not declared in Git; created by {first.manager} ({first.operation}){when}"
+    return Drift(
+        resource=obj.ref,
+        path=(),
+        op=Op.ADD,
+        live=body,
+        manager=first.manager if first else None,
+        operation=first.operation if first else None,
+        time=first.time if first else None,
+        decision=Decision.NEW,
+        reason=reason,
+        sensitive=sensitive,
+    )
+
+
+def _redacted_body(obj: LiveObject) -> dict[str, Any]:
+    meta = obj.body.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else obj.ref.name
+    return {"metadata": {"name": name}, "data": REDACTED}
+
+
+def _object_drifts(
+    run: _Run,
+    prep: PreparedObject,
+    *,
+    dry: DryRun | None,
+    head: DesiredObject | None,
+    head_given: bool = False,
+    revision: str | None = None,
+    notes: list[str],
+) -> tuple[list[Drift], list[Dropped]]:
+    obj, d, ref = prep.live, prep.desired, prep.desired.ref
+    dropped = list(prep.dropped)
+    if prep.settled:
+        return [], dropped
+    assert prep.ownership is not None and prep.keys is not None
+    assert prep.live_body is not None and prep.git_body is not None
+    own: Ownership = prep.ownership
+    keys: KeyResolver = prep.keys
+    live_body, git_body = prep.live_body, prep.git_body
+    leaves = list(prep.leaves)
+    nd = normalize(dry.body, ref=ref, side="live", declared=d.body).body if dry is not None else None
+    if nd is not None:
+        kept = []
+        for leaf in leaves:
+            if leaf.op is not Op.ADD and _canonical(leaf, nd, keys):
+                dropped.append(Dropped(resource=ref, path=leaf.path, rule="the API server stores it as live has it"))
+            else:
+                kept.append(leaf)
+        leaves = kept
+    if not leaves:
+        return [], dropped
+    pending: tuple[FieldPath, ...] = ()
+    if head is not None:
+        nh = normalize(head.body, ref=ref, side="git")
+        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=git_body, keys=keys))
+    elif head_given:
+        pending = ((),)  # removed from Git at the head: the whole object is pending
+    if not own.present:
+        notes.append(
+            f"{ref}: no managedFields: owners are unknown, so controller-owned fields and webhook "
+            "injections cannot be told from a person's change"
+        )
+    ctx = ObjectContext(
+        ref=ref,
+        policy=run.options.policy,
+        ignores=run.ignores,
+        ownership=own,
+        keys=keys,
+        live=live_body,
+        git=git_body,
+        dry=nd,
+        dry_kind=dry.kind if dry is not None else None,
+        last_applied=_last_applied(obj.body),
+        pending=pending,
+        revision=revision,
+        flux=flux_skip(d.body, obj.body),
+        flag_patterns=run.flag_patterns,
+        offline=run.options.offline,
+        autoscaler=run.autoscaled.get(ref.identity),
+        raw_live=obj.body,
+    )
+    secret = ref.is_secret
+    out: list[Drift] = []
+    defaults: list[DroppedDefault] = []
+    for leaf in leaves:
+        v = decide(ctx, leaf)
+        if v.default:
+            defaults.append(DroppedDefault(leaf=leaf, rule=v.reason))
+            continue
+        sensitive = secret or matches_within(run.sensitive_patterns, path=leaf.path, values=(leaf.live, leaf.git))
+        reason = v.reason + ("; report-only: the value is sensitive and is never written back" if sensitive else "")
+        out.append(
+            Drift(
+                resource=ref,
+                path=leaf.path,
+                op=leaf.op,
+                live=REDACTED if sensitive and leaf.live is not ABSENT else leaf.live,
+                git=REDACTED if sensitive and leaf.git is not ABSENT else leaf.git,
+                manager=v.owner.manager if v.owner else None,
+                operation=v.owner.operation if v.owner else None,
+                time=v.owner.time if v.owner else None,
+                decision=v.decision,
+                reason=reason,
+                sensitive=sensitive,
+                digest=_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
+            )
+        )
+    git_alone = nd if dry is not None and dry.kind is DryRunKind.CREATE else None
+    out, brought = separate(ref=ref, drifts=out, defaults=defaults, git=git_body, git_alone=git_alone)
+    return out, [*dropped, *brought]
+
+
+def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
+    """The dry-run of Git's value equals live: the difference is only a spelling (or a dropped field)."""
+    target = lookup_as_served(dry, leaf.path)
+    if leaf.op is Op.REMOVE:
+        return is_empty(target)
+    return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
+
+
+def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    text = lookup_as_served(body, _ANNOTATION_LAST_APPLIED)
+    if not isinstance(text, str):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return plain(data) if isinstance(data, Mapping) else None
+
+
+_ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
+    'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
+)
+
+
+def _digest(key: bytes | None, value: Any) -> str | None:
+    """A keyed digest of a sensitive value; None without a key (an unkeyed hash would let anyone test guesses)."""
+    if not key or value is ABSENT:
+        return None
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return "hmac-sha256:" + hmac.new(key, text.encode(), hashlib.sha256).hexdigest()

@@ -1,0 +1,1 @@
+"""Ignore rules: configured rules, webhook presets, Argo CD ignoreDifferences and Flux's own. Pure."""

@@ -1,0 +1,103 @@
+"""Ignore rules: which drifts are not a person's change to write back. Pure.
+
+Four sources, each with its own module, compiled together by :func:`build_ignores`:
+
+- configured rules (``ignore:`` in the config), here: never blanket, each names paths (the path grammar, with
+  ``*``, ``[*]``, ``**`` and list-key selectors) and may be narrowed to a kind, group, name, namespace and managers;
+- webhook presets (``writeback.drift.ignores.webhooks``): what a known injector adds;
+- Argo CD ``ignoreDifferences`` (``writeback.drift.ignores.argocd``): JSON pointers, jq path expressions and
+  field managers;
+- Flux annotations that take an object out of Flux's hands (``writeback.drift.ignores.flux``), checked per
+  object by the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from writeback.config import IgnoreRule
+from writeback.drift.ignores.argocd import IgnoreDifference, compile_ignore_differences, glob_matches
+from writeback.drift.ignores.webhooks import Presets, choose_presets
+from writeback.drift.listkeys import KeyResolver
+from writeback.kube.paths import match, parse_pattern
+from writeback.kube.pathtypes import FieldPath, PatternSegment
+from writeback.kube.refs import ObjectRef
+from writeback.model import FieldOwner, Op
+
+__all__ = ["Ignores", "build_ignores"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Rule:
+    patterns: tuple[tuple[PatternSegment, ...], ...]
+    reason: str
+    kind: str | None = None
+    group: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    managers: tuple[str, ...] = ()
+
+    def applies(self, ref: ObjectRef, owner: FieldOwner | None) -> bool:
+        if not all(
+            glob_matches(p, v)
+            for p, v in ((self.kind, ref.kind), (self.name, ref.name), (self.namespace, ref.namespace))
+        ):
+            return False
+        if self.group is not None and not (
+            self.group == ref.group or (self.group and glob_matches(self.group, ref.group))
+        ):
+            return False
+        return not self.managers or (owner is not None and any(glob_matches(m, owner.manager) for m in self.managers))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ignores:
+    rules: tuple[_Rule, ...] = ()
+    presets: Presets = field(default_factory=Presets)
+    argo: tuple[IgnoreDifference, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def rule_reason(self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None) -> str | None:
+        """A configured ignore rule that matches, as its reason."""
+        for rule in self.rules:
+            if rule.applies(ref, owner) and any(match(p, path) for p in rule.patterns):
+                return rule.reason
+        return None
+
+    def argo_reason(
+        self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None, live: Any, git: Any, keys: KeyResolver
+    ) -> str | None:
+        """An Argo CD ``ignoreDifferences`` entry that matches, as a reason."""
+        for entry in self.argo:
+            reason = entry.reason(ref=ref, path=path, owner=owner, live=live, git=git, keys=keys)
+            if reason:
+                return reason
+        return None
+
+    def preset_reason(self, *, path: FieldPath, op: Op) -> str | None:
+        """A webhook preset that explains an added field, as a reason."""
+        return self.presets.reason(path=path, op=op)
+
+
+def build_ignores(
+    *, rules: Sequence[IgnoreRule], presets: Sequence[str], argocd: Sequence[Mapping[str, Any]] = ()
+) -> Ignores:
+    """Compile configured rules, the enabled presets and Argo CD ``ignoreDifferences`` entries."""
+    notes: list[str] = []
+    compiled = tuple(
+        _Rule(
+            patterns=tuple(parse_pattern(p) for p in r.paths),
+            reason=r.reason,
+            kind=r.kind,
+            group=r.group,
+            name=r.name,
+            namespace=r.namespace,
+            managers=r.managers,
+        )
+        for r in rules
+    )
+    chosen = choose_presets(presets, notes=notes)
+    argo = compile_ignore_differences(argocd, notes=notes)
+    return Ignores(rules=compiled, presets=chosen, argo=argo, notes=tuple(notes))

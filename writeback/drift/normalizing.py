@@ -1,0 +1,419 @@
+"""Normalization: drop server-populated fields before diffing, and say which rule dropped each. Pure.
+
+Both sides go through the same rules. Some rules only drop a live field that Git does not
+declare (the cluster IP of a Service, Argo CD's instance label): a value Git sets is compared.
+The identity fields (apiVersion, kind, metadata.name, metadata.namespace) are not compared at
+all: objects are matched by group, kind, namespace and name before diffing.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from writeback.kube.paths import key
+from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment
+from writeback.kube.refs import ObjectRef
+from writeback.model import Dropped
+
+__all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
+
+_SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+_IDENTITY_METADATA = ("name", "namespace")
+
+# Annotations the API server, kubectl, controllers or GitOps tools write: never a person's edit.
+_SERVER_ANNOTATIONS = {
+    "deployment.kubernetes.io/revision": "server-populated: Deployment revision",
+    "deprecated.daemonset.template.generation": "server-populated: DaemonSet template generation",
+    "kubectl.kubernetes.io/last-applied-configuration": "client-side apply bookkeeping",
+    "argocd.argoproj.io/tracking-id": "Argo CD resource tracking",
+    "argocd.argoproj.io/installation-id": "Argo CD resource tracking",
+    "endpoints.kubernetes.io/last-change-trigger-time": "server-populated: endpoints controller",
+    "control-plane.alpha.kubernetes.io/leader": "server-populated: leader election",
+    "pv.kubernetes.io/bind-completed": "server-populated: volume binding",
+    "pv.kubernetes.io/bound-by-controller": "server-populated: volume binding",
+    "pv.kubernetes.io/provisioned-by": "server-populated: volume provisioning",
+    "volume.beta.kubernetes.io/storage-provisioner": "server-populated: volume provisioning",
+    "volume.kubernetes.io/storage-provisioner": "server-populated: volume provisioning",
+    "volume.kubernetes.io/selected-node": "server-populated: volume scheduling",
+    "batch.kubernetes.io/job-tracking": "server-populated: Job tracking",
+}
+# Dropped from live only when Git does not declare them (a GitOps tool or Helm adds them).
+_TOOL_ANNOTATION_PREFIXES = {
+    "meta.helm.sh/": "Helm release bookkeeping",
+    "kustomize.toolkit.fluxcd.io/": "Flux bookkeeping",
+    "helm.toolkit.fluxcd.io/": "Flux bookkeeping",
+}
+_TOOL_LABELS = {
+    "app.kubernetes.io/instance": "Argo CD resource tracking label",
+    "kubernetes.io/metadata.name": "server-populated: namespace name label",
+    "pod-template-hash": "server-populated: ReplicaSet pod template hash",
+    "controller-uid": "server-populated: Job controller",
+    "job-name": "server-populated: Job controller",
+    "batch.kubernetes.io/controller-uid": "server-populated: Job controller",
+    "batch.kubernetes.io/job-name": "server-populated: Job controller",
+}
+_TOOL_LABEL_PREFIXES = {
+    "kustomize.toolkit.fluxcd.io/": "Flux resource tracking label",
+    "helm.toolkit.fluxcd.io/": "Flux resource tracking label",
+}
+_RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+
+# (kind or "*", path): spec fields the API server or a controller fills in; live-only when Git is silent.
+_ALLOCATED: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("Service", ("spec", "clusterIP"), "allocated by the API server: Service cluster IP"),
+    ("Service", ("spec", "clusterIPs"), "allocated by the API server: Service cluster IPs"),
+    ("Service", ("spec", "healthCheckNodePort"), "allocated by the API server: health check node port"),
+    ("PersistentVolumeClaim", ("spec", "volumeName"), "set by the volume binder"),
+    ("Pod", ("spec", "nodeName"), "set by the scheduler"),
+    ("Namespace", ("spec", "finalizers"), "server-populated: Namespace finalizers"),
+    ("ServiceAccount", ("secrets",), "set by the token controller"),
+    ("Job", ("spec", "selector"), "set by the Job controller"),
+)
+
+
+_SERVER_METADATA_DROPS: dict[str, tuple[FieldPath, str]] = {
+    k: ((Key("metadata"), Key(k)), f"server-populated: metadata.{k}") for k in _SERVER_METADATA
+}
+_ALLOCATED_BY_KIND: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    kind: tuple((names, rule) for k, names, rule in _ALLOCATED if k == kind) for kind, _, _ in _ALLOCATED
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Normalized:
+    body: dict[str, Any]
+    dropped: tuple[Dropped, ...] = ()
+
+
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain(value: Any) -> Any:
+    """A deep copy as plain dicts and lists (ruamel and other mappings included)."""
+    t = type(value)
+    if t is dict:  # the common case first: parsed JSON and YAML
+        return _plain_dict(value)
+    if t is list:
+        return [v if type(v) in _PLAIN_SCALARS else plain(v) for v in value]
+    if t in _PLAIN_SCALARS:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, datetime.date):  # YAML timestamps: the API server sees text
+        return value.isoformat()
+    return value
+
+
+def _plain_dict(value: dict[Any, Any]) -> dict[str, Any]:
+    scalars = _PLAIN_SCALARS
+    return {(k if type(k) is str else str(k)): (v if type(v) in scalars else plain(v)) for k, v in value.items()}
+
+
+def is_empty(value: Any) -> bool:
+    """Absent, null, ``{}`` and ``[]`` all mean "not set" to the API server."""
+    return value is ABSENT or value is None or (isinstance(value, dict | list) and not value)
+
+
+class _Dropper:
+    def __init__(self, *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None) -> None:
+        self.ref = ref
+        self.side = side
+        self.declared = declared
+        self.dropped: list[Dropped] = []
+
+    def drop(self, container: dict[str, Any], key: str, path: FieldPath, rule: str) -> None:
+        if key in container:
+            del container[key]
+            self.dropped.append(Dropped(resource=self.ref, path=path, rule=rule, side=self.side))
+
+    def git_declares(self, path: FieldPath) -> bool:
+        if self.declared is None:
+            return False
+        node: Any = self.declared
+        for seg in path:
+            if (
+                not isinstance(seg, Key)
+                or not (type(node) is dict or isinstance(node, Mapping))
+                or seg.name not in node
+            ):
+                return False
+            node = node[seg.name]
+        return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _keys(*names: str) -> FieldPath:
+    """A path of keys; cached (paths are immutable), since the rules build the same few paths for every object."""
+    return tuple(Key(n) for n in names)
+
+
+def normalize(
+    body: Mapping[str, Any], *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None = None
+) -> Normalized:
+    """Drop server-populated fields. ``declared`` is the Git body, for live-only rules."""
+    out = _plain_body(body)
+    d = _Dropper(ref=ref, side=side, declared=declared)
+    for k in ("apiVersion", "kind"):
+        out.pop(k, None)
+    d.drop(out, "status", _keys("status"), "server-populated: status")
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        for k in _IDENTITY_METADATA:
+            meta.pop(k, None)
+        for k, (path, rule) in _SERVER_METADATA_DROPS.items():
+            if k in meta:
+                d.drop(meta, k, path, rule)
+        _owner_references(meta, d)
+        _metadata_maps(meta, (Key("metadata"),), d)
+        if not meta:
+            del out["metadata"]
+    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == "live" else ():
+        if not d.git_declares(_keys(*names)):  # live only: a value Git declares is compared, on both sides
+            parent = _get(out, names[:-1])
+            if isinstance(parent, dict):
+                d.drop(parent, names[-1], _keys(*names), rule)
+    if ref.kind == "Service" and side == "live":
+        _node_ports(out, d)
+    if ref.is_secret and side == "git":
+        _string_data(out, d)
+    _nested_metadata(out, (), d)
+    return Normalized(body=out, dropped=tuple(d.dropped))
+
+
+def _plain_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``plain(body)``, except that ``status`` and ``metadata.managedFields`` (always dropped) are not copied."""
+    out: dict[str, Any] = {}
+    for raw, value in body.items():
+        k = raw if type(raw) is str else str(raw)
+        if k == "status":
+            out[k] = None  # a placeholder: only its presence matters (the drop is recorded)
+        elif k == "metadata" and (type(value) is dict or isinstance(value, Mapping)):
+            meta: dict[str, Any] = {}
+            for mk, mv in value.items():
+                name = mk if type(mk) is str else str(mk)
+                meta[name] = None if name == "managedFields" else plain(mv)
+            out[k] = meta
+        else:
+            out[k] = plain(value)
+    return out
+
+
+def _string_data(out: dict[str, Any], d: _Dropper) -> None:
+    """A Secret's ``stringData`` is write-only: the API server stores it base64-encoded in ``data`` (it wins)."""
+    string_data = out.get("stringData")
+    if not isinstance(string_data, dict):
+        return
+    current = out.get("data")
+    data: dict[str, Any] = current if isinstance(current, dict) else {}
+    for name, value in string_data.items():
+        data[name] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+    out["data"] = data
+    d.drop(out, "stringData", _keys("stringData"), "write-only: stored base64-encoded in data")
+
+
+def _get(body: Any, names: tuple[str, ...]) -> Any:
+    for n in names:
+        if not isinstance(body, dict):
+            return ABSENT
+        body = body.get(n, ABSENT)
+    return body
+
+
+def _owner_references(meta: dict[str, Any], d: _Dropper) -> None:
+    refs = meta.get("ownerReferences")
+    if not isinstance(refs, list):
+        return
+    kept = [r for r in refs if not (isinstance(r, dict) and r.get("controller") is True)]
+    if len(kept) != len(refs):
+        d.dropped.append(
+            Dropped(
+                resource=d.ref,
+                path=_keys("metadata", "ownerReferences"),
+                rule="set by a controller: controller ownerReferences",
+                side=d.side,
+            )
+        )
+        if kept:
+            meta["ownerReferences"] = kept
+        else:
+            del meta["ownerReferences"]
+
+
+def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
+    """Drop bookkeeping annotations and labels from a ``metadata`` map at path ``at``."""
+    ann = meta.get("annotations")
+    if isinstance(ann, dict):
+        for name in list(ann):
+            rule = _SERVER_ANNOTATIONS.get(name)
+            if rule is None and name == _RESTARTED_AT:
+                rule = "kubectl rollout restart timestamp"
+            declarable = False  # a tool's annotation: dropped from live only when Git does not declare it
+            if rule is None and d.side == "live":
+                rule = next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if name.startswith(p)), None)
+                declarable = True
+            if rule is None:
+                continue
+            path = (*at, _ANNOTATIONS, key(name))
+            if not (declarable and d.git_declares(path)):
+                d.drop(ann, name, path, rule)
+        if not ann:
+            del meta["annotations"]
+    labels = meta.get("labels")
+    if isinstance(labels, dict) and d.side == "live":
+        for name in list(labels):
+            tool_rule = added_label(name)
+            if not tool_rule:
+                continue
+            path = (*at, _LABELS, key(name))
+            if not d.git_declares(path):
+                d.drop(labels, name, path, tool_rule)
+        if not labels:
+            del meta["labels"]
+
+
+def added_label(key: str) -> str | None:
+    """The rule of a label that the GitOps tool or the server puts on live objects (Flux's tracking labels, a
+    namespace's name label, ...): Git does not carry it unless it declares it. None for any other label."""
+    return _TOOL_LABELS.get(key) or next((r for p, r in _TOOL_LABEL_PREFIXES.items() if key.startswith(p)), None)
+
+
+_ANNOTATIONS, _LABELS, _TEMPLATE = Key("annotations"), Key("labels"), Key("template")
+_CREATION, _STATUS = Key("creationTimestamp"), Key("status")
+_NESTED = frozenset({"metadata", "spec", "template", "jobTemplate", "volumeClaimTemplates"})
+
+
+def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:
+    """Pod templates and claim templates: ``creationTimestamp: null`` and bookkeeping labels."""
+    if not isinstance(node, dict):
+        return
+    for name, value in list(node.items()):
+        if name not in _NESTED:
+            continue
+        path: FieldPath = (*at, key(name))
+        if name == "metadata" and at and isinstance(value, dict):
+            if "creationTimestamp" in value:
+                d.drop(value, "creationTimestamp", (*path, _CREATION), "server-populated: template")
+            _metadata_maps(value, path, d)
+            if not value:
+                del node[name]
+        elif name in ("spec", "template", "jobTemplate") and isinstance(value, dict):
+            if name == "spec" and (at[-1:] == (_TEMPLATE,) or (not at and d.ref.kind == "Pod")):
+                _empty_pod_security_context(value, path, d)
+            _nested_metadata(value, path, d)
+        elif name == "volumeClaimTemplates" and isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    d.drop(item, "status", (*path, Index(i), _STATUS), "server-populated: status")
+                    _nested_metadata(item, (*path, Index(i)), d)
+
+
+def _empty_pod_security_context(spec: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
+    """The API server defaults a pod's ``securityContext`` to ``{}`` (kubectl-neat drops it too)."""
+    path = (*at, Key("securityContext"))
+    if d.side == "live" and spec.get("securityContext") == {} and not d.git_declares(path):
+        d.drop(spec, "securityContext", path, "defaulted by the API server: empty pod securityContext")
+
+
+def _node_ports(out: dict[str, Any], d: _Dropper) -> None:
+    ports = _get(out, ("spec", "ports"))
+    git_ports = _get(d.declared, ("spec", "ports")) if d.declared is not None else ABSENT
+    if not isinstance(ports, list):
+        return
+    declared = {
+        (str(p.get("port")), str(p.get("protocol") or "TCP"))
+        for p in (git_ports if isinstance(git_ports, list) else [])
+        if isinstance(p, Mapping) and "nodePort" in p
+    }
+    for p in ports:
+        if (
+            isinstance(p, dict)
+            and "nodePort" in p
+            and (str(p.get("port")), str(p.get("protocol") or "TCP")) not in declared
+        ):
+            del p["nodePort"]
+            d.dropped.append(
+                Dropped(
+                    resource=d.ref,
+                    path=(Key("spec"), Key("ports"), Key("nodePort")),
+                    rule="allocated by the API server: node port",
+                    side=d.side,
+                )
+            )
+
+
+_QUANTITY = re.compile(
+    r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:[eE]([+-]?[0-9]+))?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
+)
+_SUFFIX = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+_QUANTITY_PARENTS = frozenset({"limits", "requests", "hard", "capacity", "sizeLimit", "overhead"})
+
+
+def _quantity(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    m = _QUANTITY.match(str(value).strip())
+    if not m:
+        return None
+    try:
+        number = Decimal(m.group(1))
+        if m.group(2):
+            number = number.scaleb(int(m.group(2)))
+        return number * _SUFFIX[m.group(3) or ""]
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _is_quantity_path(path: tuple[Segment, ...]) -> bool:
+    names = {s.name for s in path[-2:] if isinstance(s, Key)}
+    return bool(names & _QUANTITY_PARENTS)
+
+
+def values_equal(a: Any, b: Any, *, path: tuple[Segment, ...] = ()) -> bool:
+    """Scalar equality as the API server sees it: ``true`` is not ``1``; ``500m`` is ``0.5`` for quantities."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if type(a) is not type(b) and not _is_quantity_path(path):
+        return False
+    if a == b:
+        return True
+    if _is_quantity_path(path):
+        qa, qb = _quantity(a), _quantity(b)
+        return qa is not None and qa == qb
+    return False

@@ -1,0 +1,84 @@
+"""One object's preparation for the drift engine: normalize both sides, diff, parse managedFields. Pure.
+
+Both ``needs_dry_run`` and ``compute_drift`` need it; the pipeline makes it once per object and cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.drift.deciding import table_default
+from writeback.drift.diffing import Leaf, diff
+from writeback.drift.listkeys import KeyResolver, resolver
+from writeback.drift.normalizing import normalize
+from writeback.drift.ownership import Ownership, parse_managed_fields
+from writeback.model import DesiredObject, Dropped, LiveObject
+
+__all__ = ["PreparedObject", "prepare", "reuse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedObject:
+    """One object's work that needs neither a dry-run nor the Git head: normalize both sides, diff, and
+    (unless every difference is a well-known default) parse managedFields.
+
+    Made by :func:`prepare_object`; ``needs_dry_run`` and ``compute_drift`` reuse it instead of redoing it.
+    It is only used for the very ``live``/``desired`` objects (and offline mode) it was made from.
+    The bodies are shared: nothing downstream mutates them. A settled object keeps only its ``dropped``
+    (the pipeline holds one preparation per object for the whole cycle).
+    """
+
+    live: LiveObject
+    desired: DesiredObject
+    offline: bool
+    settled: bool  # every difference is a well-known default: no drift, managedFields not parsed
+    dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
+    # The rest is None (leaves empty) when settled:
+    live_body: dict[str, Any] | None = None  # normalized
+    git_body: dict[str, Any] | None = None  # normalized
+    leaves: tuple[Leaf, ...] = ()  # the differences left to decide
+    ownership: Ownership | None = None
+    keys: KeyResolver | None = None
+
+
+def prepare(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
+    ref = d.ref
+    nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
+    ng = normalize(d.body, ref=ref, side="git")
+    dropped = [*nl.dropped, *ng.dropped]
+    # Fast path: most objects differ only by well-known defaults; their managedFields need no parsing.
+    leaves = diff(live=nl.body, git=ng.body, keys=resolver(kind=ref.kind, learned={}))
+    rules: list[str] = []
+    for x in leaves:
+        rule = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline)
+        if rule is None:
+            break
+        rules.append(rule)
+    else:
+        for x, r in zip(leaves, rules, strict=True):
+            dropped.append(Dropped(resource=ref, path=x.path, rule=r, side="live"))
+        return PreparedObject(live=obj, desired=d, offline=offline, settled=True, dropped=tuple(dropped))
+    own = parse_managed_fields(obj.body)
+    keys = resolver(kind=ref.kind, learned=own.list_keys)
+    if own.list_keys:  # the API server's own list keys may match items the static table does not know
+        leaves = diff(live=nl.body, git=ng.body, keys=keys)
+    return PreparedObject(
+        live=obj,
+        desired=d,
+        offline=offline,
+        live_body=nl.body,
+        git_body=ng.body,
+        dropped=tuple(dropped),
+        leaves=tuple(leaves),
+        settled=False,
+        ownership=own,
+        keys=keys,
+    )
+
+
+def reuse(prepared: PreparedObject | None, obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
+    """``prepared`` when it was made from these very objects, else a fresh preparation."""
+    if prepared is not None and prepared.live is obj and prepared.desired is d and prepared.offline == offline:
+        return prepared
+    return prepare(obj, d, offline=offline)

@@ -1,0 +1,345 @@
+"""``detect``: Git manifests at the applied revision + a live snapshot + dry-runs -> the engine's DriftReport.
+
+Revision order: ``--revision`` (explicit), else the Argo CD Application's ``status.sync.revision``, else the
+Flux Kustomization's ``status.lastAppliedRevision``, else HEAD. When the working tree (HEAD) differs from the
+compared revision, its objects are passed along so that fields the head changed are "pending sync".
+
+Desired objects come from ONE place, ``_Loader``, for ``diff``, ``plan`` and ``run``: the YAML files under the
+path (plain, markers), or the real ``kustomize build`` of the path (kustomize), at the compared revision and at
+the head alike. A Kustomize overlay is built in a checkout of the whole repo, since it reaches ``../../base``.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from writeback.adapters import kustomize as kustomize_cli
+from writeback.adapters.files import (
+    LoadResult,
+    NamespaceDefaults,
+    NamespacedFn,
+    Problem,
+    builtin_namespaced,
+    crd_scopes,
+    read_live,
+    with_crds,
+    with_default_namespace,
+)
+from writeback.adapters.files import read_manifests as _read_manifests
+from writeback.adapters.git import revisions
+from writeback.adapters.kube.cluster import Cluster
+from writeback.drift.engine import (
+    DriftReport,
+    EngineOptions,
+    PreparedObject,
+    compute_drift,
+    needs_dry_run,
+    prepare_object,
+)
+from writeback.drift.evidence.twins import has_twin, twin_manifest
+from writeback.errors import ClusterError, ClusterUnreachable, InputError
+from writeback.gitops import state as controller_state
+from writeback.kube.refs import Identity, ObjectRef
+from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
+from writeback.pipeline import snapshots
+from writeback.pipeline.collector import collector_paused
+from writeback.pipeline.targets import Edges, TargetSpec
+from writeback.sources.locating import SourceKind
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Detection:
+    """The report plus what produced it (the patching step needs the desired objects)."""
+
+    report: DriftReport
+    desired: tuple[DesiredObject, ...]
+    live: tuple[LiveObject, ...]
+    problems: tuple[Problem, ...] = ()
+    revision_source: str = ""
+    source: SourceKind = "plain"  # how the desired objects were obtained
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _GitSide:
+    desired: tuple[DesiredObject, ...]
+    head: tuple[DesiredObject, ...] | None
+    revision: str
+    source: str
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+
+
+def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
+    """Compare live (``edges.cluster``, or the dump at ``edges.live_path`` offline) with Git in ``repo``."""
+    with collector_paused():
+        return _detect(spec=spec, repo=repo, edges=edges)
+
+
+def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
+    cluster, live_path, live_text = edges.cluster, edges.live_path, edges.live_text
+    if (cluster is None) == (live_path is None and live_text is None):
+        raise ValueError("detect needs exactly one of a cluster or a live dump")
+    step = edges.on_step or (lambda _: None)
+    dump: tuple[LiveObject, ...] = ()
+    problems: list[Problem] = []
+    if cluster is None:
+        step("read the live dump")
+        loaded = read_live(path=live_path, text=live_text)
+        if loaded.problems:  # a dump that cannot be read is no snapshot: stop before any report
+            listed = "\n  ".join(str(p) for p in loaded.problems)
+            raise InputError(f"--live {live_path or '-'}: the dump cannot be used:\n  {listed}")
+        dump = loaded.objects
+        get: controller_state.Getter = controller_state.live_getter(dump)
+    else:
+        c = cluster
+        get = lambda ref: c.get_object(ref=ref)  # noqa: E731
+    state = _controller_state(spec=spec, get=get, offline=cluster is None)
+    namespaced = _namespaced_fn(cluster)
+    if cluster is None:  # offline: a CRD in the dump scopes its kind
+        namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
+    source = resolve_source(repo=repo, path=spec.path, source=spec.source)
+    load = _Loader(repo=repo, path=spec.path, source=source, kustomize=edges.kustomize)
+    step("read Git")
+    git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
+    problems.extend(git.problems)
+    desired = git.desired
+    # a resource Git declares twice is left out on both sides: its live object is no "new" resource
+    ambiguous = {p.resource.identity for p in git.problems if p.resource is not None}
+    if cluster is None:  # dumped objects without a namespace get the one Git's get (CRDs in Git scope theirs)
+        fallback = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace).fallback
+        scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
+        dump = with_default_namespace(dump, namespaced=scoped, fallback=fallback)
+    if not spec.policy.include_secrets:
+        desired = tuple(d for d in desired if not d.ref.is_secret)
+    scopes = snapshots.scopes_for(
+        desired=desired,
+        selectors=spec.selectors,
+        namespaces=spec.namespaces,
+        include_secrets=spec.policy.include_secrets,
+    )
+    if spec.selectors:
+        kept = snapshots.filter_desired(objects=desired, scopes=scopes)
+        if len(kept) < len(desired):
+            git_notes = (*git.notes, f"{len(desired) - len(kept)} Git resource(s) outside the selectors not compared")
+            git = replace(git, notes=git_notes)
+        desired = kept
+    options = EngineOptions(
+        policy=spec.policy,
+        ignore=spec.ignore,
+        offline=cluster is None,
+        argocd_ignore=state.ignore_differences,
+        fingerprint_key=spec.fingerprint_key,
+    )
+    notes = list(git.notes)
+    dry_run: dict[Identity, DryRun] | None = None
+    prepared: dict[Identity, PreparedObject] | None = None
+    if cluster is None:
+        live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
+        if not live and desired and not edges.empty_live_ok:
+            raise InputError(_empty_dump(live_path, dumped=len(dump), declared=len(desired)))
+    else:
+        step("snapshot")
+        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
+        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous)
+        problems.extend(snap.problems)
+        unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
+        desired = tuple(d for d in desired if d.ref.identity not in unusable)
+        step("dry-run")
+        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
+        notes.extend(dry_notes)
+    step("compare")
+    report = compute_drift(
+        live=live,
+        desired=desired,
+        options=options,
+        dry_run=dry_run,
+        head=git.head,
+        revision=git.revision,
+        prepared=prepared,
+    )
+    if notes:
+        report = replace(report, notes=(*notes, *report.notes))
+    if not git.desired and not git.problems:  # never a silent "no drift"
+        empty = f"{spec.path!r} in {repo} holds no Kubernetes manifests: nothing was compared with it"
+        report = replace(report, warnings=(*report.warnings, empty))
+    return Detection(
+        report=report,
+        desired=desired,
+        live=tuple(live),
+        problems=tuple(problems),
+        revision_source=git.source,
+        source=source,
+    )
+
+
+def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
+    """An empty snapshot would report every Git object as deleted: that is a wrong input, not drift."""
+    held = "holds no object" if not dumped else f"holds {dumped} object(s), none of the kinds and namespaces compared"
+    return (
+        f"--live {path}: the dump {held}, while Git declares {declared} resource(s): every one would read as "
+        "deleted. Dump the right namespaces, or pass --allow-empty-live if an empty cluster is expected"
+    )
+
+
+def resolve_source(*, repo: Path, path: str, source: SourceKind | None = None) -> SourceKind:
+    """``source`` if given, else kustomize when ``repo/path`` holds a kustomization file, else plain."""
+    if source is not None:
+        return source
+    return "kustomize" if kustomize_cli.kustomization_file(repo / path) is not None else "plain"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Loader:
+    """Git's desired objects in a tree: the files under the path, or what kustomize renders of it."""
+
+    repo: Path
+    path: str
+    source: SourceKind
+    kustomize: Path | None
+
+    def __call__(
+        self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
+    ) -> LoadResult[DesiredObject]:
+        if self.source == "kustomize":
+            return kustomize_cli.read_rendered(
+                root=root,
+                path=self.path,
+                namespaces=namespaces,
+                namespaced=namespaced,
+                binary=self.kustomize,
+                where=where,
+            )
+        return _read_manifests(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced)
+
+
+def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
+    if cluster is None:
+        return builtin_namespaced
+
+    def ask(api_version: str, kind: str) -> bool | None:
+        try:
+            return cluster.resource_for(api_version=api_version, kind=kind).namespaced
+        except ClusterUnreachable:
+            raise
+        except ClusterError:
+            return builtin_namespaced(api_version, kind)
+
+    return ask
+
+
+def _controller_state(
+    *, spec: TargetSpec, get: controller_state.Getter, offline: bool
+) -> controller_state.ControllerState:
+    if spec.argocd_application:
+        return controller_state.read_argocd(application=spec.argocd_application, get=get, offline=offline)
+    if spec.flux_kustomization:
+        return controller_state.read_flux(kustomization=spec.flux_kustomization, get=get, offline=offline)
+    return controller_state.ControllerState()
+
+
+def _git_side(
+    *, spec: TargetSpec, load: _Loader, state: controller_state.ControllerState, namespaced: NamespacedFn
+) -> _GitSide:
+    ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
+
+    def read(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
+        res = load(root, namespaces=ns, namespaced=namespaced, where=where)
+        return res.objects, res.problems
+
+    repo = load.repo
+    wanted, source = (spec.revision, "--revision") if spec.revision else (state.revision, state.source)
+    is_repo = revisions.is_git_repo(repo)
+    head = revisions.head_commit(repo) if is_repo else None
+    if head is None:
+        what = "a git repository with no commits" if is_repo else "not a git repository"
+        if wanted:
+            raise InputError(f"{repo}: {what}, cannot compare at revision {wanted!r}")
+        objs, problems = read(repo)
+        note = f"{repo} is {what}: compared with the files as they are"
+        return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
+    rendered = load.source == "kustomize"  # the overlay may reach anywhere in the repo (../../base)
+    scope = "." if rendered else spec.path
+    dirty = revisions.is_dirty(repo, path=scope)
+    commit = revisions.resolve_commit(repo, wanted) if wanted else head
+    if not wanted:
+        source = "HEAD (no applied revision known)"
+    if commit == head and not dirty:
+        objs, problems = read(repo)
+        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
+    with revisions.checkout(repo, commit, path=scope) as tree:
+        objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
+    head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
+    notes: list[str] = []
+    if rendered and head_problems:
+        why = "; ".join(str(p) for p in head_problems)
+        notes.append(f"kustomize build of {spec.path} at the head failed ({why}): its resources count as pending")
+    if commit != head:
+        notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
+    if dirty:
+        notes.append(f"uncommitted changes under {scope} are treated as the head (pending)")
+    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes))
+
+
+def _dry_runs(
+    *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
+) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:
+    """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
+
+    A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
+    defaults and spellings for Git's manifest alone. Where no twin can be made (its kind's name is fixed by its
+    content, a webhook or quota refuses it), the server-side-apply dry-run onto the live object stands in: it proves
+    spellings only. Also returns each compared object's engine preparation, so that ``compute_drift`` does not redo
+    it. Where both fail (an invalid manifest, a webhook that refuses), that object falls back to the built-in
+    defaults table, as offline, with a note.
+    """
+    by_id = {o.ref.identity: o for o in live}
+    results: dict[Identity, DryRun] = {}
+    prepared: dict[Identity, PreparedObject] = {}
+    notes: list[str] = []
+    refused: list[str] = []
+    for d in desired:
+        lv = by_id.get(d.ref.identity)
+        if lv is None:
+            continue
+        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options)
+        if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
+            continue
+        if has_twin(d.ref):
+            try:
+                body = cluster.dry_run_create(body=twin_manifest(d.body, d.ref), twin_of=d.ref)
+                results[d.ref.identity] = DryRun(kind=DryRunKind.CREATE, body=body)
+                continue
+            except ClusterUnreachable:
+                raise
+            except ClusterError as e:
+                refused.append(f"{d.ref} ({e})")
+        try:
+            body = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
+            results[d.ref.identity] = DryRun(kind=DryRunKind.APPLY, body=body)
+        except ClusterUnreachable:
+            raise
+        except ClusterError as e:
+            notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
+    if refused:
+        notes.append(
+            f"{len(refused)} object(s) could not be dry-run created under a twin name, first {refused[0]}: "
+            "their defaults were judged by the server-side-apply dry-run and the defaults table "
+            "(writeback needs the `create` verb on the kinds it compares; see docs/deploy.md)"
+        )
+    return results, prepared, notes
+
+
+def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:
+    out = copy.deepcopy(dict(body))
+    meta = dict(out.get("metadata") or {})
+    if ref.namespace:
+        meta["namespace"] = ref.namespace
+    out["metadata"] = meta
+    return out

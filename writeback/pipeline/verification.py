@@ -1,0 +1,141 @@
+"""Verification of a change set, from ONE rendering of its patched manifests.
+
+``render_change_set`` renders what merging the change set would apply: ``kustomize build`` of the patched overlay,
+or the documents of the patched files. ``plan`` renders each change set once (``PlanOutcome.rendered``) and uses
+that rendering twice:
+
+- ``check_rendered``: a change set whose rendering does not hold the live values of its drifts is aborted;
+- ``verification_line``: the PR body's line, a server-side dry-run apply of the rendered objects against live.
+  Expected: the API server would store the written-back fields exactly as they are live (no change). Sensitive
+  fields are not compared, and no value is ever put in the line (it goes into the PR body).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from writeback.adapters import kustomize as kustomize_cli
+from writeback.adapters.kube.cluster import Cluster
+from writeback.drift.diffing import diff
+from writeback.drift.listkeys import resolver
+from writeback.drift.normalizing import normalize
+from writeback.errors import PatchError, ToolMissing, WritebackError
+from writeback.kube.manifests import expand_lists
+from writeback.kube.paths import format_path
+from writeback.kube.refs import ObjectRef
+from writeback.model import ChangeSet, Decision
+from writeback.sources.changesets import Plan, aborted
+from writeback.sources.live_values import find_rendered, mismatches
+from writeback.yaml.reading import load_all
+
+log = logging.getLogger(__name__)
+
+PREFIX = "Server-side dry-run apply of the patched manifests against the live cluster"
+
+Rendered = tuple[Mapping[str, Any], ...]
+
+
+def render_change_set(cs: ChangeSet, *, repo: Path, path: str, source: str, binary: Path | None = None) -> Rendered:
+    """The objects merging ``cs`` would apply (raises PatchError when the patched overlay does not build)."""
+    if source == "kustomize":
+        text = kustomize_cli.build_patched(repo, path=path, changes={f.path: f.after for f in cs.files}, binary=binary)
+        docs = load_all(text, source=f"kustomize build of {path} (patched)")
+    else:
+        docs = [d for f in cs.files for d in load_all(f.after, source=f.path)]
+    return tuple(expand_lists(docs))
+
+
+def check_rendered(plan: Plan, *, render: Any) -> tuple[Plan, dict[str, Rendered]]:
+    """Render each change set that changes files once (``render(cs)``), and abort the ones whose rendering does not
+    hold the live values of their located drifts. Returns the plan and the renderings by change set id."""
+    out: list[ChangeSet] = []
+    errors = list(plan.errors)
+    rendered: dict[str, Rendered] = {}
+    for cs in plan.changesets:
+        if not cs.files:
+            out.append(cs)
+            continue
+        try:
+            objects = render(cs)
+        except ToolMissing:
+            raise
+        except PatchError as e:
+            errors.append(aborted(cs.id, f"the patched overlay does not build: {e}"))
+            out.append(replace(cs, files=()))
+            continue
+        unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
+        checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
+        wrong = mismatches(objects, checked)
+        if wrong:
+            why = "kustomize build of the patch disagrees: " + "; ".join(str(w) for w in wrong)
+            errors.append(aborted(cs.id, why))
+            out.append(replace(cs, files=()))
+            continue
+        rendered[cs.id] = objects
+        out.append(cs)
+    return Plan(changesets=tuple(out), errors=tuple(errors)), rendered
+
+
+def verification_line(
+    *, cluster: Cluster, cs: ChangeSet, objects: Sequence[Mapping[str, Any]], default_namespace: str | None = None
+) -> str:
+    """The PR body's verification line for ``cs`` rendered as ``objects`` (it never raises: failures are the line).
+
+    A server-side dry-run apply of each patched object against live must store the written-back fields exactly as
+    they are live, and change nothing else live either: merging must add nothing the person did not do.
+    """
+    drifts = [d for d in cs.drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG) and not d.sensitive]
+    if not drifts:
+        return f"{PREFIX}: nothing to compare."
+    try:
+        applied: list[tuple[ObjectRef, dict[str, Any]]] = []
+        for ref in sorted({d.resource for d in drifts}, key=lambda r: r.identity):
+            obj = find_rendered(objects, ref)
+            if obj is None:
+                continue
+            body = dict(obj)
+            meta = dict(body.get("metadata") or {})
+            if not meta.get("namespace") and (ref.namespace or default_namespace):
+                meta["namespace"] = ref.namespace or default_namespace
+            body["metadata"] = meta
+            applied.append((ref, cluster.dry_run_apply(body=body)))
+        wrong = mismatches([result for _, result in applied], drifts)
+        changed = [] if wrong else _changes_live(cluster, applied)
+    except WritebackError as e:
+        log.warning("change set %s: dry-run verification failed: %s", cs.id, e)
+        return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
+    if wrong:
+        fields = "; ".join(w.field for w in wrong[:5])
+        return f"{PREFIX}: {len(wrong)} of {len(drifts)} written-back fields would differ from live ({fields})."
+    n = len(drifts)
+    if changed:
+        shown = "; ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        return (
+            f"{PREFIX}: the {n} written-back field{'s' if n != 1 else ''} match live, but merging would also change "
+            f"{len(changed)} other field{'s' if len(changed) != 1 else ''} live ({shown}): review them."
+        )
+    return (
+        f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live), and nothing else."
+    )
+
+
+def _changes_live(cluster: Cluster, applied: Sequence[tuple[ObjectRef, Mapping[str, Any]]]) -> list[str]:
+    """The fields (paths, never values) that the dry-run results would store differently from live."""
+    out: list[str] = []
+    for ref, result in applied:
+        live = cluster.get_object(ref=ref)
+        if live is None:
+            out.append(f"{ref}: not live")
+            continue
+        keys = resolver(kind=ref.kind, learned={})
+        stored = normalize(result, ref=ref, side="live").body
+        now = normalize(live, ref=ref, side="live").body
+        out.extend(f"{ref}: {format_path(leaf.path)}" for leaf in diff(live=stored, git=now, keys=keys))
+    return out
+
+
+MARKERS_LINE = f"{PREFIX}: not run (the change edits chart values, not manifests)."

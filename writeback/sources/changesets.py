@@ -1,0 +1,277 @@
+"""Group a target's drifts into change sets and patch the repo texts for each. Pure.
+
+One change set per target (and per app when a target spans several): writeback drifts go into a
+``review: standard`` set, flag drifts into a separate ``review: security`` set. The ``id`` is a slug of the target
+(and app), stable while the drift changes; the ``fingerprint`` hashes the canonical drift set (resource, path, op,
+value) without time or manager, with an HMAC instead of the value for sensitive fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.errors import PatchError
+from writeback.kube.paths import format_path, lookup
+from writeback.kube.pathtypes import ABSENT
+from writeback.kube.refs import Identity
+from writeback.model import ChangeSet, Decision, Drift, FilePatch, PlanProblem, ProblemKind, Review, Unresolved
+from writeback.yaml.edit import VerifyError
+
+from .applying import apply_locations
+from .documents import documents, is_yaml
+from .locations import Located, Location, Transform
+
+__all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
+
+# GitOps tracking metadata, first match wins: the app that deploys a live object.
+_TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
+_TRACKING_LABELS = (
+    "argocd.argoproj.io/instance",
+    "app.kubernetes.io/instance",
+    "kustomize.toolkit.fluxcd.io/name",
+    "helm.toolkit.fluxcd.io/name",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    changesets: tuple[ChangeSet, ...] = ()
+    errors: tuple[PlanProblem, ...] = ()  # aborted change sets and source problems, each naming its file
+
+
+def tracked_app(body: Mapping[str, Any]) -> str | None:
+    """The Argo CD Application or Flux Kustomization/HelmRelease that deploys a live object, if recorded."""
+    meta = body.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    tracking = annotations.get(_TRACKING_ANNOTATION)
+    if isinstance(tracking, str) and ":" in tracking:
+        return tracking.split(":", 1)[0]
+    labels = meta.get("labels") or {}
+    for label in _TRACKING_LABELS:
+        value = labels.get(label)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-.") or "x"
+
+
+def changeset_id(*, target: str, app: str | None = None, review: Review = Review.STANDARD) -> str:
+    parts = [_slug(target)] + ([_slug(app)] if app else []) + (["security"] if review is Review.SECURITY else [])
+    return "-".join(parts)
+
+
+def _canonical_value(drift: Drift, key: bytes | None) -> Any:
+    value = drift.live
+    if value is ABSENT:
+        return None
+    if drift.sensitive:
+        if drift.digest:  # computed by the engine from the real value, before it was redacted
+            return drift.digest
+        if not key:  # an unkeyed hash in a public PR body would let anyone test guesses of the value offline
+            return "sensitive (no fingerprint_key: the value is left out)"
+        digest = hmac.new(key, json.dumps(value, sort_keys=True, default=str).encode(), hashlib.sha256)
+        return "hmac-sha256:" + digest.hexdigest()
+    return value
+
+
+def fingerprint(drifts: Iterable[Drift], *, key: bytes | None = None) -> str:
+    """sha256 over the canonical drift set: resource identity, path, op and live value.
+
+    A sensitive value counts only as an HMAC with ``key``; without a key it is left out entirely.
+    """
+    rows = sorted(
+        json.dumps(
+            [list(d.resource.identity), format_path(d.path), d.op.value, _canonical_value(d, key)],
+            sort_keys=True,
+            separators=(",", ":"),
+            default=str,
+        )
+        for d in drifts
+    )
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
+def _verify(texts: Mapping[str, str], before: Mapping[str, str], locations: Sequence[Location]) -> None:
+    """Re-parse every touched YAML file and check the plain values landed where intended."""
+    read = {
+        path: documents(text, source=path) for path, text in texts.items() if before.get(path) != text and is_yaml(path)
+    }
+    for loc in locations:
+        if loc.transform is not Transform.VALUE or loc.inline is not None or not is_yaml(loc.file):
+            continue
+        docs = read.get(loc.file) or documents(texts[loc.file], source=loc.file)
+        got = lookup(docs[loc.document], loc.path)
+        want = ABSENT if loc.drift.live is ABSENT else loc.drift.live
+        if got != want:
+            raise VerifyError(
+                f"{loc.file}: after patching, {format_path(loc.path)} in document {loc.document + 1} "
+                f"reads {got!r}, not the intended {want!r}"
+            )
+
+
+def _build(
+    *,
+    cs_id: str,
+    target: str,
+    review: Review,
+    drifts: Sequence[Drift],
+    locations: Sequence[Location],
+    unresolved: Sequence[Unresolved],
+    ignored: Sequence[Drift],
+    files: Mapping[str, str],
+    key: bytes | None,
+) -> tuple[ChangeSet, PlanProblem | None]:
+    texts = dict(files)
+    failed: list[Unresolved] = []
+    applied: list[Location] = []
+    outcomes = apply_locations(texts, locations)
+    for loc, error in zip(locations, outcomes, strict=True):
+        if isinstance(error, VerifyError):
+            return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), _abort(cs_id, error)
+        if error is not None:
+            failed.append(Unresolved(resource=loc.drift.resource, path=loc.drift.path, reason=f"{loc.file}: {error}"))
+            continue
+        applied.append(loc)
+    try:
+        _verify(texts, files, applied)
+    except PatchError as e:
+        return _aborted(cs_id, target, review, drifts, unresolved, ignored, key), _abort(cs_id, e)
+    patches = tuple(
+        FilePatch(path=p, before=files.get(p), after=texts[p]) for p in sorted(texts) if files.get(p) != texts[p]
+    )
+    cs = ChangeSet(
+        id=cs_id,
+        target=target,
+        review=review,
+        fingerprint=fingerprint(drifts, key=key),
+        files=patches,
+        drifts=tuple(drifts),
+        unresolved=(*unresolved, *failed),
+        ignored=tuple(ignored),
+    )
+    return cs, None
+
+
+def _abort(cs_id: str, error: Exception) -> PlanProblem:
+    return aborted(cs_id, str(error))
+
+
+def aborted(cs_id: str, why: str) -> PlanProblem:
+    """The problem of a change set that was not safe to write (it keeps its drifts, but no files)."""
+    return PlanProblem(kind=ProblemKind.ABORTED, message=f"change set {cs_id} aborted: {why}", changeset=cs_id)
+
+
+def _aborted(
+    cs_id: str,
+    target: str,
+    review: Review,
+    drifts: Sequence[Drift],
+    unresolved: Sequence[Unresolved],
+    ignored: Sequence[Drift],
+    key: bytes | None,
+) -> ChangeSet:
+    return ChangeSet(
+        id=cs_id,
+        target=target,
+        review=review,
+        fingerprint=fingerprint(drifts, key=key),
+        drifts=tuple(drifts),
+        unresolved=tuple(unresolved),
+        ignored=tuple(ignored),
+    )
+
+
+def _not_patched(drift: Drift) -> Unresolved:
+    what = "created live and not declared in Git" if drift.decision is Decision.NEW else "declared in Git, missing live"
+    return Unresolved(resource=drift.resource, path=None, reason=f"{drift.decision.value}: {what}; not patched")
+
+
+def plan_changesets(
+    *,
+    target: str,
+    files: Mapping[str, str],
+    drifts: Sequence[Drift],
+    located: Located,
+    apps: Mapping[Identity, str] | None = None,
+    fingerprint_key: bytes | None = None,
+) -> Plan:
+    """Change sets for one target. ``files``: repo-relative path -> text.
+
+    ``apps`` maps resource identities to the app (GitOps Application / Kustomization) that deploys them; when the
+    drifts span several apps, each app gets its own change sets (id ``<target>-<app>``).
+    """
+    apps = apps or {}
+    names = sorted({apps[d.resource.identity] for d in drifts if d.resource.identity in apps})
+    if len(names) <= 1:
+        return _plan_group(target=target, app=None, files=files, drifts=drifts, located=located, key=fingerprint_key)
+    changesets: list[ChangeSet] = []
+    errors: list[PlanProblem] = list(located.errors)
+    groups: list[str | None] = [*names, None]
+    for app in groups:
+        mine = [d for d in drifts if apps.get(d.resource.identity) == app]
+        ids = {id(d) for d in mine}
+        part = Located(
+            locations=tuple(loc for loc in located.locations if id(loc.drift) in ids),
+            unresolved=tuple(u for u in located.unresolved if apps.get(u.resource.identity) == app),
+        )
+        plan = _plan_group(target=target, app=app, files=files, drifts=mine, located=part, key=fingerprint_key)
+        changesets += plan.changesets
+        errors += plan.errors
+    return Plan(changesets=tuple(changesets), errors=tuple(errors))
+
+
+def _plan_group(
+    *,
+    target: str,
+    app: str | None,
+    files: Mapping[str, str],
+    drifts: Sequence[Drift],
+    located: Located,
+    key: bytes | None,
+) -> Plan:
+    errors: list[PlanProblem] = list(located.errors)
+    out: list[ChangeSet] = []
+    ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING, Decision.UNATTRIBUTED)]
+    other = [_not_patched(d) for d in drifts if d.decision in (Decision.NEW, Decision.DELETED)]
+    for review, decision in ((Review.STANDARD, Decision.WRITEBACK), (Review.SECURITY, Decision.FLAG)):
+        mine = [d for d in drifts if d.decision is decision]
+        ids = {id(d) for d in mine}
+        locs = [loc for loc in located.locations if id(loc.drift) in ids]
+        unresolved = [u for u in located.unresolved if _review_of(u, drifts) is review]
+        if review is Review.STANDARD:
+            unresolved += other
+        if not mine and not unresolved:
+            continue
+        cs_id = changeset_id(target=target, app=app, review=review)
+        cs, error = _build(
+            cs_id=cs_id,
+            target=target,
+            review=review,
+            drifts=mine,
+            locations=locs,
+            unresolved=unresolved,
+            ignored=ignored if review is Review.STANDARD else (),
+            files=files,
+            key=key,
+        )
+        out.append(cs)
+        if error:
+            errors.append(error)
+    return Plan(changesets=tuple(out), errors=tuple(errors))
+
+
+def _review_of(u: Unresolved, drifts: Sequence[Drift]) -> Review:
+    """An Unresolved goes with its drift's review; one not tied to a drift goes to the standard set."""
+    for d in drifts:
+        if d.resource.identity == u.resource.identity and d.path == u.path and d.decision is Decision.FLAG:
+            return Review.SECURITY
+    return Review.STANDARD

@@ -1,0 +1,55 @@
+"""Where a drifted field's value is produced in the repo, and how to write it there. Data only."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from writeback.kube.pathtypes import FieldPath
+from writeback.model import Drift, PlanProblem, Unresolved
+
+
+class Transform(enum.StrEnum):
+    """How the live value becomes the text written at a location."""
+
+    VALUE = "value"  # the live value itself (or a removal when the drift removes)
+    IMAGE_TAG = "tag"  # one part of the live image string
+    IMAGE_NAME = "name"
+    IMAGE_DIGEST = "digest"
+    IMAGE_ENTRY = "images-entry"  # a kustomize images: entry; newName/newTag/digest as needed
+    LITERAL = "literal"  # a generator literal ``KEY=value``; path is the generator entry
+    ENV_LINE = "env-line"  # a ``KEY=value`` line of a generator env file (not YAML)
+    FILE_CONTENT = "file-content"  # the whole text of a generator source file (not YAML)
+    DELETE_DIRECTIVE = "delete-directive"  # strategic merge: ``key: null`` or a ``$patch: delete`` item
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewPatch:
+    """A strategic-merge patch file to create in an overlay, and its reference in that kustomization."""
+
+    kustomization: str  # the overlay's kustomization file
+    file: str  # the new patch file, repo-relative
+    reference: str  # as written under ``patches: - path:``
+    text: str  # its initial text: apiVersion, kind and metadata of the patched resource
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Location:
+    drift: Drift
+    file: str
+    document: int
+    path: FieldPath  # in the document (for an inline patch: in the patch text, see ``inline``)
+    transform: Transform = Transform.VALUE
+    key: str | None = None  # LITERAL / ENV_LINE: the data key
+    inline: FieldPath | None = None  # the path of an inline patch string in ``file``'s document
+    new_patch: NewPatch | None = None
+    via: str = ""  # for people: "overlay patch", "kustomize images entry", "marker at values.yaml:4", ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Located:
+    """The result of locating a target's drifts."""
+
+    locations: tuple[Location, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    errors: tuple[PlanProblem, ...] = ()  # source problems that are not tied to one drift (file and line named)

@@ -1,0 +1,1 @@
+"""YAML: the one bounded loader (reading) and the minimal, comment-preserving editor (edit). Pure."""

@@ -1,0 +1,438 @@
+"""Reading YAML as plain data: the one loading function for Git manifests, live dumps, config and kustomize output.
+
+``load_all(text, source=...)`` returns the data of every document (``None`` for an empty one). It reads the way
+kubectl and kustomize do, with a C parser (libyaml, through PyYAML's ``CParser``), and keeps the reading rules
+writeback documents (docs/yamledit.md), exactly as ``writeback.yaml.edit.load_documents`` reads them:
+
+- YAML 1.2 resolution (ruamel.yaml's table): ``true``/``false`` are booleans, ``yes``/``on`` are strings,
+  ``0755`` is the integer 755, ``0o755`` is octal, ``1e3`` is a float; a ``%YAML 1.1`` directive switches to the
+  YAML 1.1 table from that document on, as ruamel.yaml does;
+- timestamps and unknown tags stay strings; merge keys (``<<``) are applied; a mapping used as a key becomes a
+  hashable :class:`ComplexKey`; an anchor may be defined again (the later definition wins).
+
+It is bounded, so that a hostile file fails fast with an error naming it (``YamlError``) while the others load:
+
+- a text longer than :data:`MAX_CHARS` is refused before it is parsed;
+- nesting deeper than :data:`MAX_DEPTH` levels is refused;
+- aliases may add at most :data:`MAX_ALIAS_GROWTH` units (a node, or a character of a scalar) to a document
+  beyond what it holds without them. The size is computed on the composed node graph, where each anchored node
+  exists once, before anything is constructed: a billion-laughs document is refused after composing a few
+  dozen nodes. An alias to a node that contains it is refused too.
+
+Positions are not kept: the YAML editor (``writeback.yaml.edit``) composes them itself, only for the files it
+edits. Parsed texts are cached by (source, text), so a file is parsed once per cycle (``diff`` and then
+``plan`` read the same files) and not again in the next cycles of the service while it does not change. The
+data in the cache is shared: callers must not modify what they get (the pipeline copies before it changes
+anything). Pure: text in, data out.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_RESOLVERS
+from yaml.composer import Composer
+from yaml.nodes import Node, ScalarNode, SequenceNode
+
+from writeback.errors import YamlError, yaml_error_position
+
+__all__ = [
+    "MAX_ALIAS_GROWTH",
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "CacheInfo",
+    "ComplexKey",
+    "YamlError",
+    "cache_info",
+    "cached",
+    "clear_cache",
+    "freeze",
+    "load_all",
+    "scalar_value",
+]
+
+MAX_CHARS = 64 * 2**20  # 64 Mi characters: a bigger text is refused (a 10 MB file reads in about a second)
+MAX_DEPTH = 200  # nesting levels, aliases followed; Kubernetes objects nest a few dozen at most
+MAX_ALIAS_GROWTH = 1_000_000  # nodes + scalar characters that aliases may add to one document
+CACHE_CHARS = 32 * 2**20  # how much source text the parse cache keeps (least recently used goes first)
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+# ---------------------------------------------------------------- resolution (YAML 1.2, or 1.1 by directive)
+
+_Table = dict[str, list[tuple[str, Any]]]
+
+
+def _table(version: tuple[int, int]) -> _Table:
+    out: _Table = {}
+    for versions, tag, regexp, first in _RUAMEL_RESOLVERS:
+        if version in versions:
+            for ch in first:
+                out.setdefault(ch, []).append((tag, regexp))
+    return out
+
+
+_TABLES = {(1, 2): _table((1, 2)), (1, 1): _table((1, 1))}
+_RESOLVED: dict[tuple[int, int], dict[str, str]] = {(1, 2): {}, (1, 1): {}}
+_RESOLVED_MAX = 100_000
+
+
+def _resolve_plain(value: str, version: tuple[int, int]) -> str:
+    known = _RESOLVED[version]
+    tag = known.get(value)
+    if tag is None:
+        tag = _STR
+        for candidate, regexp in _TABLES[version].get(value[:1], ()):
+            if regexp.match(value):
+                tag = candidate
+                break
+        if len(known) >= _RESOLVED_MAX:
+            known.clear()
+        known[value] = tag
+    return tag
+
+
+class _Resolving:
+    """The resolver half of a PyYAML loader (what ``CParser`` and ``Composer`` call), with a YAML version."""
+
+    version: tuple[int, int] = (1, 2)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            return _resolve_plain(value, self.version) if implicit[0] else _STR
+        return _SEQ if kind is SequenceNode else _MAP
+
+
+def _compose_document(self: Any) -> Any:
+    start = self.get_event()
+    if start.version is not None:  # ruamel.yaml keeps a directive's version for the documents after it
+        self.version = (1, 1) if tuple(start.version) == (1, 1) else (1, 2)
+    node = self.compose_node(None, None)
+    self.get_event()
+    self.anchors = {}
+    return node
+
+
+def _compose_node(self: Any, parent: Any, index: Any) -> Any:
+    event = self.peek_event()
+    anchor = getattr(event, "anchor", None)
+    if anchor is not None and not isinstance(event, yaml.AliasEvent):
+        self.anchors.pop(anchor, None)  # a second definition replaces the first (YAML 1.2, go-yaml)
+    return Composer.compose_node(self, parent, index)
+
+
+_fast_loader: Callable[[str], Any] | None = None  # None: PyYAML without libyaml
+
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser as _Parser
+
+    class _FastLoader(_Parser, _Resolving):
+        """libyaml parses and composes; only resolution runs in Python."""
+
+    _fast_loader = _FastLoader
+
+    class _EventLoader(Composer, _Parser, _Resolving):
+        """libyaml parses, Python composes: for ``%YAML`` directives and anchors defined twice (rare)."""
+
+        def __init__(self, text: str) -> None:
+            _Parser.__init__(self, text)
+            Composer.__init__(self)
+
+        compose_document = _compose_document
+        compose_node = _compose_node
+
+else:  # PyYAML without libyaml: the same, in pure Python (slower)
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _EventLoader(Reader, Scanner, Parser, Composer, _Resolving):  # type: ignore[no-redef]
+        def __init__(self, text: str) -> None:
+            Reader.__init__(self, text)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+        compose_document = _compose_document
+        compose_node = _compose_node
+
+
+# ---------------------------------------------------------------- bounds on the composed graph
+
+
+class _Measure:
+    """Depth and alias growth of one document's node graph (each distinct node is walked once)."""
+
+    def __init__(self, *, source: str) -> None:
+        self.source = source
+        self.sizes: dict[int, tuple[int, int] | None] = {}  # id -> (expanded size, height); None: being walked
+        self.own = 0  # the size of the distinct nodes walked so far
+        self.expanded = 0  # the size of everything walked so far, aliases expanded
+
+    def check(self, root: Node) -> None:
+        self._size(root, 1)
+
+    def _size(self, node: Node, depth: int) -> tuple[int, int]:
+        key = id(node)
+        if key in self.sizes:  # an alias (or a merge key's source): counted again, not walked again
+            known = self.sizes[key]
+            if known is None:
+                raise _refused(self.source, "a YAML alias refers to a node that contains it")
+            if depth + known[1] - 1 > MAX_DEPTH:
+                raise _too_deep(self.source)
+            self.expanded += known[0]
+            if self.expanded - self.own > MAX_ALIAS_GROWTH:  # what is still to walk cannot make up for it
+                raise _refused(
+                    self.source,
+                    f"YAML aliases expand this document by more than {MAX_ALIAS_GROWTH:,} nodes and characters "
+                    "(a YAML bomb?); refused without expanding it",
+                )
+            return known
+        if depth > MAX_DEPTH:
+            raise _too_deep(self.source)
+        self.sizes[key] = None
+        size, height = (1 + len(node.value), 1) if isinstance(node, ScalarNode) else (1, 1)
+        self.own += size
+        self.expanded += size
+        if not isinstance(node, ScalarNode):
+            children = node.value if isinstance(node, SequenceNode) else [n for kv in node.value for n in kv]
+            for child in children:
+                s, h = self._size(child, depth + 1)
+                size += s
+                height = max(height, h + 1)
+        self.sizes[key] = (size, height)
+        return size, height
+
+
+def _too_deep(source: str) -> YamlError:
+    return _refused(source, f"YAML nested deeper than {MAX_DEPTH} levels")
+
+
+def _refused(source: str, problem: str) -> YamlError:
+    """A text beyond a loading limit (size, depth, aliases): refused, whether or not it is valid YAML."""
+    return YamlError(f"{source}: {problem}", source=source, problem=problem, limit=True)
+
+
+# ---------------------------------------------------------------- construction (plain data)
+
+
+def _sexagesimal(text: str) -> float:
+    total = 0.0
+    for part in text.split(":"):
+        total = total * 60 + float(part)
+    return total
+
+
+def _int(text: str, *, v11: bool) -> int:
+    t = text.replace("_", "")
+    sign = -1 if t.startswith("-") else 1
+    t = t.lstrip("+-")
+    low = t.lower()
+    if low.startswith("0b"):
+        return sign * int(t[2:], 2)
+    if low.startswith("0x"):
+        return sign * int(t[2:], 16)
+    if low.startswith("0o"):
+        return sign * int(t[2:], 8)
+    if v11 and ":" in t:
+        return sign * int(_sexagesimal(t))
+    if v11 and len(t) > 1 and t.startswith("0"):
+        return sign * int(t, 8)
+    return sign * int(t, 10)
+
+
+def _float(text: str, *, v11: bool) -> float:
+    t = text.replace("_", "").lower()
+    if t.endswith(".inf"):
+        return -math.inf if t.startswith("-") else math.inf
+    if t.endswith(".nan"):
+        return math.nan
+    if v11 and ":" in t:
+        sign = -1.0 if t.startswith("-") else 1.0
+        return sign * _sexagesimal(t.lstrip("+-"))
+    return float(t)
+
+
+def scalar_value(tag: str, text: str, *, v11: bool = False) -> Any:
+    """The plain value of a scalar with a resolved ``tag``. Timestamps and unknown tags stay text."""
+    kind = tag.rpartition(":")[2]
+    try:
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() in ("true", "yes", "on", "y")
+        if kind == "int":
+            return _int(text, v11=v11)
+        if kind == "float":
+            return _float(text, v11=v11)
+    except ValueError:
+        return text
+    return text
+
+
+class ComplexKey(tuple[Any, ...]):
+    """A hashable stand-in for a mapping or sequence used as a mapping key (``{{ x }}: ...``)."""
+
+
+def freeze(value: Any) -> Any:
+    """A mapping or sequence as a hashable ``ComplexKey`` (a YAML key that is not a scalar)."""
+    if isinstance(value, dict):
+        return ComplexKey((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return ComplexKey(freeze(v) for v in value)
+    return value
+
+
+def _scalar(tag: str, text: str) -> Any:
+    """The value of a scalar with a resolved tag (YAML 1.2); timestamps, unknown tags and unreadable numbers stay
+    text. Local tags (``!!int`` written as ``!<...>``, ``!int``) read like ruamel.yaml: by their last part."""
+    return text if tag == _STR else scalar_value(tag, text)
+
+
+def _construct(node: Node, depth: int, source: str) -> Any:
+    if depth > MAX_DEPTH:
+        raise _too_deep(source)
+    if isinstance(node, ScalarNode):
+        return _scalar(node.tag, node.value)
+    if isinstance(node, SequenceNode):
+        return [_construct(item, depth + 1, source) for item in node.value]
+    merged: dict[Any, Any] = {}
+    own: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        if key_node.tag == MERGE_TAG:
+            sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            for src in sources:
+                data = _construct(src, depth + 1, source)
+                if isinstance(data, dict):
+                    for k, v in data.items():
+                        merged.setdefault(k, v)
+            continue
+        if isinstance(key_node, ScalarNode):
+            key = _scalar(key_node.tag, key_node.value)
+        else:
+            key = freeze(_construct(key_node, depth + 1, source))
+        own[key] = _construct(value_node, depth + 1, source)
+    if not merged:
+        return own
+    merged.update(own)
+    return merged
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _syntax_error(err: yaml.YAMLError, *, source: str, text: str) -> YamlError:
+    mark, problem = yaml_error_position(err, text=text)
+    if mark is None:
+        return YamlError(f"{source}: not valid YAML: {problem}", source=source, problem=problem)
+    line, column = mark.line + 1, mark.column + 1
+    return YamlError(f"{source}:{line}:{column}: not valid YAML: {problem}", source=source, line=line,
+                     column=column, problem=problem)  # fmt: skip
+
+
+def _documents(loader: Any, *, text: str, source: str) -> list[Any]:
+    out: list[Any] = []
+    anchored = "&" in text  # without an anchor there is no alias: nothing to expand
+    try:
+        while loader.check_node():
+            root = loader.get_node()
+            if anchored:
+                _Measure(source=source).check(root)
+            out.append(_construct(root, 1, source))
+    finally:
+        loader.dispose()
+    return out
+
+
+def _parse(text: str, *, source: str) -> list[Any]:
+    if len(text) > MAX_CHARS:
+        raise _refused(
+            source,
+            f"{len(text) / 2**20:.1f} Mi characters, more than the {MAX_CHARS // 2**20} Mi that writeback reads "
+            "from one YAML file or stream; split it",
+        )
+    try:
+        if "%YAML" not in text and _fast_loader is not None:
+            try:
+                return _documents(_fast_loader(text), text=text, source=source)
+            except yaml.composer.ComposerError as e:
+                if "found duplicate anchor" not in str(e):
+                    raise
+        return _documents(_EventLoader(text), text=text, source=source)
+    except yaml.YAMLError as e:
+        raise _syntax_error(e, source=source, text=text) from e
+    except UnicodeError as e:
+        raise YamlError(f"{source}: not valid YAML: {e}", source=source, problem=str(e)) from e
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheInfo:
+    hits: int
+    misses: int  # texts parsed
+    texts: int  # texts held
+    chars: int  # their size
+
+
+_cache: OrderedDict[tuple[str, str], tuple[Any, ...]] = OrderedDict()
+_cache_chars = 0
+_cache_counts = [0, 0]  # hits, misses
+_cache_lock = threading.Lock()
+
+
+def load_all(text: str, *, source: str) -> list[Any]:
+    """The data of every document of ``text``; raises :class:`YamlError` naming ``source`` (and the line).
+
+    Do not modify the returned data: it is shared with the parse cache.
+    """
+    global _cache_chars
+    key = (source, text)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache_counts[0] += 1
+            _cache.move_to_end(key)
+            return list(hit)
+        _cache_counts[1] += 1
+    docs = _parse(text, source=source)
+    if len(text) <= CACHE_CHARS // 4:
+        with _cache_lock:
+            if key not in _cache:
+                _cache[key] = tuple(docs)
+                _cache_chars += len(text)
+                while _cache_chars > CACHE_CHARS:
+                    (_, old), _ = _cache.popitem(last=False)
+                    _cache_chars -= len(old)
+    return docs
+
+
+def clear_cache() -> None:
+    """Forget every parsed text (tests, and a service that wants its memory back)."""
+    global _cache_chars
+    with _cache_lock:
+        _cache.clear()
+        _cache_chars = 0
+        _cache_counts[:] = [0, 0]
+
+
+def cache_info() -> CacheInfo:
+    with _cache_lock:
+        return CacheInfo(hits=_cache_counts[0], misses=_cache_counts[1], texts=len(_cache), chars=_cache_chars)
+
+
+def cached() -> list[tuple[str, str, tuple[Any, ...]]]:
+    """What the cache holds: (source, text, documents), for checks that nobody modified shared data."""
+    with _cache_lock:
+        return [(source, text, docs) for (source, text), docs in _cache.items()]
