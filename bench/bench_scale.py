@@ -238,16 +238,16 @@ def measure_scale(
 
 
 def _check_diff(world: BenchWorld, report: Mapping[str, Any], *, name: str) -> None:
-    """The diff found exactly the people's changes to write back (and not the HPA's scaling)."""
-    written = {
-        (d["resource"]["kind"], d["resource"]["namespace"], d["resource"]["name"])
+    """The diff found exactly the people's changes (and not the HPA's scaling), each with its decision."""
+    found = {
+        (d["resource"]["kind"], d["resource"]["namespace"], d["resource"]["name"], d["decision"])
         for d in report["drifts"]
-        if d["decision"] == "writeback"
+        if d["decision"] != "ignore"
     }
-    want = world.expected_writebacks()
-    if written != want:
-        extra, missing = sorted(written - want), sorted(want - written)
-        raise RuntimeError(f"{name}: written back {extra} unexpected, {missing} missing")
+    want = world.expected_decisions()
+    if found != want:
+        extra, missing = sorted(found - want), sorted(want - found)
+        raise RuntimeError(f"{name}: decided {extra} unexpectedly, {missing} missing")
 
 
 def print_result(result: ScaleResult, *, out: Callable[[str], None] = print) -> None:

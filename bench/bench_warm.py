@@ -84,9 +84,15 @@ def measure_warm(*, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int)
         cpu, wall = time.process_time() - c0, time.perf_counter() - t0
         requests = request_delta(before, scrape(metrics))
         assert outcome.detection is not None
-        written = sum(1 for d in outcome.detection.report.drifts if d.decision.value == "writeback")
+        drifts = outcome.detection.report.drifts
+        written = sum(1 for d in drifts if d.decision.value == "writeback")
+        decided = {(d.resource.kind, d.resource.namespace, d.resource.name, d.decision.value)
+                   for d in drifts if d.decision.value != "ignore"}  # fmt: skip
+        if decided != world.expected_decisions():  # exactly the people's edits, each with its decision
+            raise RuntimeError(f"decided {sorted(decided ^ world.expected_decisions())} unexpectedly or not")
         return {"cpu": cpu, "wall": wall, "requests": dict(requests), "lists": _lists(requests),
                 "parsed_texts": yamlreading.cache_info().misses - parsed, "writeback_drifts": written,
+                "decided_objects": len(decided),
                 "edited_files": sum(len(cs.files) for cs in outcome.plan.changesets)}  # fmt: skip
 
     try:
@@ -140,6 +146,7 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
         "warm_parsed_texts": [w["parsed_texts"] for w in warm],
         "warm_requests": warm[-1]["requests"],
         "writeback_drifts": [w["writeback_drifts"] for w in warm],
+        "decided_objects": [w["decided_objects"] for w in warm],
         "edited_files": [w["edited_files"] for w in warm],
         "floor_peak_rss_mib": spread([f["peak_rss"] / 2**20 for f in floor]),
         "memory_mib": {k: v / 2**20 for k, v in out.get("memory", {}).items()},
@@ -168,7 +175,8 @@ def print_summary(s: dict[str, Any]) -> None:
           f"process), wall {s['wall_ratio']:.2f} against the process")  # fmt: skip
     print(f"warm list calls:       {s['warm_lists']}; YAML texts parsed: {s['warm_parsed_texts']}")
     print(f"warm API requests:     {s['warm_requests']}")
-    print(f"written back / edited: {s['writeback_drifts']} / {s['edited_files']}")
+    print(f"drifts written back / objects decided / files edited: {s['writeback_drifts']} / "
+          f"{s['decided_objects']} / {s['edited_files']}")  # fmt: skip
     mem = s["memory_mib"]
     if mem:
         print(f"this process (service cache + harness): VmRSS {mem['VmRSS']:.0f} MiB, VmHWM {mem['VmHWM']:.0f} MiB")

@@ -21,7 +21,8 @@ cluster's controllers and people do:
 - 5% of the objects' worth of Deployments are scaled through the scale subresource as ``kube-controller-manager``
   (the HPA): drift to ignore;
 - 1% of the objects are changed by a person with the real kubectl, every kind in turn (``set env``/``set image``,
-  ``edit``, ``annotate``, ``patch``, ``set subject``): drift to write back.
+  ``edit``, ``annotate``, ``patch``, ``set subject``): drift to write back (the Role's and the RoleBinding's
+  edits are RBAC changes, which writeback flags for a security review instead).
 """
 
 from __future__ import annotations
@@ -96,8 +97,12 @@ class AppliersWorld:
         """What writeback lists (and the floor): GROUP/VERSION/PLURAL, or v1/PLURAL for the core group."""
         return tuple(f"{api_version}/{plural}" for api_version, _, plural, _ in KINDS)
 
-    def expected_writebacks(self) -> frozenset[tuple[str, str, str]]:
-        return frozenset((kind, app.namespace, app.object_name(kind)) for kind, app in self.changed)
+    def expected_decisions(self) -> frozenset[tuple[str, str, str, str]]:
+        """A person's edit of a Role's rules or a RoleBinding's subjects is flagged for review, not written back."""
+        return frozenset(
+            (kind, app.namespace, app.object_name(kind), "flag" if kind in ("Role", "RoleBinding") else "writeback")
+            for kind, app in self.changed
+        )
 
     def expected_edited_files(self) -> frozenset[str]:
         where = {kind: file for _, kind, _, file in KINDS}

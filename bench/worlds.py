@@ -40,8 +40,9 @@ class BenchWorld(Protocol):
     @property
     def scaled(self) -> tuple[object, ...]: ...
 
-    def expected_writebacks(self) -> frozenset[tuple[str, str, str]]:
-        """(kind, namespace, name) of every object a person changed: what `diff` must write back, no more."""
+    def expected_decisions(self) -> frozenset[tuple[str, str, str, str]]:
+        """(kind, namespace, name, decision) of every object a person changed: `diff`'s drifts that are not
+        ignored, no more (``writeback``; ``flag`` for RBAC rules and subjects, which need a security review)."""
         ...
 
     def expected_edited_files(self) -> frozenset[str]:
@@ -79,9 +80,9 @@ class BasicWorld:
     def scaled(self) -> tuple[object, ...]:
         return self.world.scaled
 
-    def expected_writebacks(self) -> frozenset[tuple[str, str, str]]:
+    def expected_decisions(self) -> frozenset[tuple[str, str, str, str]]:
         suffix = {"Deployment": "", "ConfigMap": "-config", "Service": ""}
-        return frozenset((k, a.namespace, a.name + suffix[k]) for k, a in self.world.changed)
+        return frozenset((k, a.namespace, a.name + suffix[k], "writeback") for k, a in self.world.changed)
 
     def expected_edited_files(self) -> frozenset[str]:
         return frozenset(a.file for _, a in self.world.changed)
