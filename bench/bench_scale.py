@@ -65,10 +65,13 @@ class ScaleResult:
     runs: dict[str, list[Measured]] = field(default_factory=dict)
     edited_files: int = 0
     writeback_objects: int = 0
+    load: list[float] = field(default_factory=list)  # the 1-minute load average before each measured run
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"objects": self.objects, "rounds": self.rounds, "world_kind": self.world_kind,
                                "edited_files": self.edited_files}  # fmt: skip
+        if self.load:
+            out["load_average"] = spread(self.load)
         for name, ms in self.runs.items():
             out[name] = {
                 "wall": spread([m.run.wall for m in ms]),
@@ -222,6 +225,7 @@ def measure_scale(
         for r in range(rounds):
             for name, (cmd, env) in runs.items():
                 before = scrape(api)
+                result.load.append(os.getloadavg()[0])
                 run = run_process(cmd, env=env)
                 after = scrape(api)
                 _check(name, run)
@@ -230,7 +234,10 @@ def measure_scale(
                 elif "diff" in name:
                     _check_diff(world, json.loads(run.stdout), name=name)
                 result.runs[name].append(Measured(run=run, requests=request_delta(before, after)))
-                progress(f"{world.objects} objects, round {r + 1}/{rounds}: {name} {run.wall:.2f} s")
+                progress(
+                    f"{world.objects} objects, round {r + 1}/{rounds}: {name} {run.wall:.2f} s wall, "
+                    f"{run.cpu:.2f} s CPU, {run.peak_rss / 2**20:.0f} MiB (load {result.load[-1]:.1f})"
+                )
     finally:
         api.close()
     result.writeback_objects = len(world.changed)
@@ -264,6 +271,9 @@ def print_result(result: ScaleResult, *, out: Callable[[str], None] = print) -> 
         out(f"{name:26} {w[0]:8.2f} ({w[1]:6.2f}-{w[2]:6.2f}) {w[0] / floor['wall'][0]:6.2f} "
             f"{c[0]:8.2f} ({c[1]:6.2f}-{c[2]:6.2f}) {c[0] / floor['cpu'][0]:6.2f} "
             f"{m[0]:9.0f} {m[0] / floor['peak_rss_mib'][0]:6.2f} {q[0]:5.0f}")  # fmt: skip
+    if "load_average" in s:
+        load = s["load_average"]
+        out(f"load average (1 min) before the runs: median {load[0]:.1f}, {load[1]:.1f}-{load[2]:.1f}")
     for name in result.runs:
         out(f"  API requests, {name}: " + ", ".join(f"{k}: {v}" for k, v in s[name]["requests_by_kind"].items()))
 

@@ -104,6 +104,7 @@ def measure_warm(*, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int)
             raise RuntimeError(f"the bare list failed:\n{first.stderr[-2000:]}")
         bare_list(floor_api, namespaces=world.namespaces, page_size=500, resources=resources)  # its connections
         for r in range(rounds):
+            out.setdefault("load", []).append(os.getloadavg()[0])
             warm = cycle()
             out["warm"].append(warm)
             t0, c0 = time.perf_counter(), time.process_time()
@@ -150,6 +151,7 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
         "edited_files": [w["edited_files"] for w in warm],
         "floor_peak_rss_mib": spread([f["peak_rss"] / 2**20 for f in floor]),
         "memory_mib": {k: v / 2**20 for k, v in out.get("memory", {}).items()},
+        "load_average": spread(out["load"]),
     }
     s["cpu_ratio"] = s["warm_cpu"][0] / s["floor_cpu"][0]
     s["cpu_ratio_in_process"] = s["warm_cpu"][0] / s["floor_in_process_cpu"][0]
@@ -177,6 +179,8 @@ def print_summary(s: dict[str, Any]) -> None:
     print(f"warm API requests:     {s['warm_requests']}")
     print(f"drifts written back / objects decided / files edited: {s['writeback_drifts']} / "
           f"{s['decided_objects']} / {s['edited_files']}")  # fmt: skip
+    load = s["load_average"]
+    print(f"load average (1 min) before the cycles: median {load[0]:.1f}, {load[1]:.1f}-{load[2]:.1f}")
     mem = s["memory_mib"]
     if mem:
         print(f"this process (service cache + harness): VmRSS {mem['VmRSS']:.0f} MiB, VmHWM {mem['VmHWM']:.0f} MiB")
