@@ -171,6 +171,7 @@ def measure_scale(
     commands: Sequence[str] = ("diff", "plan"),
     warmup: bool = True,
     loaded: bool = False,
+    bytecode_cache: bool = True,
     progress: Callable[[str], None] = lambda s: None,
 ) -> ScaleResult:
     """Load ``objects`` objects of ``world_kind`` into the control plane of ``kubeconfig``, then measure all runs
@@ -191,7 +192,7 @@ def measure_scale(
     # (the plan floor round-trips exactly those)
     first_command = "plan" if "plan" in commands else "diff"
     cmd, env = writeback_cmd(first_command, kubeconfig=kubeconfig, repo=repo, src=src)
-    first = run_process(cmd, env=env)
+    first = run_process(cmd, env=env, bytecode_cache=bytecode_cache)
     _check(f"writeback {first_command}", first)
     edited: list[str] = []
     if first_command == "plan":
@@ -221,12 +222,12 @@ def measure_scale(
     try:
         for name, (cmd, env) in runs.items():  # warm-up: imports, page cache, the apiserver's caches
             if warmup or name.startswith("floor"):  # a floor always once: its bytecode, if cached
-                _check(name, run_process(cmd, env=env))
+                _check(name, run_process(cmd, env=env, bytecode_cache=bytecode_cache))
         for r in range(rounds):
             for name, (cmd, env) in runs.items():
                 before = scrape(api)
                 result.load.append(os.getloadavg()[0])
-                run = run_process(cmd, env=env)
+                run = run_process(cmd, env=env, bytecode_cache=bytecode_cache)
                 after = scrape(api)
                 _check(name, run)
                 if name.startswith("floor"):
@@ -291,10 +292,16 @@ def main() -> int:
     ap.add_argument("--prefix", default="scale", help="the loaded world's namespace prefix")
     ap.add_argument("--world-kind", choices=WORLD_KINDS, default="basic", help="which world (worlds.py)")
     ap.add_argument("--commands", nargs="+", choices=("diff", "plan"), default=["diff", "plan"])
+    ap.add_argument("--no-bytecode-cache", action="store_true", help="honour PYTHONDONTWRITEBYTECODE (an A/B)")
     args = ap.parse_args()
     from tests.controlplane import cp
 
-    print(bytecode_note(), flush=True)
+    if args.no_bytecode_cache:
+        print(
+            "bytecode: no cache (--no-bytecode-cache): PYTHONDONTWRITEBYTECODE as the environment sets it", flush=True
+        )
+    else:
+        print(bytecode_note(), flush=True)
 
     results = []
     if args.kubeconfig:  # measure a world loaded before (bench_warm.py and this share one)
@@ -305,6 +312,7 @@ def main() -> int:
             objects=args.objects[0], rounds=args.rounds, kubeconfig=args.kubeconfig, kubectl=kubectl,
             workdir=args.world, src=args.src, compare=args.compare, namespace_prefix=args.prefix,
             world_kind=args.world_kind, commands=args.commands, warmup=not args.no_warmup, loaded=True,
+            bytecode_cache=not args.no_bytecode_cache,
             progress=lambda s: print(s, file=sys.stderr, flush=True),
         )  # fmt: skip
         print_result(result)
@@ -319,7 +327,7 @@ def main() -> int:
                 result = measure_scale(
                     objects=n, rounds=args.rounds, kubeconfig=plane.kubeconfig, kubectl=plane.bin_dir / "kubectl",
                     workdir=Path(tmp), src=args.src, compare=args.compare, world_kind=args.world_kind,
-                    commands=args.commands, warmup=not args.no_warmup,
+                    commands=args.commands, warmup=not args.no_warmup, bytecode_cache=not args.no_bytecode_cache,
                     progress=lambda s: print(s, file=sys.stderr, flush=True),
                 )  # fmt: skip
             finally:

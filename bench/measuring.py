@@ -107,13 +107,19 @@ class ProcessRun:
 
 
 def run_process(
-    cmd: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None, stdin: str | None = None
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    stdin: str | None = None,
+    bytecode_cache: bool = True,
 ) -> ProcessRun:
     """Run ``cmd`` to completion in a process of its own and measure it.
 
     A fresh launcher (``isolated.py``, a minimal Python) spawns ``cmd`` and reports its ``os.wait4`` rusage:
     the command's own CPU and peak RSS, not the harness's. ``env`` (default: this process's) goes through
-    ``bytecode_env``. ``stdin``: a file to read standard input from.
+    ``bytecode_env`` unless ``bytecode_cache`` is false (the A/B of what compiling costs). ``stdin``: a file to
+    read standard input from.
     """
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -121,7 +127,8 @@ def run_process(
     source = open(stdin, "rb") if stdin else None  # noqa: SIM115 (closed below, after the child has it)
     launcher = [sys.executable, "-I", "-S", str(LAUNCHER), str(res_w), *cmd]
     proc = subprocess.Popen(launcher, stdout=out_w, stderr=err_w, stdin=source or subprocess.DEVNULL,
-                            env=bytecode_env(env), cwd=cwd, pass_fds=(res_w,))  # fmt: skip
+                            env=bytecode_env(env) if bytecode_cache else dict(os.environ if env is None else env),
+                            cwd=cwd, pass_fds=(res_w,))  # fmt: skip
     if source is not None:
         source.close()
     for fd in (out_w, err_w, res_w):

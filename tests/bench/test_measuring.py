@@ -62,6 +62,7 @@ def test_with_dontwritebytecode_set_measured_processes_cache_bytecode_outside_th
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(cache)}
     cmd = [sys.executable, "-c", "import wbmod"]
     subprocess.run(cmd, cwd=src, env=env, check=True)  # as the environment says: nothing written anywhere
+    assert run_process(cmd, cwd=str(src), env=env, bytecode_cache=False).returncode == 0  # the A/B's other side
     assert not cache.exists() and not (src / "__pycache__").exists()
     assert run_process(cmd, cwd=str(src), env=env).returncode == 0
     assert list(cache.rglob("wbmod*.pyc")), "the measured process wrote no bytecode to the cache"

@@ -50,6 +50,7 @@ def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_only_the_dry_runs(
     assert all("dry-run" in what for what in s["warm_requests"]), s["warm_requests"]
     # the baseline is a bare list of the same kinds and namespaces, nothing else
     assert s["warm_cpu"][0] > 0 and s["floor_cpu"][0] > 0 and s["floor_in_process_cpu"][0] > 0
+    assert 0 < s["list_cpu"][0] < s["floor_cpu"][0]  # the list alone: its process without start and imports
     assert s["floor_peak_rss_mib"][0] > 10
     assert s["memory_mib"]["VmHWM"] >= s["memory_mib"]["VmRSS"] > 0
     assert json.dumps(s)  # the --json output
