@@ -12,6 +12,9 @@ cycle pays none: **that is the ratio to compare**; its whole process's CPU is pr
 runs in this process (``scale_floor.bare_list``), for reference only: there the collector walks the service's
 cache too, which makes the list dearer than it is alone.
 
+With ``--churn 0.01``, 1% of the objects change before each warm cycle (the HPA scales that many Deployments:
+churning.py), outside the measured time, and the cycle must see them; without it nothing changes between cycles.
+
 For each warm cycle: CPU seconds (``time.process_time``: every thread of the process, the informers' watch
 threads included) and wall, the API requests it made (the apiserver's ``apiserver_request_total`` before and
 after, as bench_scale.py reads it), and how many YAML texts it parsed (``yamlreading.cache_info`` misses). At the
@@ -43,6 +46,7 @@ sys.path.insert(0, str(HERE.parent))  # `tests.controlplane`
 sys.path.insert(0, str(HERE))
 
 from bench_scale import check_floor, floor_cmd, request_delta, scrape  # noqa: E402
+from churning import churn, churn_targets, replicas_for, seen_in, wait_seen  # noqa: E402
 from measuring import bytecode_note, run_process, spread, use_bytecode_cache  # noqa: E402
 from scale_cluster import api_client  # noqa: E402
 from scale_floor import bare_list, parse_resources  # noqa: E402
@@ -63,7 +67,11 @@ def _memory() -> dict[str, int]:
     return out
 
 
-def measure_warm(*, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int) -> dict[str, Any]:
+def measure_warm(
+    *, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int, churn_fraction: float = 0.0
+) -> dict[str, Any]:
+    """One cold cycle, then ``rounds`` warm cycles each followed by the bare list; with ``churn_fraction``, that
+    fraction of the objects changes before each warm cycle (churning.py), outside the measured time."""
     from writeback import yamlreading
     from writeback.adapters.cluster import KubeCluster
     from writeback.adapters.kubeconfigs import ClusterAccess, new_api_client
@@ -78,8 +86,10 @@ def measure_warm(*, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int)
     floor_api = api_client(kubeconfig)
     resources = parse_resources(",".join(world.resources))
     out: dict[str, Any] = {"objects": world.objects, "rounds": rounds, "warm": [], "floor": [], "floor_in_process": []}
+    targets = churn_targets(world.scaled, objects=world.objects, fraction=churn_fraction)
+    out["churned"] = len(targets)
 
-    def cycle() -> dict[str, Any]:
+    def cycle(replicas: int = 0) -> dict[str, Any]:
         before, parsed = scrape(metrics), yamlreading.cache_info().misses
         t0, c0 = time.perf_counter(), time.process_time()
         outcome = plan_target(spec=spec, repo=repo, edges=edges)
@@ -95,6 +105,7 @@ def measure_warm(*, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int)
         return {"cpu": cpu, "wall": wall, "requests": dict(requests), "lists": _lists(requests),
                 "parsed_texts": yamlreading.cache_info().misses - parsed, "writeback_drifts": written,
                 "decided_objects": len(decided),
+                "churn_seen": seen_in(outcome.detection.live, targets, replicas=replicas) if targets else 0,
                 "edited_files": sum(len(cs.files) for cs in outcome.plan.changesets)}  # fmt: skip
 
     try:
@@ -106,8 +117,10 @@ def measure_warm(*, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int)
             raise RuntimeError(f"the bare list failed:\n{first.stderr[-2000:]}")
         bare_list(floor_api, namespaces=world.namespaces, page_size=500, resources=resources)  # its connections
         for r in range(rounds):
+            if targets:  # outside the measured time: the change, and the informers' delivery of it
+                wait_seen(watching.informers, churn(metrics, targets, replicas=replicas_for(r)))
             out.setdefault("load", []).append(os.getloadavg()[0])
-            warm = cycle()
+            warm = cycle(replicas_for(r))
             out["warm"].append(warm)
             t0, c0 = time.perf_counter(), time.process_time()
             listed = bare_list(floor_api, namespaces=world.namespaces, page_size=500, resources=resources)
@@ -153,6 +166,8 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
         "warm_parsed_texts": [w["parsed_texts"] for w in warm],
         "warm_requests": warm[-1]["requests"],
         "writeback_drifts": [w["writeback_drifts"] for w in warm],
+        "churned": out.get("churned", 0),
+        "churn_seen": [w["churn_seen"] for w in warm],
         "decided_objects": [w["decided_objects"] for w in warm],
         "edited_files": [w["edited_files"] for w in warm],
         "floor_peak_rss_mib": spread([f["peak_rss"] / 2**20 for f in floor]),
@@ -185,6 +200,9 @@ def print_summary(s: dict[str, Any]) -> None:
     print(f"ratio warm/bare list:  CPU {s['cpu_ratio_list']:.2f} (against its whole process {s['cpu_ratio']:.2f}, "
           f"in this process {s['cpu_ratio_in_process']:.2f}); "
           f"wall {s['wall_ratio']:.2f} against the whole process")  # fmt: skip
+    if s["churned"]:
+        print(f"changed before each warm cycle: {s['churned']} Deployments scaled (seen by the cycles: "
+              f"{s['churn_seen']})")  # fmt: skip
     print(f"warm list calls:       {s['warm_lists']}; YAML texts parsed: {s['warm_parsed_texts']}")
     print(f"warm API requests:     {s['warm_requests']}")
     print(f"drifts written back / objects decided / files edited: {s['writeback_drifts']} / "
@@ -204,6 +222,7 @@ def main() -> int:
     ap.add_argument("--world", type=Path, help="the loaded world's directory (its repo in DIR/repo)")
     ap.add_argument("--prefix", default="scale", help="the loaded world's namespace prefix")
     ap.add_argument("--world-kind", choices=WORLD_KINDS, default="basic", help="which world (worlds.py)")
+    ap.add_argument("--churn", type=float, default=0.0, help="fraction of the objects changed before each warm cycle")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     use_bytecode_cache()
@@ -212,7 +231,13 @@ def main() -> int:
     if args.kubeconfig:
         if args.world is None:
             ap.error("--kubeconfig needs --world")
-        out = measure_warm(world=world, kubeconfig=args.kubeconfig, repo=args.world / "repo", rounds=args.rounds)
+        out = measure_warm(
+            world=world,
+            kubeconfig=args.kubeconfig,
+            repo=args.world / "repo",
+            rounds=args.rounds,
+            churn_fraction=args.churn,
+        )
     else:
         from tests.controlplane import cp
 
@@ -223,7 +248,9 @@ def main() -> int:
                 world.write_repo(repo)
                 print(f"{world.objects} objects: loading the control plane", file=sys.stderr)
                 world.load(kubeconfig=kubeconfig, kubectl=plane.bin_dir / "kubectl", workdir=Path(tmp))
-                out = measure_warm(world=world, kubeconfig=kubeconfig, repo=repo, rounds=args.rounds)
+                out = measure_warm(
+                    world=world, kubeconfig=kubeconfig, repo=repo, rounds=args.rounds, churn_fraction=args.churn
+                )
             finally:
                 plane.stop()
     s = summarize(out)

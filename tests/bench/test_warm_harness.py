@@ -54,3 +54,25 @@ def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_only_the_dry_runs(
     assert s["floor_peak_rss_mib"][0] > 10
     assert s["memory_mib"]["VmHWM"] >= s["memory_mib"]["VmRSS"] > 0
     assert json.dumps(s)  # the --json output
+
+
+@pytest.mark.controlplane
+def test_with_churn_each_warm_cycle_sees_the_changed_objects_and_still_lists_nothing(
+    controlplane, tmp_path: Path
+) -> None:
+    prefix = f"wb-churn-{uuid.uuid4().hex[:6]}"
+    world = make_world("basic", 300, namespace_prefix=prefix)  # 1% of 300: three Deployments
+    try:
+        world.write_repo(tmp_path / "repo")
+        world.load(kubeconfig=controlplane.kubeconfig, kubectl=controlplane.bin_dir / "kubectl", workdir=tmp_path)
+        out = measure_warm(
+            world=world, kubeconfig=controlplane.kubeconfig, repo=tmp_path / "repo", rounds=2, churn_fraction=0.01
+        )
+    finally:
+        controlplane.kubectl("delete", "namespace", "--wait=false", "--ignore-not-found", *world.namespaces)
+    s = summarize(out)
+    assert s["churned"] == 3
+    # each cycle saw all three at the replicas set just before it (6, then 5): the informers delivered them
+    assert s["churn_seen"] == [3, 3]
+    assert s["warm_lists"] == [0, 0] and s["warm_parsed_texts"] == [0, 0]
+    assert s["decided_objects"] == [3, 3]  # the HPA's scaling is still ignored, the people's edits still found
