@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # `tests.controlplane`
 sys.path.insert(0, str(HERE))
 
-from measuring import ProcessRun, run_process, spread  # noqa: E402
+from measuring import ProcessRun, bytecode_note, run_process, spread  # noqa: E402
 from scale_cluster import load_cluster, plan_world  # noqa: E402
 
 _IDENTITY = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
@@ -123,6 +123,7 @@ def main() -> int:
                     raise SystemExit(f"{name} exited {run.returncode}: {run.stderr[-2000:]}")
                 rows[name].append(run)
         count = len(json.loads(dump.read_text())["items"])
+        print(bytecode_note())
         print(f"{count} objects in one List ({dump.stat().st_size / 2**20:.1f} MiB), {args.rounds} rounds interleaved")
         base = spread([r.wall for r in rows["kubectl-neat"]])[0]
         for name, rs in rows.items():

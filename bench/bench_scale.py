@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Scale benchmark: `writeback diff` and `writeback plan` at N objects against the floor, whole processes.
 
-For each N: a fresh real control plane (tests/controlplane) gets N objects (Deployments, ConfigMaps and
-Services, applied server-side as argocd-controller in parallel over HTTP; 1% then changed by kubectl, 5% scaled
-through the scale subresource; see scale_cluster.py) and the matching Git repo. Then, round by round,
-interleaved: the floor for diff, `writeback diff`, the floor for plan, `writeback plan` (scale_floor.py says what
-the floor is). Each run is its own process: wall, CPU (user + system, children included) and peak RSS come from
-``os.wait4``; API requests are the apiserver's ``apiserver_request_total`` read before and after the run.
+For each N: a fresh real control plane (tests/controlplane) gets N objects of one world (``--world-kind``,
+worlds.py: ``basic``, Deployments, ConfigMaps and Services applied server-side as argocd-controller, see
+scale_cluster.py; or ``appliers``, six kinds per app applied as Argo CD or Flux, see scale_appliers.py; in both 1%
+then changed by kubectl, 5% scaled through the scale subresource) and the matching Git repo. Then, round by
+round, interleaved: the floor for diff, `writeback diff`, the floor for plan, `writeback plan` (scale_floor.py
+says what the floor is; ``--commands diff`` measures `diff` and its floor only). Each run is its own process,
+started by a fresh launcher (measuring.run_process): wall, CPU (user + system, children included) and peak RSS
+come from ``os.wait4`` there, so the peak is the command's own, not the harness's; API requests are the
+apiserver's ``apiserver_request_total`` read before and after the run. With ``PYTHONDONTWRITEBYTECODE`` set,
+the processes run from a bytecode cache (measuring.bytecode_env), filled by unmeasured first runs.
 
     python3 bench/bench_scale.py --objects 1000 10000 --rounds 3 --json bench/scale.json
+    python3 bench/bench_scale.py --world-kind appliers --objects 10000 --rounds 3
 
 ``--src SRC`` measures the writeback package of another source tree instead of the installed one;
 ``--compare SRC`` adds `writeback diff`/`plan` rows run from another source tree (e.g. ``git archive`` of an
@@ -35,8 +40,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # `tests.controlplane`
 sys.path.insert(0, str(HERE))
 
-from measuring import ProcessRun, run_process, spread  # noqa: E402
-from scale_cluster import World, api_client, load_cluster, plan_world, write_repo  # noqa: E402
+from measuring import ProcessRun, bytecode_note, run_process, spread  # noqa: E402
+from scale_cluster import api_client  # noqa: E402
+from worlds import WORLD_KINDS, BenchWorld, make_world  # noqa: E402
 
 FLOOR = HERE / "scale_floor.py"
 _METRIC = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$")
@@ -55,12 +61,17 @@ class Measured:
 class ScaleResult:
     objects: int
     rounds: int
+    world_kind: str = "basic"
     runs: dict[str, list[Measured]] = field(default_factory=dict)
     edited_files: int = 0
     writeback_objects: int = 0
+    load: list[float] = field(default_factory=list)  # the 1-minute load average before each measured run
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"objects": self.objects, "rounds": self.rounds, "edited_files": self.edited_files}
+        out: dict[str, Any] = {"objects": self.objects, "rounds": self.rounds, "world_kind": self.world_kind,
+                               "edited_files": self.edited_files}  # fmt: skip
+        if self.load:
+            out["load_average"] = spread(self.load)
         for name, ms in self.runs.items():
             out[name] = {
                 "wall": spread([m.run.wall for m in ms]),
@@ -120,10 +131,25 @@ def writeback_cmd(command: str, *, kubeconfig: str, repo: Path, src: Path | None
     return [sys.executable, "-S", "-P", "-m", "writeback.cli", *argv], env
 
 
-def floor_cmd(*, kubeconfig: str, world: World, repo: Path, roundtrip: Sequence[str] = ()) -> list[str]:
+def floor_cmd(
+    *, kubeconfig: str, world: BenchWorld, repo: Path, roundtrip: Sequence[str] = (), list_only: bool = False
+) -> list[str]:
+    """The lean floor (scale_floor.py) for ``world``: its lists, and unless ``list_only`` its repo parse."""
     cmd = [sys.executable, str(FLOOR), "--kubeconfig", kubeconfig, "--namespaces", ",".join(world.namespaces),
-           "--repo", str(repo), "--path", "apps"]  # fmt: skip
+           "--resources", ",".join(world.resources)]  # fmt: skip
+    if list_only:
+        return [*cmd, "--list-only"]
+    cmd += ["--repo", str(repo), "--path", "apps"]
     return [*cmd, "--roundtrip", *roundtrip] if roundtrip else cmd
+
+
+def check_floor(name: str, world: BenchWorld, run: ProcessRun) -> None:
+    """A floor run listed every object, with no model class and with libyaml."""
+    out = json.loads(run.stdout)
+    if out["listed"] != world.objects:
+        raise RuntimeError(f"{name}: listed {out['listed']} objects, expected {world.objects}")
+    if out["model_modules"] or not out["libyaml"]:
+        raise RuntimeError(f"{name}: not the lean floor: {out}")
 
 
 def _check(name: str, run: ProcessRun) -> None:
@@ -141,87 +167,103 @@ def measure_scale(
     src: Path | None = None,
     compare: Path | None = None,
     namespace_prefix: str = "scale",
+    world_kind: str = "basic",
+    commands: Sequence[str] = ("diff", "plan"),
     warmup: bool = True,
     loaded: bool = False,
+    bytecode_cache: bool = True,
     progress: Callable[[str], None] = lambda s: None,
 ) -> ScaleResult:
-    """Load ``objects`` objects into the control plane of ``kubeconfig``, then measure all runs interleaved.
+    """Load ``objects`` objects of ``world_kind`` into the control plane of ``kubeconfig``, then measure all runs
+    interleaved: for each of ``commands``, its floor and writeback's command.
 
     ``loaded``: the world and its repo (``workdir/repo``) are there already, from an earlier call.
     """
-    world = plan_world(objects, namespace_prefix=namespace_prefix)
+    world = make_world(world_kind, objects, namespace_prefix=namespace_prefix)
     repo = workdir / "repo"
     if not loaded:
-        write_repo(world, repo)
-        progress(f"{world.objects} objects: loading the control plane")
-        load_cluster(world, kubeconfig=kubeconfig, kubectl=kubectl, workdir=workdir)
+        world.write_repo(repo)
+        progress(f"{world.objects} objects ({world_kind}): loading the control plane")
+        world.load(kubeconfig=kubeconfig, kubectl=kubectl, workdir=workdir)
         progress(f"{world.objects} objects: loaded ({len(world.changed)} changed, {len(world.scaled)} scaled)")
-    result = ScaleResult(objects=world.objects, rounds=rounds)
+    result = ScaleResult(objects=world.objects, rounds=rounds, world_kind=world_kind)
 
-    # a first plan says which files get edited (the plan floor round-trips exactly those) and checks the world
-    cmd, env = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=src)
-    first = run_process(cmd, env=env)
-    _check("writeback plan", first)
-    plan = json.loads(first.stdout)
-    edited = sorted({f["path"] for cs in plan["changesets"] for f in cs["files"]})
-    result.edited_files = len(edited)
-    if len(edited) != len(world.changed):
-        raise RuntimeError(f"expected {len(world.changed)} edited files (one per changed object), plan edits {edited}")
+    # a first run checks the world (and fills the bytecode cache); a first plan also says which files get edited
+    # (the plan floor round-trips exactly those)
+    first_command = "plan" if "plan" in commands else "diff"
+    cmd, env = writeback_cmd(first_command, kubeconfig=kubeconfig, repo=repo, src=src)
+    first = run_process(cmd, env=env, bytecode_cache=bytecode_cache)
+    _check(f"writeback {first_command}", first)
+    edited: list[str] = []
+    if first_command == "plan":
+        plan = json.loads(first.stdout)
+        edited = sorted({f["path"] for cs in plan["changesets"] for f in cs["files"]})
+        result.edited_files = len(edited)
+        if set(edited) != world.expected_edited_files():
+            want = sorted(world.expected_edited_files())
+            raise RuntimeError(f"plan edits {edited}, expected the files of the changed objects {want}")
+    else:
+        _check_diff(world, json.loads(first.stdout), name="writeback diff")
 
-    runs: dict[str, tuple[list[str], dict[str, str]]] = {
-        "floor (diff)": (floor_cmd(kubeconfig=kubeconfig, world=world, repo=repo), dict(os.environ)),
-        "writeback diff": writeback_cmd("diff", kubeconfig=kubeconfig, repo=repo, src=src),
-    }
-    if compare is not None:
-        runs["writeback diff (compare)"] = writeback_cmd("diff", kubeconfig=kubeconfig, repo=repo, src=compare)
-    plan_floor = floor_cmd(kubeconfig=kubeconfig, world=world, repo=repo, roundtrip=edited)
-    runs["floor (plan)"] = (plan_floor, dict(os.environ))
-    runs["writeback plan"] = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=src)
-    if compare is not None:
-        runs["writeback plan (compare)"] = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=compare)
+    runs: dict[str, tuple[list[str], dict[str, str]]] = {}
+    if "diff" in commands:
+        runs["floor (diff)"] = (floor_cmd(kubeconfig=kubeconfig, world=world, repo=repo), dict(os.environ))
+        runs["writeback diff"] = writeback_cmd("diff", kubeconfig=kubeconfig, repo=repo, src=src)
+        if compare is not None:
+            runs["writeback diff (compare)"] = writeback_cmd("diff", kubeconfig=kubeconfig, repo=repo, src=compare)
+    if "plan" in commands:
+        plan_floor = floor_cmd(kubeconfig=kubeconfig, world=world, repo=repo, roundtrip=edited)
+        runs["floor (plan)"] = (plan_floor, dict(os.environ))
+        runs["writeback plan"] = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=src)
+        if compare is not None:
+            runs["writeback plan (compare)"] = writeback_cmd("plan", kubeconfig=kubeconfig, repo=repo, src=compare)
     result.runs = {name: [] for name in runs}
     api = api_client(kubeconfig)
     try:
         for name, (cmd, env) in runs.items():  # warm-up: imports, page cache, the apiserver's caches
-            if warmup:
-                _check(name, run_process(cmd, env=env))
+            if warmup or name.startswith("floor"):  # a floor always once: its bytecode, if cached
+                _check(name, run_process(cmd, env=env, bytecode_cache=bytecode_cache))
         for r in range(rounds):
             for name, (cmd, env) in runs.items():
                 before = scrape(api)
-                run = run_process(cmd, env=env)
+                result.load.append(os.getloadavg()[0])
+                run = run_process(cmd, env=env, bytecode_cache=bytecode_cache)
                 after = scrape(api)
                 _check(name, run)
                 if name.startswith("floor"):
-                    listed = json.loads(run.stdout)["listed"]
-                    if listed != world.objects:
-                        raise RuntimeError(f"{name}: listed {listed} objects, expected {world.objects}")
+                    check_floor(name, world, run)
                 elif "diff" in name:
                     _check_diff(world, json.loads(run.stdout), name=name)
                 result.runs[name].append(Measured(run=run, requests=request_delta(before, after)))
-                progress(f"{world.objects} objects, round {r + 1}/{rounds}: {name} {run.wall:.2f} s")
+                progress(
+                    f"{world.objects} objects, round {r + 1}/{rounds}: {name} {run.wall:.2f} s wall, "
+                    f"{run.cpu:.2f} s CPU, {run.peak_rss / 2**20:.0f} MiB (load {result.load[-1]:.1f})"
+                )
     finally:
         api.close()
     result.writeback_objects = len(world.changed)
     return result
 
 
-def _check_diff(world: World, report: Mapping[str, Any], *, name: str) -> None:
-    """The diff found exactly the people's changes to write back (and not the HPA's scaling)."""
-    written = {
-        (d["resource"]["kind"], d["resource"]["namespace"], d["resource"]["name"])
+def _check_diff(world: BenchWorld, report: Mapping[str, Any], *, name: str) -> None:
+    """The diff found exactly the people's changes (and not the HPA's scaling), each with its decision."""
+    found = {
+        (d["resource"]["kind"], d["resource"]["namespace"], d["resource"]["name"], d["decision"])
         for d in report["drifts"]
-        if d["decision"] == "writeback"
+        if d["decision"] != "ignore"
     }
-    suffix = {"Deployment": "", "ConfigMap": "-config", "Service": ""}
-    want = {(k, a.namespace, a.name + suffix[k]) for k, a in world.changed}
-    if written != want:
-        extra, missing = sorted(written - want), sorted(want - written)
-        raise RuntimeError(f"{name}: written back {extra} unexpected, {missing} missing")
+    want = world.expected_decisions()
+    if found != want:
+        extra, missing = sorted(found - want), sorted(want - found)
+        raise RuntimeError(f"{name}: decided {extra} unexpectedly, {missing} missing")
 
 
 def print_result(result: ScaleResult, *, out: Callable[[str], None] = print) -> None:
     s = result.summary()
-    out(f"\n{result.objects} objects, {result.rounds} rounds interleaved, plan edits {result.edited_files} files")
+    out(
+        f"\n{result.objects} objects ({result.world_kind} world), {result.rounds} rounds interleaved, "
+        f"plan edits {result.edited_files} files"
+    )
     out(f"{'run':26} {'wall s median (min-max)':>24} {'ratio':>6} {'CPU s median (min-max)':>24} {'ratio':>6} "
         f"{'peak MiB':>9} {'ratio':>6} {'API':>5}")  # fmt: skip
     for name in result.runs:
@@ -230,6 +272,9 @@ def print_result(result: ScaleResult, *, out: Callable[[str], None] = print) -> 
         out(f"{name:26} {w[0]:8.2f} ({w[1]:6.2f}-{w[2]:6.2f}) {w[0] / floor['wall'][0]:6.2f} "
             f"{c[0]:8.2f} ({c[1]:6.2f}-{c[2]:6.2f}) {c[0] / floor['cpu'][0]:6.2f} "
             f"{m[0]:9.0f} {m[0] / floor['peak_rss_mib'][0]:6.2f} {q[0]:5.0f}")  # fmt: skip
+    if "load_average" in s:
+        load = s["load_average"]
+        out(f"load average (1 min) before the runs: median {load[0]:.1f}, {load[1]:.1f}-{load[2]:.1f}")
     for name in result.runs:
         out(f"  API requests, {name}: " + ", ".join(f"{k}: {v}" for k, v in s[name]["requests_by_kind"].items()))
 
@@ -245,8 +290,18 @@ def main() -> int:
     ap.add_argument("--kubeconfig", help="a control plane with the world loaded already (with --world, one N)")
     ap.add_argument("--world", type=Path, help="the loaded world's directory (its repo in DIR/repo)")
     ap.add_argument("--prefix", default="scale", help="the loaded world's namespace prefix")
+    ap.add_argument("--world-kind", choices=WORLD_KINDS, default="basic", help="which world (worlds.py)")
+    ap.add_argument("--commands", nargs="+", choices=("diff", "plan"), default=["diff", "plan"])
+    ap.add_argument("--no-bytecode-cache", action="store_true", help="honour PYTHONDONTWRITEBYTECODE (an A/B)")
     args = ap.parse_args()
     from tests.controlplane import cp
+
+    if args.no_bytecode_cache:
+        print(
+            "bytecode: no cache (--no-bytecode-cache): PYTHONDONTWRITEBYTECODE as the environment sets it", flush=True
+        )
+    else:
+        print(bytecode_note(), flush=True)
 
     results = []
     if args.kubeconfig:  # measure a world loaded before (bench_warm.py and this share one)
@@ -256,7 +311,9 @@ def main() -> int:
         result = measure_scale(
             objects=args.objects[0], rounds=args.rounds, kubeconfig=args.kubeconfig, kubectl=kubectl,
             workdir=args.world, src=args.src, compare=args.compare, namespace_prefix=args.prefix,
-            warmup=not args.no_warmup, loaded=True, progress=lambda s: print(s, file=sys.stderr, flush=True),
+            world_kind=args.world_kind, commands=args.commands, warmup=not args.no_warmup, loaded=True,
+            bytecode_cache=not args.no_bytecode_cache,
+            progress=lambda s: print(s, file=sys.stderr, flush=True),
         )  # fmt: skip
         print_result(result)
         if args.json:
@@ -269,7 +326,8 @@ def main() -> int:
             try:
                 result = measure_scale(
                     objects=n, rounds=args.rounds, kubeconfig=plane.kubeconfig, kubectl=plane.bin_dir / "kubectl",
-                    workdir=Path(tmp), src=args.src, compare=args.compare, warmup=not args.no_warmup,
+                    workdir=Path(tmp), src=args.src, compare=args.compare, world_kind=args.world_kind,
+                    commands=args.commands, warmup=not args.no_warmup, bytecode_cache=not args.no_bytecode_cache,
                     progress=lambda s: print(s, file=sys.stderr, flush=True),
                 )  # fmt: skip
             finally:
@@ -280,7 +338,7 @@ def main() -> int:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
     if len(results) > 1:
         first, last = results[0], results[-1]
-        for name in ("writeback diff", "writeback plan"):
+        for name in (f"writeback {c}" for c in args.commands):
             growth = last[name]["wall"][0] / first[name]["wall"][0]
             print(f"growth {first['objects']} -> {last['objects']} objects, {name}: {growth:.1f}x")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
