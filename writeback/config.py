@@ -294,10 +294,10 @@ def parse_config(
         raise InvalidConfig(lines) from e
 
 
-def _untagged(err: Any) -> dict[str, Any]:
+def _untagged(error: Mapping[str, Any]) -> dict[str, Any]:
     """An error under ``forge`` as the file spells it: without the union's tag in its key path, and a bad or
     missing ``kind`` named as that key."""
-    err = dict(err)
+    err: dict[str, Any] = dict(error)
     loc = tuple(err["loc"])
     kinds = {f.name for f in FORGES}
     for i in range(1, len(loc)):

@@ -88,9 +88,9 @@ def test_patches_test_the_resource_version_and_restore_exactly() -> None:
 
 
 def test_the_gitops_parent_is_recognised() -> None:
-    flux = {"metadata": {"labels": {"kustomize.toolkit.fluxcd.io/name": "infra",
-                                    "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}}}  # fmt: skip
-    assert parent_ref(flux, namespace="apps") == flux.KUSTOMIZATION.at(namespace="flux-system", name="infra")
+    applied = {"metadata": {"labels": {"kustomize.toolkit.fluxcd.io/name": "infra",
+                                       "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}}}  # fmt: skip
+    assert parent_ref(applied, namespace="apps") == flux.KUSTOMIZATION.at(namespace="flux-system", name="infra")
     owned = {"metadata": {"ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
                                                "name": "teams"}]}}  # fmt: skip
     assert parent_ref(owned, namespace="argocd") == argocd.APPLICATIONSET.at(namespace="argocd", name="teams")

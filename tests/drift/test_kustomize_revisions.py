@@ -148,7 +148,7 @@ def test_person_change_is_writeback_on_the_rendered_resource(
     assert doc["problems"] == []
 
     found = detect(spec=TargetSpec(name="shop", path=OVERLAY), repo=repo, edges=Edges(live_path=live))
-    assert found.source == "kustomize"
+    assert found.source.name == "kustomize"
     assert {(o.ref.kind, o.ref.namespace, o.ref.name) for o in found.desired} == {
         ("Deployment", "prod", "prod-web"),
         ("ConfigMap", "prod", "prod-settings"),
