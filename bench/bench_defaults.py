@@ -44,7 +44,7 @@ def _leaves(kind: str, node: Any, path: tuple[Segment, ...], parent: Any) -> Ite
 
 def _baseline(rev: str, tmp: Path) -> Callable[..., bool]:
     text = subprocess.run(
-        ["git", "show", f"{rev}:writeback/core/defaults.py"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["git", "show", f"{rev}:writeback/drift/evidence/defaults.py"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     (tmp / "defaults_baseline.py").write_text(text)
     spec = importlib.util.spec_from_file_location("defaults_baseline", tmp / "defaults_baseline.py")

@@ -30,20 +30,20 @@ _IMPORTED = time.process_time()
 
 # (label, module path suffix, function name): the stages a reader of the engine cares about
 STAGES = (
-    ("the whole cycle (detect)", "pipeline/drift.py", "detect"),
-    ("Git side: read and parse the manifests", "pipeline/drift.py", "_git_side"),
-    ("  of which YAML loading (yamlreading.load_all)", "writeback/yamlreading.py", "load_all"),
+    ("the whole cycle (detect)", "pipeline/detecting.py", "detect"),
+    ("Git side: read and parse the manifests", "pipeline/detecting.py", "_git_side"),
+    ("  of which YAML loading (yamlreading.load_all)", "writeback/yaml/reading.py", "load_all"),
     ("live side: paginated lists", "pipeline/snapshots.py", "snapshot"),
     ("  of which JSON decoding", "json/__init__.py", "loads"),
-    ("per object: prepare (normalize, diff, defaults, owners)", "core/engine.py", "prepare_object"),
-    ("  normalize (both sides)", "core/normalizing.py", "normalize"),
-    ("  diff", "core/diffing.py", "diff"),
-    ("  managedFields parse", "core/ownership.py", "parse_managed_fields"),
-    ("  defaults table lookups", "core/deciding.py", "table_default"),
-    ("needs_dry_run", "core/engine.py", "needs_dry_run"),
-    ("dry-run requests", "adapters/cluster.py", "dry_run_apply"),
-    ("decide and report (compute_drift)", "core/engine.py", "compute_drift"),
-    ("  decide", "core/deciding.py", "decide"),
+    ("per object: prepare (normalize, diff, defaults, owners)", "drift/engine.py", "prepare_object"),
+    ("  normalize (both sides)", "drift/normalizing.py", "normalize"),
+    ("  diff", "drift/diffing.py", "diff"),
+    ("  managedFields parse", "drift/ownership.py", "parse_managed_fields"),
+    ("  defaults table lookups", "drift/deciding.py", "table_default"),
+    ("needs_dry_run", "drift/engine.py", "needs_dry_run"),
+    ("dry-run requests", "adapters/kube/cluster.py", "dry_run_apply"),
+    ("decide and report (compute_drift)", "drift/engine.py", "compute_drift"),
+    ("  decide", "drift/deciding.py", "decide"),
 )
 
 
@@ -82,7 +82,7 @@ def main() -> int:
     prof.disable()
     stats = pstats.Stats(prof)
     entries = stats.stats  # type: ignore[attr-defined]
-    total = next(v[3] for (f, _, n), v in entries.items() if f.endswith("pipeline/drift.py") and n == "detect")
+    total = next(v[3] for (f, _, n), v in entries.items() if f.endswith("pipeline/detecting.py") and n == "detect")
     print(f"\n{'stage (cProfile cumulative)':58} {'s':>8} {'share':>6}")
     for label, suffix, name in STAGES:
         cum = sum(v[3] for (f, _, n), v in entries.items() if f.endswith(suffix) and n == name)

@@ -11,175 +11,27 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
 
+from writeback.adapters.forges.base import ForgeSettings
+from writeback.adapters.forges.registry import FORGES
 from writeback.config_errors import Positions, describe, yaml_positions
-from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.durations import DurationError, parse_duration
 from writeback.errors import ConfigError, YamlError
+from writeback.gitops.base import GitOpsController
+from writeback.gitops.registry import SUSPENDABLE
+from writeback.settings import ClusterSettings, IgnoreRule, Policy, SecretRef, Selector, SettingsModel
+from writeback.sources.registry import SOURCES
+from writeback.sources.registry import names as source_names
 from writeback.yaml.reading import load_all
 
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-class _Model(BaseModel):
-    # hide_input_in_errors: a traceback (--debug) never shows a value, which may be a pasted secret
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
 
-class SecretRef(_Model):
-    """A secret given by reference only: an environment variable or a file."""
-
-    env: str | None = Field(default=None, description="Name of the environment variable that holds it.")
-    file: str | None = Field(default=None, description="Path of a file that holds it (trailing newline ignored).")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_inline(cls, data: Any) -> Any:
-        if isinstance(data, str | bytes | int):  # never echo the value: it is likely the secret itself
-            raise ValueError(
-                "inline secrets are rejected: give a reference, {env: VAR_NAME} or {file: /path/to/file}, "
-                "never the secret value itself"
-            )
-        return data
-
-    @field_validator("env")
-    @classmethod
-    def _env_name(cls, v: str | None) -> str | None:  # never echo the value: it may be the token itself
-        if v is None:
-            return v
-        if looks_like_credential(v):
-            raise ValueError(TOKEN_NOT_NAME)
-        if not _ENV_NAME.match(v):
-            raise ValueError("not an environment variable name (letters, digits and _, not starting with a digit)")
-        return v
-
-    @field_validator("file")
-    @classmethod
-    def _file_name(cls, v: str | None) -> str | None:
-        if v is not None and "/" not in v and looks_like_credential(v):
-            raise ValueError("this looks like a token, not a file path: give the path of the file that holds it")
-        return v
-
-    @model_validator(mode="after")
-    def _one(self) -> SecretRef:
-        if bool(self.env) == bool(self.file):
-            raise ValueError("give exactly one of 'env' or 'file'")
-        return self
-
-
-class ClusterSettings(_Model):
-    name: str
-    kubeconfig: str | None = Field(default=None, description="Path of a kubeconfig; omit with in_cluster.")
-    context: str | None = None
-    in_cluster: bool = False
-
-
-class Selector(_Model):
-    """Which live resources to snapshot, by group/version/kind, namespace and labels."""
-
-    api_version: str = Field(alias="apiVersion", description="e.g. apps/v1, v1")
-    kind: str
-    namespaces: tuple[str, ...] = ()
-    label_selector: str | None = Field(default=None, alias="labelSelector")
-    exclude: tuple[str, ...] = Field(default=(), description="names or namespace/name to leave out")
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-def _path_patterns(v: tuple[str, ...]) -> tuple[str, ...]:
-    """Check path patterns; a syntax error becomes a validation error naming the key path."""
-    from writeback.errors import PathSyntaxError
-    from writeback.kube.paths import parse_pattern
-
-    for p in v:
-        try:
-            parse_pattern(p)
-        except PathSyntaxError as e:
-            raise ValueError(str(e)) from e
-    return v
-
-
-class IgnoreRule(_Model):
-    """Paths never written back, in the path grammar, optionally narrowed to kinds/names."""
-
-    paths: tuple[str, ...]
-    kind: str | None = None
-    group: str | None = None
-    name: str | None = None
-    namespace: str | None = None
-    managers: tuple[str, ...] = Field(default=(), description="only when owned by one of these managers")
-    reason: str = "matched a configured ignore rule"
-
-    @field_validator("paths")
-    @classmethod
-    def _paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        return _path_patterns(v)
-
-
-class Policy(_Model):
-    """Which managers' changes are written back. Defaults are documented in the README."""
-
-    controller_managers: tuple[str, ...] = Field(
-        default=(
-            "kube-controller-manager",
-            "horizontal-pod-autoscaler",
-            "keda-operator",
-            "vpa-updater",
-            "vpa-recommender",
-            "cluster-autoscaler",
-            "clusterrole-aggregation-controller",
-            "gotk-*",
-            "source-controller",
-        ),
-        description="glob patterns of managers whose fields are never written back (gotk-* and source-controller: "
-        "Flux's own status and finalizers on its Kustomizations, HelmReleases and sources)",
-    )
-    gitops_managers: tuple[str, ...] = Field(
-        default=(
-            "argocd-controller",
-            "argocd-application-controller",
-            "kustomize-controller",
-            "helm-controller",
-            "writeback-dryrun",
-        ),
-        description="glob patterns of the GitOps controller's own managers (pending or failed sync)",
-    )
-    extra_controller_managers: tuple[str, ...] = ()
-    flag_paths: tuple[str, ...] = Field(default=(), description="extra security-sensitive paths (flag)")
-    sensitive_paths: tuple[str, ...] = Field(default=(), description="paths whose values are redacted")
-    presets: tuple[str, ...] = Field(default=("istio", "linkerd", "vault"), description="webhook presets on")
-    include_secrets: bool = False
-    allowed_registries: tuple[str, ...] = ()
-    write_unattributed: bool = Field(
-        default=False,
-        description="write back drift of live objects without managedFields (no evidence of who made it)",
-    )
-
-    @field_validator("flag_paths", "sensitive_paths")
-    @classmethod
-    def _paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        return _path_patterns(v)
-
-
-class ForgeSettings(_Model):
-    kind: Literal["github", "gitlab"]
-    url: str | None = Field(default=None, description="API base for GitHub Enterprise or self-hosted GitLab")
-    project: str | None = Field(default=None, description="owner/name (GitHub) or group/project (GitLab)")
-    token: SecretRef | None = None
-    app_id: int | None = Field(default=None, description="GitHub App id (with private_key and installation_id)")
-    private_key: SecretRef | None = None
-    installation_id: int | None = None
-    max_wait_seconds: float = Field(default=60.0, ge=0)
-    max_retries: int = Field(default=5, ge=0, description="retries of a failed or rate-limited forge request")
-    backoff_seconds: float = Field(default=0.5, ge=0, description="backoff factor between retries (0: none)")
-    throttle: bool = Field(default=True, description="PyGithub's pause between requests (GitHub's guidance)")
-    timeout_seconds: float = Field(default=15.0, gt=0, description="one forge request's connect and read timeout")
-
-
-class Git(_Model):
+class Git(SettingsModel):
     author_name: str = "writeback[bot]"
     author_email: str = "writeback@users.noreply.localhost"
     signoff: bool = False
@@ -190,7 +42,7 @@ class Git(_Model):
     )
 
 
-class PullRequest(_Model):
+class PullRequest(SettingsModel):
     labels: tuple[str, ...] = ("writeback",)
     security_labels: tuple[str, ...] = ("security-review",)
     reviewers: tuple[str, ...] = ()
@@ -214,7 +66,7 @@ class PullRequest(_Model):
         return v
 
 
-class Schedule(_Model):
+class Schedule(SettingsModel):
     """When a target runs in service mode: every ``interval_seconds``, or on a ``cron`` line (which wins)."""
 
     interval_seconds: float | None = Field(default=300.0, gt=0, description="seconds between cycles")
@@ -242,15 +94,20 @@ class Schedule(_Model):
         return self
 
 
-class Target(_Model):
+class TargetSettings(SettingsModel):
+    """One target's settings; ``Target`` adds a key per registered GitOps controller (``argocd_application``, ...)."""
+
     name: Annotated[str, Field(description="slug: lowercase letters, digits, '.', '_' and '-'")]
     cluster: str | None = None
     selectors: tuple[Selector, ...] = ()
     repo_url: str
     base: str = "main"
     path: str = "."
-    source: Literal["plain", "kustomize", "markers"] | None = Field(
-        default=None, description="how the manifests are produced; unset: kustomize if path holds a kustomization"
+    source: str | None = Field(
+        default=None,
+        description="how the manifests are produced (" + "; ".join(f"{s.name}: {s.help}" for s in SOURCES)
+        + "); unset: the first that claims the path (kustomize if it holds a kustomization, else plain)",
+        json_schema_extra={"enum": [*source_names(), None]},
     )
     edit_base: bool = Field(default=False, description="kustomize: edit the shared base instead of the overlay")
     namespace: str | None = None
@@ -260,8 +117,6 @@ class Target(_Model):
     schedule: Schedule = Schedule()
     policy: Policy = Policy()
     ignore: tuple[IgnoreRule, ...] = ()
-    argocd_application: str | None = Field(default=None, description="namespace/name of the Argo CD Application")
-    flux_kustomization: str | None = Field(default=None, description="namespace/name of the Flux Kustomization")
     revision: str | None = None
 
     @field_validator("repo_url")
@@ -274,6 +129,13 @@ class Target(_Model):
             )
         return v
 
+    @field_validator("source")
+    @classmethod
+    def _source(cls, v: str | None) -> str | None:
+        if v is not None and v not in source_names():
+            raise ValueError(f"unknown source {v!r}: one of {', '.join(source_names())}")
+        return v
+
     @field_validator("name")
     @classmethod
     def _slug(cls, v: str) -> str:
@@ -283,8 +145,43 @@ class Target(_Model):
             raise ValueError("must not contain '..' or end in '.lock' (it is part of a git branch name)")
         return v
 
+    def controller_objects(self) -> tuple[tuple[GitOpsController, str], ...]:
+        """The GitOps controller objects this target names, by their config keys: (kind, ``NAMESPACE/NAME``)."""
+        found = ((c, getattr(self, c.config_key, None)) for c in SUSPENDABLE if c.config_key)
+        return tuple((c, value) for c, value in found if isinstance(value, str))
 
-class MetricsSettings(_Model):
+
+def _forge_field() -> Any:
+    """``forge``: the registered forges' settings models, told apart by ``kind``."""
+    models = tuple(f.settings for f in FORGES)
+    union = models[0] if len(models) == 1 else Annotated[Union[models], Field(discriminator="kind")]  # noqa: UP007
+    return (union | None, Field(default=None, json_schema_extra=_forge_schema))
+
+
+def _forge_schema(schema: dict[str, Any]) -> None:
+    """The schema names the known kinds on ``kind`` itself, so that a wrong kind is reported there."""
+    for option in schema.get("anyOf", ()):
+        if "oneOf" in option:
+            option.update(type="object", required=["kind"], properties={"kind": {"enum": [f.name for f in FORGES]}})
+
+
+if TYPE_CHECKING:
+    Target = TargetSettings
+else:
+    Target = create_model(
+        "Target",
+        __base__=TargetSettings,
+        __module__=__name__,
+        forge=_forge_field(),
+        **{
+            c.config_key: (str | None, Field(default=None, description=f"namespace/name of the {c.title}"))
+            for c in SUSPENDABLE
+            if c.config_key
+        },
+    )
+
+
+class MetricsSettings(SettingsModel):
     """The HTTP server for /metrics, /healthz and /readyz (service mode only)."""
 
     address: str = Field(default="0.0.0.0:9090", description="host:port to listen on (port 0: any free port)")
@@ -300,14 +197,14 @@ class MetricsSettings(_Model):
         return v
 
 
-class Leader(_Model):
+class Leader(SettingsModel):
     enabled: bool = False
     namespace: str = "writeback"
     lease_seconds: float = Field(default=15.0, gt=0)
     identity: str | None = None
 
 
-class Watch(_Model):
+class Watch(SettingsModel):
     """Service mode: a watch-based cache per selected kind, and hotfix capture."""
 
     enabled: bool = Field(default=True, description="keep a watch cache (informer) instead of listing each cycle")
@@ -316,7 +213,7 @@ class Watch(_Model):
     capture_ttl_seconds: float = Field(default=7 * 86400.0, gt=0, description="forget a capture after this long")
 
 
-class BreakGlass(_Model):
+class BreakGlass(SettingsModel):
     """``writeback break-glass`` and the service's break-glass step."""
 
     max_ttl: timedelta = Field(default=timedelta(hours=24), description="longest --ttl (2h, 30m, 1d; at most 30d)")
@@ -337,7 +234,7 @@ class BreakGlass(_Model):
             raise ValueError(f"{v!r}: {e}") from e
 
 
-class Config(_Model):
+class Config(SettingsModel):
     clusters: tuple[ClusterSettings, ...] = ()
     targets: tuple[Target, ...]
     metrics: MetricsSettings = MetricsSettings()
@@ -392,8 +289,29 @@ def parse_config(
     try:
         return Config.model_validate(data)
     except ValidationError as e:
-        lines = describe(e.errors(), root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
+        errors = [_untagged(err) for err in e.errors()]
+        lines = describe(errors, root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
         raise InvalidConfig(lines) from e
+
+
+def _untagged(error: Mapping[str, Any]) -> dict[str, Any]:
+    """An error under ``forge`` as the file spells it: without the union's tag in its key path, and a bad or
+    missing ``kind`` named as that key."""
+    err: dict[str, Any] = dict(error)
+    loc = tuple(err["loc"])
+    kinds = {f.name for f in FORGES}
+    for i in range(1, len(loc)):
+        if loc[i - 1] == "forge" and loc[i] in kinds:
+            loc = loc[:i] + loc[i + 1 :]
+            break
+    if err["type"] == "union_tag_invalid":
+        known = " or ".join(repr(f.name) for f in FORGES)
+        err.update(loc=(*loc, "kind"), type="literal_error", msg=f"Input should be {known}")
+    elif err["type"] == "union_tag_not_found":
+        err.update(loc=(*loc, "kind"), type="missing", msg="Field required")
+    else:
+        err["loc"] = loc
+    return err
 
 
 def load_config(path: str | Path) -> Config:

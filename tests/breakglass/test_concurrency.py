@@ -16,7 +16,7 @@ from writeback.breakglass import flow
 from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
 from writeback.errors import InputError
-from writeback.gitops import kinds
+from writeback.gitops import argocd
 from writeback.kube.refs import ObjectRef
 
 pytestmark = pytest.mark.controlplane
@@ -43,7 +43,7 @@ def test_a_concurrent_write_is_kept_and_the_patch_retried(controlplane: Any, crd
     argocd_app(controlplane, namespace, "web")
     cluster = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)
     objects = RacingObjects(cluster=cluster, controlplane=controlplane, namespace=namespace)
-    ref = kinds.ARGOCD.ref(f"{namespace}/web")
+    ref = argocd.APPLICATION.ref(f"{namespace}/web")
     now = flow.now_utc()
     started = starting.start(objects=objects, ref=ref, reason="race", ttl=timedelta(hours=1), by="alice", now=now)
     assert objects.patch_calls == 2  # the first patch failed its resourceVersion test

@@ -17,7 +17,7 @@ from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects
 from writeback.breakglass import flow
 from writeback.errors import ClusterConflict, ClusterForbidden
-from writeback.gitops import kinds
+from writeback.gitops import argocd
 
 APPS = "applications.argoproj.io"
 READ = {"apiGroups": ["argoproj.io"], "resources": ["applications"], "verbs": ["get", "list"]}
@@ -42,7 +42,7 @@ def test_a_denied_patch_is_refused_before_any_write_and_who_is_the_authenticated
 
     # a denial that reaches the patch itself (no access review in the way) is raised at once, never retried
     objects = ControllerObjects(cluster=KubeCluster.connect(kubeconfig=reader))
-    ref = kinds.ARGOCD.ref(f"{namespace}/web")
+    ref = argocd.APPLICATION.ref(f"{namespace}/web")
     ops = [{"op": "add", "path": "/metadata/annotations", "value": {"x": "y"}}]
     with pytest.raises(ClusterForbidden, match="403"):
         flow.patch(objects, ref, lambda body: ops)
@@ -64,7 +64,7 @@ def test_only_a_conflict_caused_by_another_writer_is_retried(
 ) -> None:
     argocd_app(controlplane, namespace, "web")
     objects = ControllerObjects(cluster=KubeCluster.connect(kubeconfig=controlplane.kubeconfig))
-    ref = kinds.ARGOCD.ref(f"{namespace}/web")
+    ref = argocd.APPLICATION.ref(f"{namespace}/web")
     failing = [{"op": "test", "path": "/spec/project", "value": "not-this-one"}]  # 422, and nobody else wrote
     with pytest.raises(ClusterConflict, match="422"):
         flow.patch(objects, ref, lambda body: failing)

@@ -11,11 +11,11 @@
    StorageClass and a default IngressClass present, so admission fills what it fills on a usual cluster;
 3. every field the server filled in, by kind and path (``[*]`` for list items), is recorded with its value;
    a field whose value varies (between skeletons, or between the two runs) must be covered by a derived rule
-   of writeback/core/derivations.py (``DERIVED``), whose check is run on every value the server returned.
+   of writeback/drift/evidence/derivations.py (``DERIVED``), whose check is run on every value the server returned.
 
 Not recorded: ``metadata`` (normalization's business) except the finalizers admission adds, ``status``, and
 what the ServiceAccount admission plugin would add (the test control plane runs without it; see
-``ADMISSION_RULES`` in writeback/core/derivations.py).
+``ADMISSION_RULES`` in writeback/drift/evidence/derivations.py).
 """
 
 from __future__ import annotations

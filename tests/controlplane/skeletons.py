@@ -3,7 +3,7 @@
 Each skeleton is as small as validation allows, plus every optional sub-struct once, so that the API server's
 dry-run create shows every field it fills in. Kinds get two variants that differ in the values a default could
 be derived from (images, ports, names, kinds, limits), so a derived value shows up as a value that varies:
-the generator then insists on a derived rule in writeback/core/derivations.py instead of recording a constant.
+the generator then insists on a derived rule in writeback/drift/evidence/derivations.py instead of recording a constant.
 
 Names and namespaces do not matter (metadata is not recorded); cluster-scoped names start with ``NAME``.
 """

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
-from writeback.config import Policy
 from writeback.drift.deciding import Role, image_registry, manager_role
 from writeback.drift.engine import EngineOptions, compute_drift
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT
 from writeback.model import Decision, Drift, Op
+from writeback.settings import Policy
 
 CONTAINER = "spec.template.spec.containers[name=web]"
 EDIT_TIME = "2024-05-02T03:07:00Z"

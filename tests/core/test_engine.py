@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj, ref_of
-from writeback.config import Policy
 from writeback.drift.engine import (
     REDACTED,
     DriftReport,
@@ -22,6 +21,7 @@ from writeback.drift.engine import (
 from writeback.errors import InputError
 from writeback.kube.paths import format_path
 from writeback.model import Decision, Drift, DryRun, DryRunKind, Op
+from writeback.settings import Policy
 
 CONTAINER = "spec.template.spec.containers[name=web]"
 

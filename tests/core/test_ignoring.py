@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
-from writeback.config import IgnoreRule, Policy
 from writeback.drift.engine import EngineOptions, compute_drift
 from writeback.drift.ignores.rules import build_ignores
 from writeback.kube.paths import format_path
 from writeback.model import Decision, Drift
+from writeback.settings import IgnoreRule, Policy
 
 CONTAINER = "spec.template.spec.containers[name=web]"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from writeback.config import Selector
 from writeback.drift.scoping import Scope, filter_desired, filter_dump, scopes_for
 from writeback.kube.refs import ObjectRef
 from writeback.model import DesiredObject, LiveObject, Source
+from writeback.settings import Selector
 
 
 def ref(api_version: str, kind: str, name: str, namespace: str | None = None) -> ObjectRef:

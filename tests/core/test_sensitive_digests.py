@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
-from writeback.config import Policy
 from writeback.drift.engine import EngineOptions, compute_drift, report_to_json
 from writeback.model import Drift
+from writeback.settings import Policy
 from writeback.sources.changesets import fingerprint
 
 SENSITIVE = "spec.template.spec.containers[*].env[name=API_KEY].value"

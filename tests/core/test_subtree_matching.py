@@ -6,12 +6,12 @@ import copy
 import json
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
-from writeback.config import Policy
 from writeback.drift.engine import REDACTED, EngineOptions, compute_drift, report_to_json
 from writeback.drift.subtree_matching import matches_within
 from writeback.kube.paths import parse_path, parse_pattern
 from writeback.kube.pathtypes import ABSENT
 from writeback.model import Decision
+from writeback.settings import Policy
 
 ENV_VALUE = parse_pattern("spec.template.spec.containers[*].env[name=API_KEY].value")
 OPTIONS = EngineOptions(policy=Policy(sensitive_paths=("spec.template.spec.containers[*].env[name=API_KEY].value",)))

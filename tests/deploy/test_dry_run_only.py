@@ -22,7 +22,8 @@ DYNAMIC_WRITE = {"create", "patch", "replace", "delete", "server_side_apply"}
 SCOPED_REAL_WRITES = re.compile(r"_namespaced_(lease|event)$")  # the Role confines these to writeback's namespace
 # modules that own one scoped real write, and the only typed calls they may make without dryRun=All
 OWNED_REAL_WRITES = {
-    "adapters/hotfixes.py": re.compile(r"_namespaced_config_map$"),  # the state ConfigMap (resourceNames in the Role)
+    # the state ConfigMap (resourceNames in the Role)
+    "adapters/hotfix_store.py": re.compile(r"_namespaced_config_map$"),
 }
 MARK = "# real write:"
 

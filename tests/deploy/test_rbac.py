@@ -13,9 +13,9 @@ from kubernetes import client, config
 
 from tests.deploy.support import documents, find, render
 from writeback.adapters.kube.cluster import KubeCluster
-from writeback.config import Selector
 from writeback.drift.evidence.twins import twin_manifest
 from writeback.errors import ClusterError
+from writeback.settings import Selector
 
 pytestmark = pytest.mark.controlplane
 APPS = "payments"  # a workload namespace somewhere else in the cluster

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from writeback.adapters.kube.cluster import KubeCluster
-from writeback.config import Selector
 from writeback.errors import ClusterError, InputError
 from writeback.kube.refs import ObjectRef
+from writeback.settings import Selector
 
 pytestmark = pytest.mark.controlplane
 

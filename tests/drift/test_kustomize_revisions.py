@@ -148,7 +148,7 @@ def test_person_change_is_writeback_on_the_rendered_resource(
     assert doc["problems"] == []
 
     found = detect(spec=TargetSpec(name="shop", path=OVERLAY), repo=repo, edges=Edges(live_path=live))
-    assert found.source == "kustomize"
+    assert found.source.name == "kustomize"
     assert {(o.ref.kind, o.ref.namespace, o.ref.name) for o in found.desired} == {
         ("Deployment", "prod", "prod-web"),
         ("ConfigMap", "prod", "prod-settings"),
@@ -277,8 +277,8 @@ def test_missing_kustomize_is_a_clear_input_error(
 def test_source_is_detected_from_the_kustomization_file(name: str, tmp_path: Path) -> None:
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "web.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
-    assert resolve_source(repo=tmp_path, path="app") == "plain"
+    assert resolve_source(repo=tmp_path, path="app").name == "plain"
     (tmp_path / "app" / name).write_text("resources: [web.yaml]\n")
-    assert resolve_source(repo=tmp_path, path="app") == "kustomize"
-    assert resolve_source(repo=tmp_path, path=".") == "plain"  # only --path itself counts
-    assert resolve_source(repo=tmp_path, path="app", source="plain") == "plain"  # an explicit source wins
+    assert resolve_source(repo=tmp_path, path="app").name == "kustomize"
+    assert resolve_source(repo=tmp_path, path=".").name == "plain"  # only --path itself counts
+    assert resolve_source(repo=tmp_path, path="app", source="plain").name == "plain"  # an explicit source wins

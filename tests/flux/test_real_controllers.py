@@ -16,8 +16,8 @@ import pytest
 from tests.controlplane.cp import ControlPlane
 from tests.flux.fixtures import SyncMaker
 from tests.flux.sync import KUSTOMIZATION, WATCH_LABEL, FluxSync
-from writeback.config import Policy
 from writeback.drift.deciding import Role, manager_role
+from writeback.settings import Policy
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 

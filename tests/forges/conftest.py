@@ -15,9 +15,10 @@ from tests.fakes.forge_server import FakeForge
 from tests.fakes.github_fake import GitHubFake
 from tests.fakes.gitlab_fake import GitLabFake
 from tests.support.gitrepos import git, seed_bare
+from writeback.adapters.forges import github, gitlab
 from writeback.adapters.forges.base import Forge, RetryPolicy
-from writeback.adapters.forges.github import github_forge
-from writeback.adapters.forges.gitlab import gitlab_forge
+from writeback.adapters.forges.github_api import github_forge
+from writeback.adapters.forges.gitlab_api import gitlab_forge
 from writeback.adapters.git.repo import GitRepo, Identity
 from writeback.adapters.templating import load_templates
 from writeback.kube.pathtypes import Key
@@ -118,7 +119,7 @@ class Env:
             after_sync()
         s = dataclasses.replace(self.settings, dry_run=dry_run, **settings)
         text = PullRequestText(
-            templates=self.templates, cluster="prod-eu", platform=self.kind, security_labels=s.security_labels
+            templates=self.templates, cluster="prod-eu", forge=self.forge.kind, security_labels=s.security_labels
         )
         pubs = [
             Publication(change_set=cs, rendered=text.render(cs, hotfixes=hotfixes), reverted=reverted_for(cs, hotfixes))
@@ -135,8 +136,10 @@ def make_fake(kind: str, bare: Path, **kwargs: Any) -> FakeForge:
 
 def make_forge(kind: str, fake: FakeForge, *, policy: RetryPolicy = TEST_POLICY) -> Forge:
     if kind == "github":
-        return github_forge(project="octo-org/gitops", base_url=fake.url, token="ghp_test_token", policy=policy)
-    return gitlab_forge(project="platform/gitops", url=fake.url, token="glpat-test-token", policy=policy)
+        return github_forge(project="octo-org/gitops", base_url=fake.url, token="ghp_test_token", policy=policy,
+                            kind=github.KIND)
+    return gitlab_forge(project="platform/gitops", url=fake.url, token="glpat-test-token", policy=policy,
+                        kind=gitlab.KIND)
 
 
 @pytest.fixture(params=["github", "gitlab"])

@@ -10,7 +10,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fakes.github_fake import GitHubFake
 from tests.forges.conftest import TEST_POLICY, Remote
-from writeback.adapters.forges.github import github_forge
+from writeback.adapters.forges import github
+from writeback.adapters.forges.github_api import github_forge
 from writeback.errors import ForgeError
 from writeback.model import PullRequestSpec
 
@@ -45,6 +46,7 @@ def test_app_installation_token_is_used_for_the_api_and_for_git(
     app_fake: GitHubFake, app_key: tuple[str, str], installation_id: int | None
 ) -> None:
     forge = github_forge(
+        kind=github.KIND,
         project="octo-org/gitops", base_url=app_fake.url, app_id=321, private_key=app_key[0],
         installation_id=installation_id, policy=TEST_POLICY,
     )  # fmt: skip
@@ -60,8 +62,8 @@ def test_a_wrong_app_key_is_a_forge_error(app_fake: GitHubFake) -> None:
     pem = other.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
-    forge = github_forge(project="octo-org/gitops", base_url=app_fake.url, app_id=321, private_key=pem,
-                         installation_id=4242, policy=TEST_POLICY)  # fmt: skip
+    forge = github_forge(kind=github.KIND, project="octo-org/gitops", base_url=app_fake.url, app_id=321,
+                         private_key=pem, installation_id=4242, policy=TEST_POLICY)  # fmt: skip
     spec = PullRequestSpec(branch="b", base="main", title="t", body="b", fingerprint="1", changeset_id="c")
     with pytest.raises(ForgeError, match="401"):
         forge.create_pr(spec=spec)

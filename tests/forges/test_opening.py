@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 import writeback.cli
-from writeback import config
-from writeback.adapters.forges.github import GitHubForge
-from writeback.adapters.forges.gitlab import GitLabForge
+from writeback import settings
+from writeback.adapters.forges.github import GitHubSettings
+from writeback.adapters.forges.github_api import GitHubForge
+from writeback.adapters.forges.gitlab import GitLabSettings
+from writeback.adapters.forges.gitlab_api import GitLabForge
 from writeback.adapters.forges.opening import derive_project, open_forge, read_secret
 from writeback.errors import ConfigError
 
@@ -32,26 +34,26 @@ def test_derive_project(url: str, project: str | None) -> None:
 def test_secrets_by_reference(tmp_path: Path) -> None:
     f = tmp_path / "token"
     f.write_text("glpat-from-file\n")
-    assert read_secret(config.SecretRef(file=str(f)), key="k") == "glpat-from-file"
-    assert read_secret(config.SecretRef(env="TOK"), key="k", environ={"TOK": "abc"}) == "abc"
+    assert read_secret(settings.SecretRef(file=str(f)), key="k") == "glpat-from-file"
+    assert read_secret(settings.SecretRef(env="TOK"), key="k", environ={"TOK": "abc"}) == "abc"
     with pytest.raises(ConfigError, match=r"targets\[0\]\.forge\.token: the environment variable NOPE is not set"):
-        read_secret(config.SecretRef(env="NOPE"), key="targets[0].forge.token", environ={})
+        read_secret(settings.SecretRef(env="NOPE"), key="targets[0].forge.token", environ={})
     with pytest.raises(ConfigError, match="cannot read"):
-        read_secret(config.SecretRef(file=str(tmp_path / "missing")), key="k")
+        read_secret(settings.SecretRef(file=str(tmp_path / "missing")), key="k")
 
 
 def test_open_forge_kinds_and_errors() -> None:
-    gh = config.ForgeSettings(kind="github", token=config.SecretRef(env="T"))
+    gh = GitHubSettings(kind="github", token=settings.SecretRef(env="T"))
     assert isinstance(open_forge(gh, repo_url="https://github.com/a/b.git", key="f", environ={"T": "x"}), GitHubForge)
-    gl = config.ForgeSettings(kind="gitlab", url="https://gitlab.example.com", token=config.SecretRef(env="T"))
+    gl = GitLabSettings(kind="gitlab", url="https://gitlab.example.com", token=settings.SecretRef(env="T"))
     forge = open_forge(gl, repo_url="https://gitlab.example.com/g/p.git", key="f", environ={"T": "x"})
     assert isinstance(forge, GitLabForge) and forge.git_token() == "x"
     with pytest.raises(ConfigError, match=r"f\.project: cannot derive it"):
         open_forge(gh, repo_url="/srv/git/repo", key="f", environ={"T": "x"})
     with pytest.raises(ConfigError, match="GitHub needs token, or app_id"):
-        open_forge(config.ForgeSettings(kind="github"), repo_url="https://github.com/a/b", key="f", environ={})
+        open_forge(GitHubSettings(kind="github"), repo_url="https://github.com/a/b", key="f", environ={})
     with pytest.raises(ConfigError, match="GitLab needs a token"):
-        open_forge(config.ForgeSettings(kind="gitlab"), repo_url="https://gitlab.com/a/b", key="f", environ={})
+        open_forge(GitLabSettings(kind="gitlab"), repo_url="https://gitlab.com/a/b", key="f", environ={})
 
 
 def test_run_flag_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from writeback.adapters.forges import registry as forges
 from writeback.adapters.templating import TEMPLATE_NAMES, load_templates
 from writeback.errors import ConfigError
 from writeback.kube.pathtypes import ABSENT, Index, Key, Select
@@ -53,7 +54,8 @@ def tricky_change_set() -> ChangeSet:
 
 def _render(platform: str, *, limit: int = 65536, templates: dict[str, str] | None = None) -> Rendered:
     data = RenderInput(
-        change_set=tricky_change_set(), cluster="prod-eu|1", base="main", platform=platform, body_limit=limit,
+        change_set=tricky_change_set(), cluster="prod-eu|1", base="main", body_limit=limit,
+        request_name=forges.by_name(platform).request_name,
         incident="INC-42: rollback of `web` | see <https://status.example>",
         verification="server-side dry-run apply: no change to the 5 written-back fields",
         security_labels=("security-review",),

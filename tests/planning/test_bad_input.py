@@ -7,6 +7,7 @@ from writeback.kube.pathtypes import Index, Key
 from writeback.model import Op
 from writeback.sources.changesets import plan_changesets
 from writeback.sources.locating import locate
+from writeback.sources.registry import by_name
 
 GOOD = """\
 # web and its config
@@ -77,7 +78,7 @@ def test_each_bad_input_is_an_error_for_its_resource_only() -> None:
         drift(anchored, "metadata.annotations.note", op=Op.ADD, live="hi"),
     ]
     live = [WEB, cfg, svc, api, anchored]
-    located = locate(files=files, root="apps", source="plain", drifts=drifts, live_refs=live)
+    located = locate(files=files, root="apps", source=by_name("plain"), drifts=drifts, live_refs=live)
     plan = plan_changesets(target="prod", files=files, drifts=drifts, located=located)
     (cs,) = plan.changesets
     assert plan.errors == located.errors
@@ -102,7 +103,8 @@ def test_each_bad_input_is_an_error_for_its_resource_only() -> None:
 
 def test_list_items_are_located_inside_the_list() -> None:
     cfg = ref("ConfigMap", "cfg", api_version="v1")
-    located = locate(files={"a/good.yaml": GOOD}, root="a", source="plain", drifts=[drift(cfg, "data.mode", live="x")])
+    plain = by_name("plain")
+    located = locate(files={"a/good.yaml": GOOD}, root="a", source=plain, drifts=[drift(cfg, "data.mode", live="x")])
     (loc,) = located.locations
     assert (loc.document, loc.path[:2]) == (1, (Key("items"), Index(0)))
 
@@ -116,7 +118,7 @@ def test_secrets_and_sops_files_are_report_only() -> None:
     enc = ref("ConfigMap", "enc", api_version="v1")
     sealed = ref("SealedSecret", "s", api_version="bitnami.com/v1alpha1")
     drifts = [drift(secret, "data.password", live="x"), drift(enc, "data.a", live="y"), drift(sealed, "spec.x", live=1)]
-    located = locate(files={"s/enc.yaml": sops}, root="s", source="plain", drifts=drifts)
+    located = locate(files={"s/enc.yaml": sops}, root="s", source=by_name("plain"), drifts=drifts)
     assert located.locations == ()
     assert [("report-only" in u.reason) for u in located.unresolved] == [True, True, True]
     assert "SOPS" in located.unresolved[1].reason
@@ -125,6 +127,7 @@ def test_secrets_and_sops_files_are_report_only() -> None:
 def test_namespace_default_and_cluster_scope() -> None:
     text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n"
     d = [drift(WEB, "spec.replicas", live=2, git=1)]
-    assert locate(files={"x/w.yaml": text}, root="x", source="plain", drifts=d, default_namespace="prod").locations
-    other = locate(files={"x/w.yaml": text}, root="x", source="plain", drifts=d, default_namespace="staging")
+    plain = by_name("plain")
+    assert locate(files={"x/w.yaml": text}, root="x", source=plain, drifts=d, default_namespace="prod").locations
+    other = locate(files={"x/w.yaml": text}, root="x", source=plain, drifts=d, default_namespace="staging")
     assert other.locations == () and "no manifest declares" in other.unresolved[0].reason

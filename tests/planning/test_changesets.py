@@ -9,6 +9,7 @@ from writeback.model import Decision, FilePatch, Op, Review
 from writeback.pr.diffs import render_file_patch
 from writeback.sources.changesets import changeset_id, fingerprint, plan_changesets
 from writeback.sources.locating import locate
+from writeback.sources.registry import by_name
 
 WEB_YAML = """\
 apiVersion: apps/v1
@@ -33,7 +34,7 @@ PRIV = "spec.template.spec.containers[name=app].securityContext.privileged"
 
 
 def _plan(drifts: list, files: dict[str, str] = FILES, **kw: object):  # type: ignore[no-untyped-def,type-arg]
-    located = locate(files=files, root="apps", source="plain", drifts=drifts)
+    located = locate(files=files, root="apps", source=by_name("plain"), drifts=drifts)
     return plan_changesets(target="prod", files=files, drifts=drifts, located=located, **kw)  # type: ignore[arg-type]
 
 
@@ -131,7 +132,7 @@ def test_a_target_spanning_several_apps_gets_changesets_per_app() -> None:
         drift(api, PRIV, op=Op.ADD, live=True, decision=Decision.FLAG),
     ]
     apps = {WEB.identity: "web-prod", api.identity: "api-prod"}
-    located = locate(files=files, root="apps", source="plain", drifts=drifts)
+    located = locate(files=files, root="apps", source=by_name("plain"), drifts=drifts)
     plan = plan_changesets(target="prod", files=files, drifts=drifts, located=located, apps=apps)
     got = [(cs.id, cs.review, [f.path for f in cs.files]) for cs in plan.changesets]
     assert got == [
@@ -144,7 +145,7 @@ def test_a_target_spanning_several_apps_gets_changesets_per_app() -> None:
 
 
 def test_tracked_app_reads_gitops_tracking_metadata() -> None:
-    from writeback.sources.changesets import tracked_app
+    from writeback.gitops.registry import app_of as tracked_app
 
     argo = {"metadata": {"annotations": {"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:prod/web"}}}
     flux = {"metadata": {"labels": {"kustomize.toolkit.fluxcd.io/name": "infra"}}}

@@ -15,9 +15,11 @@ from writeback.errors import ToolMissing
 from writeback.model import Drift, Op
 from writeback.pipeline.planning import plan_files
 from writeback.pipeline.targets import TargetSpec
+from writeback.sources.base import Tools
 from writeback.sources.changesets import plan_changesets
 from writeback.sources.live_values import find_rendered, mismatches
 from writeback.sources.locating import locate
+from writeback.sources.registry import by_name
 
 IMAGE = "spec.template.spec.containers[name=app].image"
 
@@ -65,7 +67,7 @@ def test_prod_hotfix_lands_in_prod_overlay_only(repo: Path, kustomize_bin: Path)
     drifts = _hotfix(_configmap_name(kustomize_bin, repo, "overlays/prod"))
     assert len(mismatches(prod_before, drifts)) == len(drifts)  # every drifted field differs before patching
 
-    located = locate(files=KUSTOMIZE_REPO, root="overlays/prod", source="kustomize", drifts=drifts)
+    located = locate(files=KUSTOMIZE_REPO, root="overlays/prod", source=by_name("kustomize"), drifts=drifts)
     assert located.unresolved == ()
     plan = plan_changesets(target="prod", files=KUSTOMIZE_REPO, drifts=drifts, located=located)
     assert plan.errors == ()
@@ -97,7 +99,7 @@ def test_prod_hotfix_lands_in_prod_overlay_only(repo: Path, kustomize_bin: Path)
 
 def test_kustomization_edits_keep_comments_and_quotes(repo: Path) -> None:
     drifts = _hotfix("app-config-abcdef1234")[:2]
-    located = locate(files=KUSTOMIZE_REPO, root="overlays/prod", source="kustomize", drifts=drifts)
+    located = locate(files=KUSTOMIZE_REPO, root="overlays/prod", source=by_name("kustomize"), drifts=drifts)
     (cs,) = plan_changesets(target="prod", files=KUSTOMIZE_REPO, drifts=drifts, located=located).changesets
     (patch,) = cs.files
     before, after = (patch.before or "").splitlines(), patch.after.splitlines()
@@ -111,7 +113,8 @@ def test_kustomization_edits_keep_comments_and_quotes(repo: Path) -> None:
 def test_edit_base_changes_the_shared_base(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE].value", live="safe", git="normal")]
     spec = TargetSpec(name="prod", path="overlays/prod", source="kustomize", edit_base=True)
-    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
+    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo,
+                         tools=Tools(paths={"kustomize": kustomize_bin}))
     (cs,) = outcome.plan.changesets
     assert [f.path for f in cs.files] == ["base/deployment.yaml"]
     assert "value: safe  # the default mode" in cs.files[0].after
@@ -123,7 +126,7 @@ def test_base_only_field_without_overlay_patch_gets_a_new_patch_file() -> None:
     drifts = [
         drift(ref("Deployment", "stg-web", namespace="staging"), IMAGE.replace("image", "env[name=MODE]"), op=Op.REMOVE)
     ]
-    located = locate(files=files, root="overlays/staging", source="kustomize", drifts=drifts)
+    located = locate(files=files, root="overlays/staging", source=by_name("kustomize"), drifts=drifts)
     (cs,) = plan_changesets(target="staging", files=files, drifts=drifts, located=located).changesets
     new = next(f for f in cs.files if f.before is None)
     assert new.path == "overlays/staging/writeback-deployment-web.yaml"
@@ -135,7 +138,8 @@ def test_base_only_field_without_overlay_patch_gets_a_new_patch_file() -> None:
 def test_removed_base_env_renders_without_it(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE]", op=Op.REMOVE)]
     spec = TargetSpec(name="prod", path="overlays/prod", source="kustomize")
-    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
+    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo,
+                         tools=Tools(paths={"kustomize": kustomize_bin}))
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     assert [f.path for f in cs.files] == ["overlays/prod/resources-patch.yaml"]
@@ -157,7 +161,8 @@ def test_labels_entry_and_image_name_are_edited_where_kustomize_sets_them(repo: 
         drift(WEB, IMAGE, live="mirror.example.com/web:1.0.3", git="registry.example.com/web:1.0.3"),
     ]
     spec = TargetSpec(name="prod", path="overlays/prod", source="kustomize")
-    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
+    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo,
+                         tools=Tools(paths={"kustomize": kustomize_bin}))
     assert outcome.plan.errors == ()  # the real kustomize build renders both live values
     (cs,) = outcome.plan.changesets
     (patch,) = cs.files
@@ -183,7 +188,8 @@ def test_file_based_strategic_merge_and_json6902_patches(tmp_path: Path, kustomi
     web = ref("Deployment", "web", namespace="qa")
     drifts = [drift(web, "spec.minReadySeconds", live=9, git=5), drift(web, "spec.replicas", live=3, git=2)]
     spec = TargetSpec(name="qa", path="qa", source="kustomize")
-    outcome = plan_files(files=files, drifts=drifts, spec=spec, repo=tmp_path / "repo", kustomize=kustomize_bin)
+    outcome = plan_files(files=files, drifts=drifts, spec=spec, repo=tmp_path / "repo",
+                         tools=Tools(paths={"kustomize": kustomize_bin}))
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     after = {f.path: f.after for f in cs.files}

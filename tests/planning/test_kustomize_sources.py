@@ -16,8 +16,10 @@ from writeback.kube.pathtypes import Key
 from writeback.model import Op
 from writeback.pipeline.planning import plan_files
 from writeback.pipeline.targets import TargetSpec
+from writeback.sources.base import Tools
 from writeback.sources.kustomize.model import load_tree
 from writeback.sources.locating import locate
+from writeback.sources.registry import by_name
 
 BASE = {
     "base/kustomization.yaml": "resources:\n  - app.yaml\n",
@@ -134,7 +136,7 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
         drift(settings, "data.SHAPE", op=Op.ADD, live="round"),
         drift(files_cm, 'data["motd.txt"]', live="maintenance tonight\n", git="hello\n"),
     ]
-    located = locate(files=FILES, root="env/dev", source="kustomize", drifts=drifts, edit_base=True)
+    located = locate(files=FILES, root="env/dev", source=by_name("kustomize"), drifts=drifts, edit_base=True)
     assert located.unresolved == ()
     assert [(loc.file, loc.inline is not None) for loc in located.locations] == [
         ("env/dev/kustomization.yaml", True),
@@ -145,7 +147,8 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
         ("env/dev/motd.txt", False),
     ]
     spec = TargetSpec(name="dev", path="env/dev", source="kustomize", edit_base=True)
-    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
+    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo,
+                         tools=Tools(paths={"kustomize": kustomize_bin}))
     assert outcome.plan.errors == ()  # the real kustomize build renders every live value
     (cs,) = outcome.plan.changesets
     after = {f.path: f.after for f in cs.files}
@@ -159,11 +162,12 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
 def test_component_outside_the_overlay_is_not_edited_without_edit_base(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(APP, f"{MAIN}.readinessProbe.periodSeconds", live=30, git=10)]
     spec = TargetSpec(name="dev", path="env/dev", source="kustomize")
-    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo, kustomize=kustomize_bin)
+    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo,
+                         tools=Tools(paths={"kustomize": kustomize_bin}))
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     new = next(f for f in cs.files if f.before is None)
     assert new.path == "env/dev/writeback-deployment-app.yaml"
     assert "periodSeconds: 30" in new.after
-    located = locate(files=FILES, root="env/dev", source="kustomize", drifts=drifts)
+    located = locate(files=FILES, root="env/dev", source=by_name("kustomize"), drifts=drifts)
     assert located.locations[0].path[-1] == Key("periodSeconds")

@@ -6,11 +6,13 @@ import pytest
 
 from tests.planning.repos import HELM_RELEASE, HELM_VALUES, WEB, drift, ref
 from writeback.errors import PathSyntaxError
+from writeback.kube.images import parse_image
 from writeback.kube.pathtypes import Key
 from writeback.model import Op
 from writeback.sources.changesets import plan_changesets
 from writeback.sources.locating import locate
-from writeback.sources.markers import parse_image, parse_reference, scan_markers
+from writeback.sources.markers import parse_reference, scan_markers
+from writeback.sources.registry import by_name
 
 IMAGE = "spec.template.spec.containers[name=app].image"
 API = ref("Deployment", "api")
@@ -29,7 +31,7 @@ def test_helm_values_marker_writes_tag_and_replicas() -> None:
         drift(WEB, IMAGE, live="registry.example.com/web:1.0.4", git="registry.example.com/web:1.0.0"),
         drift(WEB, "spec.replicas", live=4, git=2),
     ]
-    located = locate(files=files, root="charts/web", source="markers", drifts=drifts)
+    located = locate(files=files, root="charts/web", source=by_name("markers"), drifts=drifts)
     assert located.unresolved == ()
     assert {loc.via for loc in located.locations} == {
         "marker at charts/web/values.yaml:2",
@@ -49,7 +51,7 @@ def test_helm_values_marker_writes_tag_and_replicas() -> None:
 def test_helmrelease_inline_values_marker() -> None:
     files = {"apps/api/release.yaml": HELM_RELEASE, "charts/web/values.yaml": HELM_VALUES}
     drifts = [drift(API, LOG_LEVEL, live="debug", git="info")]
-    located = locate(files=files, root="apps", source="markers", drifts=drifts)
+    located = locate(files=files, root="apps", source=by_name("markers"), drifts=drifts)
     (loc,) = located.locations
     assert loc.file == "apps/api/release.yaml"
     assert loc.path == (Key("spec"), Key("values"), Key("logLevel"))
@@ -63,7 +65,7 @@ def test_helmrelease_inline_values_marker() -> None:
 def test_marker_without_drift_does_nothing_and_unmarked_field_is_unresolved() -> None:
     files = {"charts/web/values.yaml": HELM_VALUES}
     drifts = [drift(WEB, "spec.template.spec.containers[name=app].resources.limits.cpu", live="2", git="1")]
-    located = locate(files=files, root="charts/web", source="markers", drifts=drifts)
+    located = locate(files=files, root="charts/web", source=by_name("markers"), drifts=drifts)
     assert located.locations == ()
     (u,) = located.unresolved
     assert "no $writeback marker binds" in u.reason and "Helm" in u.reason
@@ -77,7 +79,7 @@ def test_marker_wins_in_a_plain_target() -> None:
     )
     files = {"deploy/web.yaml": manifest, "deploy/values.yaml": HELM_VALUES}
     drifts = [drift(WEB, "spec.replicas", live=7, git=2)]
-    (loc,) = locate(files=files, root="deploy", source="plain", drifts=drifts).locations
+    (loc,) = locate(files=files, root="deploy", source=by_name("plain"), drifts=drifts).locations
     assert loc.file == "deploy/values.yaml"
 
 
@@ -102,7 +104,7 @@ def test_marker_pointing_to_a_missing_resource_is_an_error_for_that_marker_only(
     )
     files = {"charts/web/values.yaml": HELM_VALUES, "charts/ghost/values.yaml": ghost}
     drifts = [drift(WEB, "spec.replicas", live=4, git=2)]
-    located = locate(files=files, root="charts", source="markers", drifts=drifts, live_refs=[WEB])
+    located = locate(files=files, root="charts", source=by_name("markers"), drifts=drifts, live_refs=[WEB])
     (loc,) = located.locations
     assert loc.file == "charts/web/values.yaml"
     (u,) = located.unresolved
@@ -129,7 +131,7 @@ def test_reference_and_image_parsing() -> None:
 def test_marker_part_missing_in_live_image_is_unresolved() -> None:
     files = {"charts/web/values.yaml": HELM_VALUES}
     drifts = [drift(WEB, IMAGE, live="registry.example.com/web@sha256:abc", git="registry.example.com/web:1.0.0")]
-    located = locate(files=files, root="charts/web", source="markers", drifts=drifts)
+    located = locate(files=files, root="charts/web", source=by_name("markers"), drifts=drifts)
     (cs,) = plan_changesets(target="web", files=files, drifts=drifts, located=located).changesets
     assert cs.files == ()
     (u,) = cs.unresolved
@@ -139,7 +141,7 @@ def test_marker_part_missing_in_live_image_is_unresolved() -> None:
 def test_removal_through_a_marker_is_unresolved_not_guessed() -> None:
     files = {"apps/api/release.yaml": HELM_RELEASE}
     drifts = [drift(API, LOG_LEVEL, op=Op.REMOVE, git="info")]
-    located = locate(files=files, root="apps", source="markers", drifts=drifts)
+    located = locate(files=files, root="apps", source=by_name("markers"), drifts=drifts)
     (cs,) = plan_changesets(target="apps", files=files, drifts=drifts, located=located).changesets
     assert cs.files == ()
     (u,) = cs.unresolved
@@ -165,7 +167,7 @@ def test_argocd_application_helm_parameter_marker() -> None:
     )
     files = {"argocd/web.yaml": app}
     drifts = [drift(WEB, IMAGE, live="registry.example.com/web:1.0.7", git="registry.example.com/web:1.0.0")]
-    located = locate(files=files, root="argocd", source="markers", drifts=drifts)
+    located = locate(files=files, root="argocd", source=by_name("markers"), drifts=drifts)
     (cs,) = plan_changesets(target="web", files=files, drifts=drifts, located=located).changesets
     ((old, new),) = _changed_lines(app, cs.files[0].after)
     assert new == old.replace('"1.0.0"', '"1.0.7"')

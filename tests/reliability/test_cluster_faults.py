@@ -24,8 +24,8 @@ from tests.support.gitrepos import git
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.kube.watching import Informer
-from writeback.config import Selector
 from writeback.errors import ClusterError, ClusterUnreachable
+from writeback.settings import Selector
 
 pytestmark = pytest.mark.controlplane
 NS = "paged"

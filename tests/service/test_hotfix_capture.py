@@ -17,9 +17,9 @@ import pytest
 from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
-from writeback.config import Policy, Selector
 from writeback.model import Capture
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
+from writeback.settings import Policy, Selector
 
 pytestmark = pytest.mark.controlplane
 

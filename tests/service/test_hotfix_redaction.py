@@ -18,12 +18,12 @@ from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
 from writeback.capture.hotfixes import backport_body, redacted_capture
 from writeback.capture.redaction import LAST_APPLIED, PLACEHOLDER, restore, scrub
-from writeback.config import Policy, Selector
 from writeback.drift.engine import EngineOptions, compute_drift
 from writeback.kube.paths import format_path, parse_pattern
 from writeback.kube.refs import ObjectRef
 from writeback.model import Capture, Decision, DesiredObject
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
+from writeback.settings import Policy, Selector
 
 SENSITIVE = "spec.template.spec.containers[*].env[name=API_KEY].value"
 POLICY = Policy(sensitive_paths=(SENSITIVE,))

@@ -11,12 +11,12 @@ import pytest
 from writeback.adapters.hotfix_store import DirectoryStore
 from writeback.adapters.templating import load_templates
 from writeback.capture.hotfixes import essence, newest_writer, person_write, synced_since
-from writeback.config import Policy
 from writeback.errors import InputError
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
 from writeback.model import Capture, CapturedHotfix, ChangeSet, Drift, Op, Review
 from writeback.pr.text import RenderInput, render
+from writeback.settings import Policy
 
 REF = ObjectRef(api_version="v1", kind="ConfigMap", namespace="shop", name="ca")
 

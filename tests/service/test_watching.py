@@ -10,8 +10,8 @@ import pytest
 
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import Gone, Informer, WatchEvent, WatchingCluster
-from writeback.config import Selector
 from writeback.kube.refs import ObjectRef
+from writeback.settings import Selector
 
 pytestmark = pytest.mark.controlplane
 

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
-from writeback.kube.manifests import list_items
+from writeback.kube.manifests import KUSTOMIZATION_FILES, list_items
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, LiveObject, Source
 from writeback.yaml.reading import MAX_CHARS, load_all
@@ -22,7 +22,6 @@ from writeback.yaml.reading import MAX_CHARS, load_all
 T = TypeVar("T")
 
 __all__ = [
-    "KUSTOMIZATION_FILES",
     "LoadResult",
     "NamespaceDefaults",
     "NamespacedFn",
@@ -37,7 +36,6 @@ __all__ = [
     "with_default_namespace",
 ]
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 _YAML_SUFFIXES = (".yaml", ".yml")
 

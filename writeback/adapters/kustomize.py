@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from writeback.adapters.files import (
-    KUSTOMIZATION_FILES,
     LoadResult,
     NamespaceDefaults,
     NamespacedFn,
@@ -25,6 +24,7 @@ from writeback.adapters.files import (
     read_stream,
 )
 from writeback.errors import PatchError, ToolMissing
+from writeback.kube.manifests import KUSTOMIZATION_FILES
 from writeback.model import DesiredObject
 from writeback.yaml.reading import load_all
 

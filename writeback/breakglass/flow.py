@@ -26,7 +26,8 @@ from writeback.breakglass.guards import Objects
 from writeback.breakglass.resume import Check, Readiness
 from writeback.durations import format_duration
 from writeback.errors import ClusterConflict, InputError, WritebackError
-from writeback.gitops.kinds import RECORDED, ControllerKind, kind_of
+from writeback.gitops.base import GitOpsController
+from writeback.gitops.registry import RECORDED, kind_of
 from writeback.kube.refs import ObjectRef
 from writeback.model import EnsureResult, Outcome
 
@@ -45,7 +46,7 @@ class Held:
     """A controller object in break-glass."""
 
     ref: ObjectRef
-    kind: ControllerKind
+    kind: GitOpsController
     record: bg.Record
 
     @property

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from writeback.adapters.kube.controllers import AccessReview, EventSpec
 from writeback.breakglass import record as bg
-from writeback.breakglass.parents import parent_ref
 from writeback.breakglass.patches import auto_sync_on
 from writeback.errors import AccessDenied, ClusterError, InputError, KindNotServed
-from writeback.gitops.kinds import ARGOCD, ControllerKind, kind_of
+from writeback.gitops.base import GitOpsController
+from writeback.gitops.registry import describe, kind_of, parent_of
 from writeback.kube.refs import ObjectRef
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ def emit(
     try:
         objects.emit_event(event, component=bg.EVENT_COMPONENT, now=now)
     except ClusterError as e:
-        log.warning("break-glass: no %s Event on %s: %s", reason, bg.describe(ref), e)
+        log.warning("break-glass: no %s Event on %s: %s", reason, describe(ref), e)
 
 
 # ---------------------------------------------------------------- parents
@@ -95,14 +95,14 @@ class Link:
     """One GitOps parent up the chain of a controller object."""
 
     ref: ObjectRef
-    kind: ControllerKind
+    kind: GitOpsController
     body: dict[str, Any]
     child: ObjectRef  # the object this parent applies
     undoes: bool  # its next sync would put the child's auto-sync back (it syncs by itself)
 
     @property
     def name(self) -> str:
-        return bg.describe(self.ref)
+        return describe(self.ref)
 
 
 def chain(objects: Objects, *, ref: ObjectRef, body: Mapping[str, Any]) -> tuple[Link, ...]:
@@ -112,7 +112,7 @@ def chain(objects: Objects, *, ref: ObjectRef, body: Mapping[str, Any]) -> tuple
     seen = {ref.identity}
     child, child_body = ref, body
     while len(links) < DEPTH:
-        parent = parent_ref(child_body, namespace=child.namespace or "default")
+        parent = parent_of(child_body, namespace=child.namespace or "default")
         if parent is None or parent.identity in seen:
             break
         try:
@@ -120,11 +120,10 @@ def chain(objects: Objects, *, ref: ObjectRef, body: Mapping[str, Any]) -> tuple
         except KindNotServed:
             parent_body = None
         if parent_body is None:
-            log.info("break-glass: %s names the parent %s, which is not there", bg.describe(child), bg.describe(parent))
+            log.info("break-glass: %s names the parent %s, which is not there", describe(child), describe(parent))
             break
         kind = kind_of(parent)
-        application = child.name if child.kind == ARGOCD.kind else None
-        undoes = auto_sync_on(kind=kind, body=parent_body, application=application)
+        undoes = auto_sync_on(kind=kind, body=parent_body, application=child.name)
         links.append(Link(ref=parent, kind=kind, body=parent_body, child=child, undoes=undoes))
         seen.add(parent.identity)
         child, child_body = parent, parent_body
@@ -136,7 +135,7 @@ def refusal(ref: ObjectRef, undoing: Sequence[Link]) -> InputError:
     first = undoing[0]
     more = f" (and {len(undoing) - 1} more up the chain: {', '.join(link.name for link in undoing[1:])})"
     return InputError(
-        f"{bg.describe(ref)} is applied by {first.name}, whose next sync would put auto-sync back"
+        f"{describe(ref)} is applied by {first.name}, whose next sync would put auto-sync back"
         f"{more if len(undoing) > 1 else ''}: nothing was changed. Use --include-parents to suspend "
         f"{'them' if len(undoing) > 1 else 'it'} too (end restores them), or --ignore-parent to go ahead anyway"
     )

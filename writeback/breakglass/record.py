@@ -4,7 +4,7 @@ A break-glass suspends a GitOps controller's auto-sync for one Argo CD Applicati
 removed) or one Flux Kustomization/HelmRelease (``spec.suspend: true``). The record (who, why, until when, the
 exact previous value, the parents suspended with it, and once ``end`` ran: the backport PRs it waits for) is
 stored as JSON in the annotation ``writeback.io/break-glass`` of the object itself. The JSON patches are in
-``core/breakglass_patches.py``; the GitOps parents in ``core/breakglass_parents.py``.
+``breakglass/patches.py``; what suspending means per controller, and the GitOps parents, in ``writeback.gitops``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 from writeback.durations import DurationError, DurationTooLong, format_duration, parse_duration
 from writeback.errors import InputError
-from writeback.gitops.kinds import ControllerKind, title_of
+from writeback.gitops.base import GitOpsController
+from writeback.kube.jsonpatch import get_at
 from writeback.kube.refs import ObjectRef
 
 ANNOTATION = "writeback.io/break-glass"
@@ -140,14 +141,14 @@ class Record:
 
 
 def new_record(
-    *, kind: ControllerKind, body: Mapping[str, Any], by: str, reason: str, ttl: timedelta, now: datetime,
+    *, kind: GitOpsController, body: Mapping[str, Any], by: str, reason: str, ttl: timedelta, now: datetime,
     incident: str | None = None, kube_user: str | None = None, parents: tuple[ObjectRef, ...] = (),
     held_for: ObjectRef | None = None,
 ) -> Record:  # fmt: skip
     """A record for ``body`` as it is now (its auto-sync field is the previous value to restore)."""
     if not reason.strip():
         raise InputError("--reason: give the reason for the break-glass (it is shown to everyone and in the PR)")
-    present, value = get_at(body, kind.path)
+    present, value = get_at(body, kind.auto_sync_path)
     return Record(
         controller=kind.name, by=by, reason=reason.strip(), start=now, expires=now + ttl,
         previous=Previous(present=present, value=value), incident=incident, kube_user=kube_user, parents=parents,
@@ -227,20 +228,6 @@ def record_of(body: Mapping[str, Any], *, where: str) -> Record | None:
     return None if text is None else load_record(str(text), where=where)
 
 
-def get_at(body: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
-    """(present, value) of the field at ``path``."""
-    node: Any = body
-    for p in path:
-        if not isinstance(node, Mapping) or p not in node:
-            return False, None
-        node = node[p]
-    return True, node
-
-
-def describe(ref: ObjectRef) -> str:
-    """``Argo CD Application argocd/web``, how messages name a controller object."""
-    title = title_of(ref)
-    return f"{title} {ref.namespace}/{ref.name}" if ref.namespace else f"{title} {ref.name}"
 
 
 # ---------------------------------------------------------------- what to say (PR bodies, Events)

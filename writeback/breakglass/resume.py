@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 from writeback.adapters.forges.base import PRInfo, PRState
 from writeback.adapters.git.repo import GitRepo, Identity
-from writeback.adapters.git.revisions import controller_revision
 from writeback.breakglass import record as bg
 from writeback.breakglass.guards import Objects
 from writeback.errors import KindNotServed
-from writeback.gitops.kinds import ARGOCD, FLUX_GITREPOSITORY, FLUX_HELMRELEASE, FLUX_KUSTOMIZATION
+from writeback.gitops import registry
+from writeback.gitops.base import Fetched
 from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import TargetRun, git_auth, target_forge
 
@@ -50,51 +50,19 @@ class History(Protocol):
     def contains(self, *, commit: str, ancestor: str) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Source:
-    """Which commit the controller has: where it was read, and the commit (None: not known)."""
-
-    where: str
-    commit: str | None
-
-
-def _revision_at(body: Mapping[str, Any] | None, *path: str) -> str | None:
-    present, value = bg.get_at(body or {}, path)
-    return controller_revision(str(value)) if present and value else None
-
-
-def _git_source(objects: Objects, ref: ObjectRef | None) -> Source:
-    if ref is None:
-        return Source(where="its source (not a GitRepository)", commit=None)
+def _get(objects: Objects, ref: ObjectRef) -> Mapping[str, Any] | None:
     try:
-        body = objects.get(ref=ref)
+        return objects.get(ref=ref)
     except KindNotServed:
-        body = None
-    return Source(where=f"{bg.describe(ref)} status.artifact.revision",
-                  commit=_revision_at(body, "status", "artifact", "revision"))  # fmt: skip
-
-
-def _source_ref(spec_ref: Any, *, namespace: str | None) -> ObjectRef | None:
-    if not isinstance(spec_ref, Mapping) or spec_ref.get("kind") != FLUX_GITREPOSITORY.kind or not spec_ref.get("name"):
         return None
-    return FLUX_GITREPOSITORY.at(namespace=str(spec_ref.get("namespace") or namespace), name=str(spec_ref["name"]))
 
 
-def source_of(objects: Objects, *, ref: ObjectRef) -> Source:
+def source_of(objects: Objects, *, ref: ObjectRef) -> Fetched:
     """The commit the controller of ``ref`` has fetched (what it would apply once auto-sync resumes)."""
-    body = objects.get(ref=ref) or {}
-    spec = body.get("spec") or {}
-    if ARGOCD.matches(ref):
-        sync = (body.get("status") or {}).get("sync") or {}
-        text = sync.get("revision") or next(iter(sync.get("revisions") or []), None)
-        return Source(where=f"{bg.describe(ref)} status.sync.revision",
-                      commit=controller_revision(str(text)) if text else None)  # fmt: skip
-    if FLUX_KUSTOMIZATION.matches(ref):
-        return _git_source(objects, _source_ref(spec.get("sourceRef"), namespace=ref.namespace))
-    if FLUX_HELMRELEASE.matches(ref):
-        chart = ((spec.get("chart") or {}).get("spec") or {}).get("sourceRef")
-        return _git_source(objects, _source_ref(chart, namespace=ref.namespace))
-    return Source(where=bg.describe(ref), commit=None)
+    controller = registry.find(ref)
+    if controller is None:
+        return Fetched(where=registry.describe(ref), commit=None)
+    return controller.fetched(objects.get(ref=ref) or {}, ref=ref, get=lambda r: _get(objects, r))
 
 
 def check(*, objects: Objects, ref: ObjectRef, ending: bg.Ending, pulls: Callable[[int], PRInfo],

@@ -23,7 +23,7 @@ from writeback.breakglass import record as bg
 from writeback.breakglass.flow import Held, check_same, label, patch, read_object, resume_one
 from writeback.breakglass.guards import Objects
 from writeback.errors import InputError, WritebackError
-from writeback.gitops.kinds import kind_of
+from writeback.gitops.registry import describe, kind_of
 from writeback.kube.refs import ObjectRef
 
 log = logging.getLogger(__name__)
@@ -118,4 +118,4 @@ def _undo_parents(objects: Objects, refs: Sequence[ObjectRef], *, start: datetim
         try:
             resume_one(objects, ref, start=start)
         except WritebackError as e:
-            log.error("break-glass: could not resume the parent %s after a failed start: %s", bg.describe(ref), e)
+            log.error("break-glass: could not resume the parent %s after a failed start: %s", describe(ref), e)

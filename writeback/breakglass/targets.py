@@ -3,8 +3,9 @@
     backing = cycle_backing(TargetRun(spec=..., edges=..., options=...))   # the target's cycle + merge check
     expiry = expire_for_target(objects=..., run=..., policy=...)   # GETs, then ``sweep``
 
-A target names its controller objects with ``argocd_application`` and ``flux_kustomization`` (NAMESPACE/NAME);
-the service reads only those (one GET each, never a list) and ends them with the one loop, ``sweep``.
+A target names its controller objects with the registered controllers' config keys (``argocd_application``,
+``flux_kustomization``, ...: NAMESPACE/NAME); the service reads only those (one GET each, never a list) and ends
+them with the one loop, ``sweep``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from writeback.breakglass import record as bg
 from writeback.breakglass import resume
 from writeback.breakglass.flow import DEFAULT_POLICY, Backing, Ended, EndPolicy, Held, held_in, label, sweep
 from writeback.breakglass.guards import Objects
-from writeback.errors import ConfigError
-from writeback.gitops.kinds import ARGOCD, FLUX_KUSTOMIZATION
+from writeback.errors import ConfigError, InputError
 from writeback.kube.refs import ObjectRef
 from writeback.model import EnsureResult
 from writeback.pipeline.cycling import TargetRun, target_forge
@@ -50,28 +50,22 @@ def cycle_backing(run: TargetRun) -> Backing:
 
 
 def matching_target(item: Held, targets: Sequence[config.Target]) -> config.Target | None:
-    """The target whose Argo CD Application or Flux Kustomization is the object in break-glass."""
+    """The target that names the controller object in break-glass."""
     for t in targets:
-        if item.kind.name == ARGOCD.name and t.argocd_application == item.name:
-            return t
-        if item.kind.name == FLUX_KUSTOMIZATION.name and t.flux_kustomization == item.name:
+        if any(c.name == item.kind.name and text == item.name for c, text in t.controller_objects()):
             return t
     return None
 
 
 def target_refs(target: config.Target) -> tuple[ObjectRef, ...]:
-    """The controller objects a target names: ``argocd_application`` and ``flux_kustomization`` (NAMESPACE/NAME)."""
+    """The controller objects a target names by their config keys (NAMESPACE/NAME)."""
     out: list[ObjectRef] = []
-    for key, kind, value in (
-        ("argocd_application", ARGOCD, target.argocd_application),
-        ("flux_kustomization", FLUX_KUSTOMIZATION, target.flux_kustomization),
-    ):
-        if not value:
-            continue
-        namespace, sep, name = value.partition("/")
-        if not (sep and namespace and name) or "/" in name:
-            raise ConfigError(f"targets[{target.name}].{key}: {value!r}: expected NAMESPACE/NAME")
-        out.append(kind.at(namespace=namespace, name=name))
+    for controller, text in target.controller_objects():
+        try:
+            out.append(controller.ref(text, what=""))
+        except InputError:
+            key = f"targets[{target.name}].{controller.config_key}"
+            raise ConfigError(f"{key}: {text!r}: expected NAMESPACE/NAME") from None
     return tuple(out)
 
 

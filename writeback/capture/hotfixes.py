@@ -12,10 +12,10 @@ from dataclasses import replace
 from typing import Any
 
 from writeback.capture.redaction import restore, scrub
-from writeback.config import Policy
 from writeback.drift.deciding import Role, manager_role
 from writeback.kube.paths import format_path, parse_path, parse_pattern
 from writeback.model import Capture, FieldOwner
+from writeback.settings import Policy
 
 __all__ = [
     "backport_body",

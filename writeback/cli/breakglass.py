@@ -25,7 +25,7 @@ from writeback.cli import breakglass_output as output
 from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
 from writeback.config import BreakGlass, Config, Target, load_config
 from writeback.errors import ExitCode, InputError
-from writeback.gitops.kinds import SUSPENDABLE
+from writeback.gitops.registry import SUSPENDABLE, describe
 from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.targets import spec_for
@@ -68,7 +68,7 @@ def _backport_flags(parser: argparse.ArgumentParser) -> None:
     cfg = parser.add_argument_group("configuration")
     cfg.add_argument("--config", metavar="FILE", help="the configuration file (the target to backport with)")
     cfg.add_argument("--target", metavar="NAME", help="the target of --config (default: the one whose "
-                     "argocd_application/flux_kustomization is the object)")  # fmt: skip
+                     "controller key (argocd_application, ...) names the object)")  # fmt: skip
     add_repo_forge_flags(parser)
     git = parser.add_argument_group("Git side")
     git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repo (default: .)")
@@ -241,7 +241,7 @@ def cmd_end(args: argparse.Namespace) -> int:
     if item is None:
         raise InputError(f"{ref.kind} {ref.namespace}/{ref.name} is not in break-glass")
     if item.record.held_for is not None:
-        raise InputError(f"{bg.describe(ref)} was suspended as the parent of {bg.describe(item.record.held_for)}: "
+        raise InputError(f"{describe(ref)} was suspended as the parent of {describe(item.record.held_for)}: "
                          "end that one (it restores its parents too)")  # fmt: skip
     cfg, targets = _targets(args)
     policy = _policy(args, cfg, objects)

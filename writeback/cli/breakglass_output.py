@@ -13,6 +13,7 @@ from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
 from writeback.durations import format_duration
 from writeback.errors import ExitCode
+from writeback.gitops.registry import describe
 
 
 def print_json(doc: Any) -> None:
@@ -21,7 +22,7 @@ def print_json(doc: Any) -> None:
 
 
 def _ref_text(ref: Any) -> str:
-    return bg.describe(ref)
+    return describe(ref)
 
 
 def item_json(item: flow.Held, *, now: datetime) -> dict[str, Any]:

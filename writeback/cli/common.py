@@ -12,14 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from writeback.adapters.forges import registry as forges
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import context_name
 from writeback.adapters.kube.kubeconfigs import ClusterAccess
 from writeback.config import Config, Target, load_config
 from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError
+from writeback.gitops.base import Followed
+from writeback.gitops.registry import SUSPENDABLE
 from writeback.pipeline.pull_requests import check_config_templates
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for
+from writeback.sources import registry as sources
 
 STDIN = "-"  # ``--live -``: the dump comes on standard input
 
@@ -65,11 +69,12 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
         help="namespace of manifests that name none (the first given), also snapshotted; repeatable",
     )
     git.add_argument("--revision", metavar="REV", help="compare with this commit (default: the controller's, HEAD)")
-    git.add_argument("--argocd-app", metavar="NS/NAME", help="Argo CD Application: its synced revision and namespace")
-    git.add_argument("--flux-kustomization", metavar="NS/NAME", help="Flux Kustomization: its last applied revision")
+    for controller in SUSPENDABLE:
+        if controller.flag:
+            git.add_argument(controller.flag, metavar="NS/NAME", dest=flag_dest(controller.flag), help=controller.help)
     git.add_argument(
         "--source",
-        choices=("plain", "kustomize", "markers"),
+        choices=sources.names(),
         help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
     )
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
@@ -144,8 +149,7 @@ def inputs_from_args(args: Any) -> Inputs:
         "path": args.path,
         "namespaces": tuple(args.namespaces or ()),
         "revision": args.revision,
-        "argocd_application": args.argocd_app,
-        "flux_kustomization": args.flux_kustomization,
+        "controllers": _followed(args, target),
         "source": getattr(args, "source", None),
         "edit_base": getattr(args, "edit_base", None) or None,
         "page_size": args.page_size,
@@ -155,6 +159,24 @@ def inputs_from_args(args: Any) -> Inputs:
     else:
         spec = TargetSpec(name=_default_name(args), **{k: v for k, v in flags.items() if v is not None and v != ()})
     return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
+
+
+def flag_dest(flag: str) -> str:
+    """The argparse destination of a ``--long-flag``: ``long_flag``."""
+    return flag.removeprefix("--").replace("-", "_")
+
+
+def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
+    """The controller objects named by flags, then the target's of the other kinds (a flag beats the setting)."""
+    given = tuple(
+        Followed(controller=c, text=text, what=c.flag)
+        for c in SUSPENDABLE
+        if c.flag and (text := getattr(args, flag_dest(c.flag), None))
+    )
+    kinds = {f.controller.name for f in given}
+    kept = tuple(Followed(controller=c, text=text) for c, text in (target.controller_objects() if target else ())
+                 if c.name not in kinds)  # fmt: skip
+    return given + kept if given else ()
 
 
 def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
@@ -198,8 +220,7 @@ FLAG_NAMES: dict[str, str] = {
     "path": "--path",
     "namespace": "--namespace",
     "revision": "--revision",
-    "argocd_application": "--argocd-app",
-    "flux_kustomization": "--flux-kustomization",
+    **{c.config_key: c.flag for c in SUSPENDABLE if c.config_key and c.flag},
     "source": "--source",
     "forge": "--forge",
     "forge.kind": "--forge",
@@ -215,7 +236,7 @@ def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("repo and forge (without --config)")
     g.add_argument("--repo-url", metavar="URL", help="what git clones and pushes to: https, ssh or a local path")
     g.add_argument("--base", metavar="BRANCH", help="the base branch pull requests target (default: main)")
-    g.add_argument("--forge", choices=("github", "gitlab"), help="where pull/merge requests are opened")
+    g.add_argument("--forge", choices=forges.names(), help="where pull/merge requests are opened")
     g.add_argument("--forge-url", metavar="URL", help="API base: GitHub Enterprise or self-hosted GitLab")
     g.add_argument("--forge-project", metavar="OWNER/NAME", help="the forge project (default: derived from --repo-url)")
     g.add_argument("--token-env", metavar="VAR", help="environment variable holding the forge token")
@@ -260,11 +281,12 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
         target["path"] = args.path
     if args.namespaces:
         target["namespace"] = args.namespaces[0]
-    for flag, key in (("revision", "revision"), ("argocd_app", "argocd_application"), ("source", "source")):
+    for flag, key in (("revision", "revision"), ("source", "source")):
         if getattr(args, flag, None):
             target[key] = getattr(args, flag)
-    if getattr(args, "flux_kustomization", None):
-        target["flux_kustomization"] = args.flux_kustomization
+    for c in SUSPENDABLE:
+        if c.flag and c.config_key and getattr(args, flag_dest(c.flag), None):
+            target[c.config_key] = getattr(args, flag_dest(c.flag))
     named: dict[tuple[int | str, ...], str] = {("targets", 0, *key.split(".")): f for key, f in FLAG_NAMES.items()}
     cfg = parse_config({"targets": [target]}, source="command-line flags", flags=named)
     return None, cfg.targets

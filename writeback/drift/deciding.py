@@ -15,7 +15,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from writeback.config import Policy
 from writeback.drift.diffing import Leaf, diff, is_prefix
 from writeback.drift.evidence.controller_filled import filled_by
 from writeback.drift.evidence.defaults import is_default_in, is_default_item
@@ -27,6 +26,7 @@ from writeback.kube.paths import lookup_as_served
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, PatternSegment
 from writeback.kube.refs import ObjectRef
 from writeback.model import Decision, DryRunKind, FieldOwner, Op
+from writeback.settings import Policy
 
 __all__ = [
     "ObjectContext",

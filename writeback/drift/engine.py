@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from writeback.config import IgnoreRule, Policy
 from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
@@ -32,6 +31,7 @@ from writeback.kube.paths import format_path, lookup_as_served, parse_path, pars
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import Identity
 from writeback.model import Decision, DesiredObject, Drift, Dropped, DryRun, DryRunKind, LiveObject, Op
+from writeback.settings import IgnoreRule, Policy
 
 UNATTRIBUTED_NOTE = (
     "{n} live object(s) carry no managedFields, so their drift is unattributed (not written back): dump them "

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from writeback.config import Selector
 from writeback.drift.normalizing import added_label
 from writeback.kube.refs import group_of
 from writeback.model import DesiredObject, LiveObject
+from writeback.settings import Selector
 
 __all__ = ["Scope", "filter_desired", "filter_dump", "scopes_for"]
 

@@ -1,4 +1,4 @@
-"""Facts about Kubernetes manifests that every layer shares: List expansion. Pure (no I/O).
+"""Facts about Kubernetes manifests that every layer shares: List expansion, kustomization file names. Pure.
 
 A ``kind: List`` document (and any ``*List`` kind, as kubectl reads them) declares the objects in its ``items``.
 """
@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["expand_lists", "list_items"]
+__all__ = ["KUSTOMIZATION_FILES", "expand_lists", "list_items"]
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # what kustomize looks for
 
 
 def list_items(doc: Mapping[str, Any]) -> Iterator[tuple[int | None, Any]]:

@@ -24,7 +24,7 @@ from writeback.pipeline.planning import PlanOutcome, plan_target
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.verification import MARKERS_LINE, PREFIX, render_change_set, verification_line
+from writeback.pipeline.verification import NOT_VERIFIED_LINE, PREFIX, verification_line
 from writeback.pr.text import reverted_for
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
         for p in problems:
             log.warning("target %s: %s", target.name, p)
         stage("publish")
-        text = PullRequestText.for_spec(spec, cluster_name=edges.cluster_name, platform=forge.kind)
+        text = PullRequestText.for_spec(spec, cluster_name=edges.cluster_name, forge=forge.kind)
         verify = options.verifier or _verifier(spec=spec, edges=edges, outcome=outcome, repo=repo.workdir)
         pubs = [
             Publication(
@@ -160,13 +160,12 @@ def _verifier(*, spec: TargetSpec, edges: Edges, outcome: PlanOutcome, repo: Pat
         return None
 
     def verify(cs: ChangeSet) -> str:
-        if outcome.source == "markers":
-            return MARKERS_LINE
+        if not outcome.source.verified_live:
+            return NOT_VERIFIED_LINE
         objects = outcome.rendered.get(cs.id)
         if objects is None:
             try:
-                objects = render_change_set(cs, repo=repo, path=spec.path, source=outcome.source,
-                                            binary=edges.kustomize)  # fmt: skip
+                objects = outcome.source.render_patched(cs, repo=repo, path=spec.path, tools=edges.tools)
             except WritebackError as e:
                 log.warning("change set %s: cannot render the patched manifests: %s", cs.id, e)
                 return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."

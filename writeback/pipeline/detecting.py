@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.files import (
     LoadResult,
     NamespaceDefaults,
@@ -30,7 +29,6 @@ from writeback.adapters.files import (
     with_crds,
     with_default_namespace,
 )
-from writeback.adapters.files import read_manifests as _read_manifests
 from writeback.adapters.git import revisions
 from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
@@ -43,13 +41,16 @@ from writeback.drift.engine import (
 )
 from writeback.drift.evidence.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
-from writeback.gitops import state as controller_state
+from writeback.gitops import registry as controllers
+from writeback.gitops.base import ControllerState, Getter
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 from writeback.pipeline import snapshots
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.sources.locating import SourceKind
+from writeback.sources import registry as sources
+from writeback.sources.base import LoadRequest, Source, Tools
+from writeback.sources.plain import SOURCE as PLAIN
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class Detection:
     live: tuple[LiveObject, ...]
     problems: tuple[Problem, ...] = ()
     revision_source: str = ""
-    source: SourceKind = "plain"  # how the desired objects were obtained
+    source: Source = PLAIN  # how the desired objects were obtained
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,7 +97,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
             listed = "\n  ".join(str(p) for p in loaded.problems)
             raise InputError(f"--live {live_path or '-'}: the dump cannot be used:\n  {listed}")
         dump = loaded.objects
-        get: controller_state.Getter = controller_state.live_getter(dump)
+        get: Getter = _dump_getter(dump)
     else:
         c = cluster
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
@@ -105,7 +106,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     if cluster is None:  # offline: a CRD in the dump scopes its kind
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
     source = resolve_source(repo=repo, path=spec.path, source=spec.source)
-    load = _Loader(repo=repo, path=spec.path, source=source, kustomize=edges.kustomize)
+    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools)
     step("read Git")
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
     problems.extend(git.problems)
@@ -179,6 +180,12 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     )
 
 
+def _dump_getter(objects: Sequence[LiveObject]) -> Getter:
+    """Look a controller object up in a live dump (offline mode): same group, kind, namespace, name."""
+    by_id = {o.ref.identity: o.body for o in objects}
+    return lambda ref: by_id.get(ref.identity)
+
+
 def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
     """An empty snapshot would report every Git object as deleted: that is a wrong input, not drift."""
     held = "holds no object" if not dumped else f"holds {dumped} object(s), none of the kinds and namespaces compared"
@@ -188,35 +195,26 @@ def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
     )
 
 
-def resolve_source(*, repo: Path, path: str, source: SourceKind | None = None) -> SourceKind:
-    """``source`` if given, else kustomize when ``repo/path`` holds a kustomization file, else plain."""
-    if source is not None:
-        return source
-    return "kustomize" if kustomize_cli.kustomization_file(repo / path) is not None else "plain"
+def resolve_source(*, repo: Path, path: str, source: str | None = None) -> Source:
+    """The named source kind, else the first that claims ``repo/path`` (Kustomize: it holds a kustomization)."""
+    return sources.resolve(source, exists=lambda rel: (repo / rel).is_file(), path=path)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Loader:
-    """Git's desired objects in a tree: the files under the path, or what kustomize renders of it."""
+    """Git's desired objects in a tree, as the target's source kind reads or renders them."""
 
     repo: Path
     path: str
-    source: SourceKind
-    kustomize: Path | None
+    source: Source
+    tools: Tools
 
     def __call__(
         self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
     ) -> LoadResult[DesiredObject]:
-        if self.source == "kustomize":
-            return kustomize_cli.read_rendered(
-                root=root,
-                path=self.path,
-                namespaces=namespaces,
-                namespaced=namespaced,
-                binary=self.kustomize,
-                where=where,
-            )
-        return _read_manifests(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced)
+        request = LoadRequest(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced,
+                              tools=self.tools, where=where)  # fmt: skip
+        return self.source.load(request)
 
 
 def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
@@ -234,18 +232,20 @@ def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
     return ask
 
 
-def _controller_state(
-    *, spec: TargetSpec, get: controller_state.Getter, offline: bool
-) -> controller_state.ControllerState:
-    if spec.argocd_application:
-        return controller_state.read_argocd(application=spec.argocd_application, get=get, offline=offline)
-    if spec.flux_kustomization:
-        return controller_state.read_flux(kustomization=spec.flux_kustomization, get=get, offline=offline)
-    return controller_state.ControllerState()
+def _controller_state(*, spec: TargetSpec, get: Getter, offline: bool) -> ControllerState:
+    """What the first controller object the target follows says (nothing when it follows none)."""
+    if not spec.controllers:
+        return ControllerState()
+    followed = spec.controllers[0]
+    ref = followed.ref()
+    body = get(ref)
+    if body is None:
+        raise controllers.not_found(followed.controller, ref, offline=offline)
+    return followed.controller.state(body, ref=ref)
 
 
 def _git_side(
-    *, spec: TargetSpec, load: _Loader, state: controller_state.ControllerState, namespaced: NamespacedFn
+    *, spec: TargetSpec, load: _Loader, state: ControllerState, namespaced: NamespacedFn
 ) -> _GitSide:
     ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
 
@@ -264,7 +264,7 @@ def _git_side(
         objs, problems = read(repo)
         note = f"{repo} is {what}: compared with the files as they are"
         return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
-    rendered = load.source == "kustomize"  # the overlay may reach anywhere in the repo (../../base)
+    rendered = load.source.renders  # a rendering may reach anywhere in the repo (a Kustomize ../../base)
     scope = "." if rendered else spec.path
     dirty = revisions.is_dirty(repo, path=scope)
     commit = revisions.resolve_commit(repo, wanted) if wanted else head
@@ -279,7 +279,8 @@ def _git_side(
     notes: list[str] = []
     if rendered and head_problems:
         why = "; ".join(str(p) for p in head_problems)
-        notes.append(f"kustomize build of {spec.path} at the head failed ({why}): its resources count as pending")
+        notes.append(f"{load.source.render_name} of {spec.path} at the head failed ({why}): its resources count as "
+                     "pending")  # fmt: skip
     if commit != head:
         notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
     if dirty:

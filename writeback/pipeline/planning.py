@@ -1,7 +1,7 @@
 """``plan``: detect drift, find each drifted field's source, and build the change sets (nothing is committed).
 
 detect (pipeline.drift) -> repo texts (adapters.repotexts) -> locate (core.locating) -> plan_changesets
-(core.planning) -> for Kustomize targets, ``kustomize build`` of a patched copy must render the live values.
+(sources.changesets) -> for a rendered source (Kustomize), rendering a patched copy must give the live values.
 ``detect`` obtains the desired objects exactly as ``writeback diff`` does (for Kustomize: the real build of the
 overlay at the applied revision, the head's build marking pending fields); the patches go into the head.
 """
@@ -14,16 +14,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from writeback.adapters.git.texts import read_texts
+from writeback.gitops.registry import app_of
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import ChangeSet, Drift
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.detecting import Detection, detect
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.verification import Rendered, check_rendered, render_change_set
-from writeback.sources.changesets import Plan, plan_changesets, tracked_app
+from writeback.pipeline.verification import check_rendered
+from writeback.sources import registry as sources
+from writeback.sources.base import Rendered, Source, Tools
+from writeback.sources.changesets import Plan, plan_changesets
 from writeback.sources.documents import normdir
-from writeback.sources.kustomize.model import find_kustomization
-from writeback.sources.locating import SourceKind, locate
+from writeback.sources.locating import locate
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ __all__ = ["PlanOutcome", "plan_files", "plan_target", "source_kind"]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanOutcome:
     plan: Plan
-    source: SourceKind
+    source: Source
     detection: Detection | None = None
     notes: tuple[str, ...] = ()
     # Each change set's patched manifests, rendered once (Kustomize: ``kustomize build``), by change set id: the
@@ -41,8 +43,9 @@ class PlanOutcome:
     rendered: Mapping[str, Rendered] = field(default_factory=dict)
 
 
-def source_kind(files: Mapping[str, str], path: str) -> SourceKind:
-    return "kustomize" if find_kustomization(files, normdir(path)) is not None else "plain"
+def source_kind(files: Mapping[str, str], path: str) -> Source:
+    """The first source kind that claims ``path`` in the repo texts ``files``."""
+    return sources.resolve(None, exists=lambda rel: rel in files, path=normdir(path))
 
 
 def plan_files(
@@ -50,17 +53,19 @@ def plan_files(
     files: Mapping[str, str],
     drifts: Sequence[Drift],
     spec: TargetSpec,
-    source: SourceKind | None = None,
+    source: Source | None = None,
     live_refs: Collection[ObjectRef] | None = None,
     apps: Mapping[Identity, str] | None = None,
     repo: Path | None = None,
-    kustomize: Path | None = None,
+    tools: Tools | None = None,
 ) -> PlanOutcome:
-    """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a Kustomize source is verified by
-    rendering each change set with the real kustomize (``kustomize``: the binary). ``source``: as detected, else
-    the spec's, else kustomize when the path holds a kustomization."""
+    """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a rendered source (Kustomize) is
+    verified by rendering each change set again (``tools``: the programs' paths). ``source``: as detected, else the
+    spec's, else the first kind that claims the path."""
     path = spec.path
-    source = source or spec.source or source_kind(files, path)
+    tools = tools or Tools()
+    if source is None:
+        source = sources.by_name(spec.source) if spec.source else source_kind(files, path)
     located = locate(
         files=files,
         root=normdir(path),
@@ -79,13 +84,13 @@ def plan_files(
         fingerprint_key=spec.fingerprint_key,
     )
     rendered: dict[str, Rendered] = {}
-    if source == "kustomize" and repo is not None:
-        kind = source
+    if source.renders and repo is not None:
+        kind, checkout = source, repo
 
         def render(cs: ChangeSet) -> Rendered:
-            return render_change_set(cs, repo=repo, path=path, source=kind, binary=kustomize)
+            return kind.render_patched(cs, repo=checkout, path=path, tools=tools)
 
-        plan, rendered = check_rendered(plan, render=render)
+        plan, rendered = check_rendered(plan, render=render, source=source)
     return PlanOutcome(plan=plan, source=source, rendered=rendered)
 
 
@@ -105,8 +110,8 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
         spec=spec,
         source=detection.source,
         live_refs=[o.ref for o in detection.live],
-        apps={o.ref.identity: app for o in detection.live if (app := tracked_app(o.body)) is not None},
+        apps={o.ref.identity: app for o in detection.live if (app := app_of(o.body)) is not None},
         repo=repo,
-        kustomize=edges.kustomize,
+        tools=edges.tools,
     )
     return replace(outcome, detection=detection)

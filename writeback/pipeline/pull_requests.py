@@ -1,9 +1,9 @@
 """What a change set's pull request says: ONE builder of the render input, for ``plan``'s preview and ``run``'s PR.
 
-    pr = PullRequestText.for_spec(spec, cluster_name="prod", platform="github")
+    pr = PullRequestText.for_spec(spec, cluster_name="prod", forge=forge.kind)
     rendered = pr.render(change_set, verification=line, hotfixes=captured)
 
-The preview and the real PR differ only in what only ``run`` knows: the forge it talks to (``platform``), the
+The preview and the real PR differ only in what only ``run`` knows: the forge it talks to (``forge``), the
 server-side verification line, and the hotfixes the watch captured.
 """
 
@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from writeback import config
-from writeback.adapters.forges.base import GITHUB_BODY_LIMIT, GITLAB_BODY_LIMIT
+from writeback.adapters.forges import registry as forges
+from writeback.adapters.forges.base import ForgeKind
 from writeback.adapters.templating import load_templates
 from writeback.config import Config
 from writeback.errors import ConfigError
@@ -22,9 +23,7 @@ from writeback.pipeline.publishing import PublishSettings
 from writeback.pipeline.targets import TargetSpec
 from writeback.pr.text import Rendered, RenderInput, check_templates, render
 
-__all__ = ["BODY_LIMITS", "PullRequestText", "check_config_templates", "preview", "publish_settings"]
-
-BODY_LIMITS = {"github": GITHUB_BODY_LIMIT, "gitlab": GITLAB_BODY_LIMIT}  # longest PR body each accepts
+__all__ = ["PullRequestText", "check_config_templates", "preview", "publish_settings"]
 
 
 def check_config_templates(cfg: Config, *, source: str) -> None:
@@ -46,25 +45,26 @@ class PullRequestText:
     templates: Mapping[str, str]
     cluster: str
     base: str = "main"
-    platform: str = "github"
+    forge: ForgeKind = forges.DEFAULT
     incident: str | None = None
     security_labels: tuple[str, ...] = ("security-review",)
 
     @classmethod
-    def for_spec(cls, spec: TargetSpec, *, cluster_name: str, platform: str | None = None) -> PullRequestText:
-        """``spec``'s PR settings (templates, base, incident, security labels); ``platform``: the forge's kind
-        (default: the target's configured forge, else GitHub)."""
+    def for_spec(cls, spec: TargetSpec, *, cluster_name: str, forge: ForgeKind | None = None) -> PullRequestText:
+        """``spec``'s PR settings (templates, base, incident, security labels); ``forge``: the forge's kind
+        (default: the target's configured forge, else the first registered)."""
         target = spec.target
-        if platform is None:
-            platform = target.forge.kind if target is not None and target.forge is not None else "github"
+        if forge is None:
+            configured = target.forge.kind if target is not None and target.forge is not None else None
+            forge = forges.by_name(configured) if configured else forges.DEFAULT
         if target is None:
-            return cls(templates=load_templates(), cluster=cluster_name or "live", platform=platform,
+            return cls(templates=load_templates(), cluster=cluster_name or "live", forge=forge,
                        incident=spec.incident)  # fmt: skip
         return cls(
             templates=load_templates(override_dir=target.pull_request.templates_dir),
             cluster=cluster_name or target.cluster or "live",
             base=target.base,
-            platform=platform,
+            forge=forge,
             incident=spec.incident,
             security_labels=target.pull_request.security_labels,
         )
@@ -76,8 +76,8 @@ class PullRequestText:
             change_set=cs,
             cluster=self.cluster,
             base=self.base,
-            platform=self.platform,
-            body_limit=BODY_LIMITS[self.platform],
+            request_name=self.forge.request_name,
+            body_limit=self.forge.body_limit,
             incident=self.incident,
             verification=verification,
             security_labels=self.security_labels,

@@ -19,11 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from writeback import config
+from writeback import config, settings
 from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.opening import read_secret
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
-from writeback.sources.locating import SourceKind
+from writeback.gitops.base import Followed
+from writeback.sources.base import Tools
 
 __all__ = ["Edges", "TargetSpec", "spec_for"]
 
@@ -36,16 +37,16 @@ class TargetSpec:
     # what to read
     path: str = "."  # the manifests' directory in the repo
     namespaces: tuple[str, ...] = ()  # the first is the namespace of manifests that name none
-    selectors: tuple[config.Selector, ...] = ()
+    selectors: tuple[settings.Selector, ...] = ()
     revision: str | None = None  # compare with this commit (else the controller's applied revision, else HEAD)
-    argocd_application: str | None = None  # NAMESPACE/NAME
-    flux_kustomization: str | None = None  # NAMESPACE/NAME
-    source: SourceKind | None = None  # None: kustomize if ``path`` holds a kustomization, else plain
+    # the GitOps controller objects it follows (the first tells the applied revision, namespace and ignore rules)
+    controllers: tuple[Followed, ...] = ()
+    source: str | None = None  # a registered source kind's name; None: the first that claims ``path``
     edit_base: bool = False  # kustomize: edit the shared base instead of the overlay
     page_size: int = DEFAULT_PAGE_SIZE
     # how to decide
-    policy: config.Policy = field(default_factory=config.Policy)
-    ignore: tuple[config.IgnoreRule, ...] = ()
+    policy: settings.Policy = field(default_factory=settings.Policy)
+    ignore: tuple[settings.IgnoreRule, ...] = ()
     fingerprint_key: bytes | None = None  # HMAC key for sensitive values (``pull_request.fingerprint_key``)
     # where to write (run, the service, break-glass; and the PR preview of plan)
     target: config.Target | None = None
@@ -74,8 +75,7 @@ def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None,
         "namespaces": (target.namespace,) if target.namespace else (),
         "selectors": target.selectors,
         "revision": target.revision,
-        "argocd_application": target.argocd_application,
-        "flux_kustomization": target.flux_kustomization,
+        "controllers": tuple(Followed(controller=c, text=text) for c, text in target.controller_objects()),
         "source": target.source,
         "edit_base": target.edit_base,
         "policy": target.policy,
@@ -97,7 +97,7 @@ class Edges:
     live_text: str | None = None  # offline: the dump itself (``--live -``: read from standard input)
     empty_live_ok: bool = False  # offline: a dump with nothing to compare is expected (else an input error)
     cluster_name: str = ""  # how the PR body names the cluster
-    kustomize: Path | None = None  # the kustomize binary (default: $WRITEBACK_KUSTOMIZE, else PATH)
+    tools: Tools = field(default_factory=Tools)  # paths of the programs sources run (default: $WRITEBACK_<NAME>, PATH)
     forge: Forge | None = None  # None: run opens the target's forge from its config
     retry: RetryPolicy | None = None  # None: from the target's forge settings
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))

@@ -1,8 +1,8 @@
 """Verification of a change set, from ONE rendering of its patched manifests.
 
-``render_change_set`` renders what merging the change set would apply: ``kustomize build`` of the patched overlay,
-or the documents of the patched files. ``plan`` renders each change set once (``PlanOutcome.rendered``) and uses
-that rendering twice:
+The source kind renders what merging the change set would apply (``Source.render_patched``: ``kustomize build`` of
+the patched overlay, or the documents of the patched files). ``plan`` renders each change set once
+(``PlanOutcome.rendered``) and uses that rendering twice:
 
 - ``check_rendered``: a change set whose rendering does not hold the live values of its drifts is aborted;
 - ``verification_line``: the PR body's line, a server-side dry-run apply of the rendered objects against live.
@@ -13,43 +13,29 @@ that rendering twice:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.diffing import diff
 from writeback.drift.listkeys import resolver
 from writeback.drift.normalizing import normalize
 from writeback.errors import PatchError, ToolMissing, WritebackError
-from writeback.kube.manifests import expand_lists
 from writeback.kube.paths import format_path
 from writeback.kube.refs import ObjectRef
 from writeback.model import ChangeSet, Decision
+from writeback.sources.base import Rendered, Source
 from writeback.sources.changesets import Plan, aborted
 from writeback.sources.live_values import find_rendered, mismatches
-from writeback.yaml.reading import load_all
 
 log = logging.getLogger(__name__)
 
 PREFIX = "Server-side dry-run apply of the patched manifests against the live cluster"
 
-Rendered = tuple[Mapping[str, Any], ...]
-
-
-def render_change_set(cs: ChangeSet, *, repo: Path, path: str, source: str, binary: Path | None = None) -> Rendered:
-    """The objects merging ``cs`` would apply (raises PatchError when the patched overlay does not build)."""
-    if source == "kustomize":
-        text = kustomize_cli.build_patched(repo, path=path, changes={f.path: f.after for f in cs.files}, binary=binary)
-        docs = load_all(text, source=f"kustomize build of {path} (patched)")
-    else:
-        docs = [d for f in cs.files for d in load_all(f.after, source=f.path)]
-    return tuple(expand_lists(docs))
-
-
-def check_rendered(plan: Plan, *, render: Any) -> tuple[Plan, dict[str, Rendered]]:
+def check_rendered(
+    plan: Plan, *, render: Callable[[ChangeSet], Rendered], source: Source
+) -> tuple[Plan, dict[str, Rendered]]:
     """Render each change set that changes files once (``render(cs)``), and abort the ones whose rendering does not
     hold the live values of their located drifts. Returns the plan and the renderings by change set id."""
     out: list[ChangeSet] = []
@@ -64,14 +50,14 @@ def check_rendered(plan: Plan, *, render: Any) -> tuple[Plan, dict[str, Rendered
         except ToolMissing:
             raise
         except PatchError as e:
-            errors.append(aborted(cs.id, f"the patched overlay does not build: {e}"))
+            errors.append(aborted(cs.id, f"{source.render_failure}: {e}"))
             out.append(replace(cs, files=()))
             continue
         unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
         checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
         wrong = mismatches(objects, checked)
         if wrong:
-            why = "kustomize build of the patch disagrees: " + "; ".join(str(w) for w in wrong)
+            why = f"{source.render_name} of the patch disagrees: " + "; ".join(str(w) for w in wrong)
             errors.append(aborted(cs.id, why))
             out.append(replace(cs, files=()))
             continue
@@ -138,4 +124,4 @@ def _changes_live(cluster: Cluster, applied: Sequence[tuple[ObjectRef, Mapping[s
     return out
 
 
-MARKERS_LINE = f"{PREFIX}: not run (the change edits chart values, not manifests)."
+NOT_VERIFIED_LINE = f"{PREFIX}: not run (the change edits chart values, not manifests)."

@@ -45,8 +45,8 @@ class RenderInput:
     change_set: ChangeSet
     cluster: str
     base: str
-    platform: str = "github"  # "github" | "gitlab": the PR word and the body limit
-    body_limit: int = 65536
+    request_name: str = "pull request"  # what the forge calls it ("merge request" on GitLab)
+    body_limit: int = 65536  # the longest body the forge accepts
     incident: str | None = None
     verification: str | None = None  # the server-side dry-run apply result, one line
     security_labels: tuple[str, ...] = ()
@@ -216,7 +216,7 @@ def context(data: RenderInput) -> dict[str, Any]:
         "fingerprint": cs.fingerprint,
         "security": cs.review is Review.SECURITY,
         "security_labels": list(data.security_labels),
-        "pr_word": "merge request" if data.platform == "gitlab" else "pull request",
+        "pr_word": data.request_name,
         "resources": list(resources.values()),
         "n_resources": len(resources) + len(created) + len(deleted),
         "n_fields": sum(len(r["rows"]) for r in resources.values()),

@@ -32,9 +32,9 @@ from writeback.capture.hotfixes import (
     reverting_writer,
     synced_since,
 )
-from writeback.config import Policy, Selector
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import Capture, CapturedHotfix, LiveObject
+from writeback.settings import Policy, Selector
 
 log = logging.getLogger(__name__)
 

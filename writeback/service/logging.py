@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from writeback.config import SecretRef
+from writeback.settings import SecretRef
 
 REDACTED = "[REDACTED]"
 _MIN_SECRET = 4  # shorter values would redact ordinary words

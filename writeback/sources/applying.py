@@ -7,6 +7,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from writeback.errors import PatchError
+from writeback.kube.images import parse_image
 from writeback.kube.paths import format_path, lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
 from writeback.model import Op
@@ -14,7 +15,6 @@ from writeback.yaml.edit import Edit, EditRefused, VerifyError, apply_edits
 
 from .documents import documents, is_yaml
 from .locations import Location, Transform
-from .markers import parse_image
 
 __all__ = ["apply_location", "apply_locations", "set_path"]
 

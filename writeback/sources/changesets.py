@@ -27,37 +27,12 @@ from .applying import apply_locations
 from .documents import documents, is_yaml
 from .locations import Located, Location, Transform
 
-__all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets", "tracked_app"]
-
-# GitOps tracking metadata, first match wins: the app that deploys a live object.
-_TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
-_TRACKING_LABELS = (
-    "argocd.argoproj.io/instance",
-    "app.kubernetes.io/instance",
-    "kustomize.toolkit.fluxcd.io/name",
-    "helm.toolkit.fluxcd.io/name",
-)
-
+__all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
     changesets: tuple[ChangeSet, ...] = ()
     errors: tuple[PlanProblem, ...] = ()  # aborted change sets and source problems, each naming its file
-
-
-def tracked_app(body: Mapping[str, Any]) -> str | None:
-    """The Argo CD Application or Flux Kustomization/HelmRelease that deploys a live object, if recorded."""
-    meta = body.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    tracking = annotations.get(_TRACKING_ANNOTATION)
-    if isinstance(tracking, str) and ":" in tracking:
-        return tracking.split(":", 1)[0]
-    labels = meta.get("labels") or {}
-    for label in _TRACKING_LABELS:
-        value = labels.get(label)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 def _slug(text: str) -> str:

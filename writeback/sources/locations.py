@@ -46,6 +46,13 @@ class Location:
     via: str = ""  # for people: "overlay patch", "kustomize images entry", "marker at values.yaml:4", ...
 
 
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    """Why a source cannot say where a drifted field is written (listed for reviewers, never guessed)."""
+
+    reason: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Located:
     """The result of locating a target's drifts."""

@@ -19,9 +19,8 @@ from writeback.errors import PatchError, PathSyntaxError
 from writeback.kube.paths import parse_path
 from writeback.kube.pathtypes import FieldPath
 from writeback.kube.refs import Identity
+from writeback.sources.documents import is_yaml
 from writeback.yaml.edit import iter_scalars
-
-from .documents import is_yaml
 
 MARKER_KEY = "$writeback"
 PARTS = ("tag", "name", "digest")
@@ -143,34 +142,3 @@ def scan_markers(files: Mapping[str, str]) -> MarkerScan:
             elif isinstance(found, MarkerError):
                 errors.append(found)
     return MarkerScan(markers=tuple(markers), errors=tuple(errors))
-
-
-# ---------------------------------------------------------------- image strings
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Image:
-    name: str
-    tag: str | None = None
-    digest: str | None = None
-
-    def __str__(self) -> str:
-        out = self.name
-        if self.tag:
-            out += f":{self.tag}"
-        if self.digest:
-            out += f"@{self.digest}"
-        return out
-
-    def part(self, which: str) -> str | None:
-        return {"name": self.name, "tag": self.tag, "digest": self.digest}[which]
-
-
-def parse_image(text: str) -> Image:
-    """``registry:5000/repo/app:1.2@sha256:...`` -> name, tag, digest."""
-    rest, _, digest = text.partition("@")
-    slash = rest.rfind("/")
-    colon = rest.rfind(":")
-    if colon > slash:
-        return Image(name=rest[:colon], tag=rest[colon + 1 :] or None, digest=digest or None)
-    return Image(name=rest, tag=None, digest=digest or None)

@@ -1,18 +1,18 @@
-"""The one small interface both forges implement, and the PR facts it returns."""
+"""The one small interface every forge implements (``Forge``), what a kind of forge is (``ForgeKind``: its name,
+git user name, body limit, settings model and opener), and the PR facts a forge returns."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
+
+from pydantic import Field
 
 from writeback.model import PullRequestSpec
 from writeback.pr.markers import parse_marker
-
-# The longest PR/MR body each forge accepts (here, so that rendering needs no forge library).
-GITHUB_BODY_LIMIT = 65536
-GITLAB_BODY_LIMIT = 1_000_000
+from writeback.settings import SecretRef, SettingsModel
 
 
 class PRState(enum.StrEnum):
@@ -73,11 +73,6 @@ def pr_info(
     )
 
 
-# The longest pull/merge request body each forge accepts (here, so that rendering needs neither forge library).
-GITHUB_BODY_LIMIT = 65536
-GITLAB_BODY_LIMIT = 1_000_000
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryPolicy:
     """The libraries' own retry, configured: attempts, and the longest wait we accept."""
@@ -89,11 +84,73 @@ class RetryPolicy:
     timeout_seconds: float = 15.0  # one request's connect and read timeout (a timed-out request is retried)
 
 
+class ForgeSettings(SettingsModel):
+    """The settings every forge takes (``targets[].forge``); a forge's own model adds its keys and fixes ``kind``."""
+
+    kind: str = Field(description="which forge (the registered kinds: writeback.adapters.forges.registry)")
+    url: str | None = Field(default=None, description="API base for GitHub Enterprise or self-hosted GitLab")
+    project: str | None = Field(default=None, description="owner/name (GitHub) or group/project (GitLab)")
+    token: SecretRef | None = None
+    max_wait_seconds: float = Field(default=60.0, ge=0)
+    max_retries: int = Field(default=5, ge=0, description="retries of a failed or rate-limited forge request")
+    backoff_seconds: float = Field(default=0.5, ge=0, description="backoff factor between retries (0: none)")
+    throttle: bool = Field(default=True, description="PyGithub's pause between requests (GitHub's guidance)")
+    timeout_seconds: float = Field(default=15.0, gt=0, description="one forge request's connect and read timeout")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Opening:
+    """What a forge kind's opener gets: the target's settings, resolved (``secret`` reads a SecretRef)."""
+
+    settings: ForgeSettings
+    project: str
+    token: str | None
+    policy: RetryPolicy
+    key: str  # the settings' config key path, for errors
+    flag_names: Mapping[str, str]  # what errors call a sub-key instead (a target built from flags: the flag)
+    secret: Callable[[SecretRef, str], str]  # (reference, key for errors) -> the value
+
+
+@runtime_checkable
+class ForgeKind(Protocol):
+    """One kind of forge: GitHub, GitLab. A forge module defines one, ``registry.FORGES`` lists them."""
+
+    @property
+    def name(self) -> str:
+        """The ``forge.kind`` / ``--forge`` value: ``github``."""
+
+    @property
+    def title(self) -> str:
+        """How messages and PR bodies name it: ``GitHub``."""
+
+    @property
+    def request_name(self) -> str:
+        """What the forge calls a change request: ``pull request``, ``merge request``."""
+
+    @property
+    def git_username(self) -> str:
+        """The user name git sends with the forge's token over HTTPS."""
+
+    @property
+    def body_limit(self) -> int:
+        """The longest PR body the platform accepts, in characters."""
+
+    @property
+    def settings(self) -> type[ForgeSettings]:
+        """Its settings model (``kind`` fixed to ``name``)."""
+
+    def open(self, opening: Opening) -> Forge:
+        """The forge for one target (its client library is imported only here)."""
+
+
 class Forge(Protocol):
     """GitHub pull requests and GitLab merge requests, as one small interface ("PR" below)."""
 
-    kind: str  # "github" | "gitlab"
-    body_limit: int  # longest PR body the platform accepts, in characters
+    @property
+    def kind(self) -> ForgeKind: ...
+
+    def git_token(self) -> str | None:
+        """The token git uses over HTTPS (user name: ``kind.git_username``), if the forge has one."""
 
     def find_prs(self, *, branch: str, state: PRState | None = None) -> list[PRInfo]:
         """PRs whose head is ``branch`` (any state when None), newest first."""

@@ -1,4 +1,5 @@
-"""Open the configured forge: read its secrets (env var or file), derive the project from the repo URL."""
+"""Open the configured forge: read its secrets (env var or file), derive the project from the repo URL, and hand
+the rest to the forge's kind (``registry``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from writeback import config
-from writeback.adapters.forges.base import Forge, RetryPolicy
+from writeback.adapters.forges.base import Forge, ForgeSettings, Opening, RetryPolicy
+from writeback.adapters.forges.registry import by_name
 from writeback.errors import ConfigError
+from writeback.settings import SecretRef
 
 _SCP = re.compile(r"^[\w.-]+@[\w.-]+:(?P<path>.+)$")  # git@github.com:owner/name.git
 
 
-def read_secret(ref: config.SecretRef, *, key: str, environ: Mapping[str, str] | None = None) -> str:
+def read_secret(ref: SecretRef, *, key: str, environ: Mapping[str, str] | None = None) -> str:
     """The value a SecretRef points at; the error names the config key, never the value."""
     env = os.environ if environ is None else environ
     if ref.env:
@@ -45,7 +47,7 @@ def derive_project(repo_url: str) -> str | None:
 
 
 def open_forge(
-    forge: config.ForgeSettings,
+    forge: ForgeSettings,
     *,
     repo_url: str,
     key: str,
@@ -53,8 +55,8 @@ def open_forge(
     environ: Mapping[str, str] | None = None,
     names: Mapping[str, str] | None = None,
 ) -> Forge:
-    """A GitHub or GitLab forge for a target (``key`` is the config key path, for errors; ``names``: what errors
-    call a sub-key instead, e.g. ``{"project": "--forge-project"}`` for a target built from flags)."""
+    """The forge of a target (``key`` is the config key path, for errors; ``names``: what errors call a sub-key
+    instead, e.g. ``{"project": "--forge-project"}`` for a target built from flags)."""
 
     def name(sub: str) -> str:
         return (names or {}).get(sub) or f"{key}.{sub}"
@@ -70,37 +72,14 @@ def open_forge(
     if not project:
         raise ConfigError(f"{name('project')}: cannot derive it from repo_url {repo_url!r}; set it (owner/name)")
     token = read_secret(forge.token, key=name("token"), environ=environ) if forge.token else None
-    if forge.kind == "github":
-        from writeback.adapters.forges.github import github_forge
-
-        private_key = None
-        if token is None:
-            if forge.app_id is None or forge.private_key is None:
-                raise ConfigError(
-                    f"{(names or {}).get('token') or key}: GitHub needs token, or app_id with private_key (GitHub App)"
-                )
-            private_key = read_secret(forge.private_key, key=f"{key}.private_key", environ=environ)
-        return github_forge(
-            project=project,
-            base_url=forge.url,
-            token=token,
-            app_id=forge.app_id,
-            private_key=private_key,
-            installation_id=forge.installation_id,
-            policy=policy,
-            key=f"{key}.private_key",
-        )
-    from writeback.adapters.forges.gitlab import gitlab_forge
-
-    if token is None:
-        raise ConfigError(f"{name('token')}: GitLab needs a token ({{env: VAR}} or {{file: PATH}})")
-    return gitlab_forge(project=project, url=forge.url, token=token, policy=policy)
+    opening = Opening(
+        settings=forge, project=project, token=token, policy=policy, key=key, flag_names=names or {},
+        secret=lambda ref, where: read_secret(ref, key=where, environ=environ),
+    )  # fmt: skip
+    return by_name(forge.kind).open(opening)
 
 
 def git_token(forge: Forge) -> tuple[str, str] | None:
     """(username, token) for git over HTTPS with the forge's credentials."""
-    token_fn = getattr(forge, "git_token", None)
-    if token_fn is None:
-        return None
-    token = token_fn()
-    return ("oauth2" if forge.kind == "gitlab" else "x-access-token", token) if token else None
+    token = forge.git_token()
+    return (forge.kind.git_username, token) if token else None

@@ -17,10 +17,10 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from writeback.adapters.kube.api_errors import body_message, for_status, transport_reason
-from writeback.config import Selector
 from writeback.errors import ClusterError, ClusterUnreachable, KindNotServed
 from writeback.kube.refs import ObjectRef
 from writeback.model import LiveObject, Source
+from writeback.settings import Selector
 
 log = logging.getLogger(__name__)
 

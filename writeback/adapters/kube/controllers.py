@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.kubeconfigs import ClusterAccess, resolve_kubeconfig
-from writeback.config import Selector
 from writeback.errors import ClusterConflict, InputError, KindNotServed
 from writeback.kube.refs import ObjectRef
+from writeback.settings import Selector
 
 log = logging.getLogger(__name__)
 

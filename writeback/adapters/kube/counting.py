@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, KubeCluster, Resource
-from writeback.config import Selector
 from writeback.kube.refs import ObjectRef
 from writeback.model import LiveObject
+from writeback.settings import Selector
 
 RequestHook = Callable[[str], None]  # called with the verb of each request: list, get, patch, create
 

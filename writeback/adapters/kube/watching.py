@@ -21,10 +21,10 @@ from typing import Any
 from writeback.adapters.kube.api_errors import api_error, body_message, for_status
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, KubeCluster, Resource
 from writeback.adapters.kube.counting import CountingCluster, RequestHook
-from writeback.config import Selector
 from writeback.errors import ClusterError
 from writeback.kube.refs import ObjectRef
 from writeback.model import LiveObject, Source
+from writeback.settings import Selector
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from writeback.config import IgnoreRule
 from writeback.drift.ignores.argocd import IgnoreDifference, compile_ignore_differences, glob_matches
 from writeback.drift.ignores.webhooks import Presets, choose_presets
 from writeback.drift.listkeys import KeyResolver
@@ -25,6 +24,7 @@ from writeback.kube.paths import match, parse_pattern
 from writeback.kube.pathtypes import FieldPath, PatternSegment
 from writeback.kube.refs import ObjectRef
 from writeback.model import FieldOwner, Op
+from writeback.settings import IgnoreRule
 
 __all__ = ["Ignores", "build_ignores"]
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from writeback.errors import PatchError
+from writeback.kube.manifests import KUSTOMIZATION_FILES
 from writeback.kube.pathtypes import FieldPath, Index, Key
 from writeback.kube.refs import Identity
 from writeback.sources.documents import Manifest, documents, join, manifests_in, normdir
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 CLUSTER_SCOPED = frozenset(
     {
         "Namespace",

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from writeback.kube.images import parse_image
 from writeback.kube.paths import json_pointer, lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
 from writeback.model import Drift, Op, Unresolved
 from writeback.sources.documents import join, under
 from writeback.sources.kustomize.model import Generator, LabelEntry, Layer, Origin, Patch, PatchTarget, Step, relative
 from writeback.sources.locations import Location, NewPatch, Transform
-from writeback.sources.markers import parse_image
 
 _CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainers"})
 

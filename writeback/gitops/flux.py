@@ -1,0 +1,102 @@
+"""Flux: the Kustomization and the HelmRelease (auto-sync off is ``spec.suspend: true``), and the GitRepository,
+the source whose artifact revision says which commit the controllers have fetched. Pure.
+
+- Applied revision: ``Kustomization.status.lastAppliedRevision`` (``main@sha1:<sha>``); namespace:
+  ``spec.targetNamespace``.
+- Suspended: ``spec.suspend: true``, restored to its previous value (or removed).
+- Parents: a Kustomization or HelmRelease applied by a Kustomization or HelmRelease (the
+  ``kustomize.toolkit.fluxcd.io/name``/``namespace`` labels, the ``helm.toolkit.fluxcd.io`` ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of
+from writeback.kube.jsonpatch import Op, get_at, set_op
+from writeback.kube.refs import ObjectRef
+
+KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
+HELM_GROUP = "helm.toolkit.fluxcd.io"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Source(KindFacts):
+    """A GitRepository: the source object; its artifact revision is the commit the controllers fetched."""
+
+    def state(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ControllerState:
+        return ControllerState(source=self.where(ref))
+
+    def fetched(self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter) -> Fetched:
+        present, value = get_at(body, ("status", "artifact", "revision"))
+        commit = commit_of(str(value)) if present and value else None
+        return Fetched(where=f"{self.where(ref)} status.artifact.revision", commit=commit)
+
+    def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
+        return None
+
+    def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
+        return [set_op(body, self.auto_sync_path, True)]
+
+    def auto_sync_on(self, body: Mapping[str, Any], *, application: str | None = None) -> bool:
+        present, value = get_at(body, self.auto_sync_path)
+        return not (present and value is True)
+
+
+GIT_REPOSITORY = _Source(
+    name="flux-gitrepository", api_version="source.toolkit.fluxcd.io/v1", kind="GitRepository",
+    title="Flux GitRepository", auto_sync_path=("spec", "suspend"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Applier(_Source):
+    """A Kustomization or HelmRelease: it applies objects, which carry its ``<group>/name`` labels."""
+
+    label_group: str = ""
+    source_path: tuple[str, ...] = ()  # where its GitRepository is referenced
+
+    def state(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ControllerState:
+        spec, status = body.get("spec") or {}, body.get("status") or {}
+        revision, target = status.get("lastAppliedRevision"), spec.get("targetNamespace")
+        return ControllerState(
+            source=f"{self.where(ref)} status.lastAppliedRevision",
+            revision=str(revision) if revision else None,
+            namespace=str(target) if target else None,
+        )
+
+    def fetched(self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter) -> Fetched:
+        present, source = get_at(body, self.source_path)
+        if not (present and isinstance(source, Mapping)) or source.get("kind") != GIT_REPOSITORY.kind:
+            return Fetched(where="its source (not a GitRepository)", commit=None)
+        if not source.get("name"):
+            return Fetched(where="its source (not a GitRepository)", commit=None)
+        repo = GIT_REPOSITORY.at(namespace=str(source.get("namespace") or ref.namespace), name=str(source["name"]))
+        return GIT_REPOSITORY.fetched(get(repo) or {}, ref=repo, get=get)
+
+    def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
+        labels = (body.get("metadata") or {}).get("labels") or {}
+        name = labels.get(f"{self.label_group}/name")
+        if not name:
+            return None
+        return self.at(namespace=str(labels.get(f"{self.label_group}/namespace") or namespace), name=str(name))
+
+
+KUSTOMIZATION = _Applier(
+    name="flux-kustomization", api_version=f"{KUSTOMIZE_GROUP}/v1", kind="Kustomization", title="Flux Kustomization",
+    flag="--flux-kustomization", config_key="flux_kustomization",
+    help="Flux Kustomization: its last applied revision and target namespace",
+    auto_sync_path=("spec", "suspend"), suspendable=True, field_managers=("kustomize-controller",),
+    tracking_labels=(f"{KUSTOMIZE_GROUP}/name",), label_group=KUSTOMIZE_GROUP, source_path=("spec", "sourceRef"),
+)  # fmt: skip
+HELM_RELEASE = _Applier(
+    name="flux-helmrelease", api_version=f"{HELM_GROUP}/v2", kind="HelmRelease", title="Flux HelmRelease",
+    flag="--flux-helmrelease", config_key="flux_helmrelease",
+    help="Flux HelmRelease: its chart, values and release",
+    auto_sync_path=("spec", "suspend"), suspendable=True, field_managers=("helm-controller",),
+    tracking_labels=(f"{HELM_GROUP}/name",), label_group=HELM_GROUP, source_path=("spec", "chart", "spec", "sourceRef"),
+)  # fmt: skip
+
+KINDS = (KUSTOMIZATION, HELM_RELEASE, GIT_REPOSITORY)

@@ -1,0 +1,84 @@
+"""Kustomize: the objects ``kustomize build`` renders of the target's path (an overlay that may reach
+``../../base``), each drifted field written where the overlay produces it (a patch, an images entry, a generator
+literal; the shared base only with ``--edit-base``), and every change set checked by building it again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from writeback.adapters import kustomize as kustomize_cli
+from writeback.adapters.files import LoadResult
+from writeback.errors import PatchError
+from writeback.kube.manifests import KUSTOMIZATION_FILES, expand_lists
+from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
+from writeback.sources.base import LoadRequest, LocateRequest, Locator, Rendered, Tools, sops_encrypted
+from writeback.sources.documents import join
+from writeback.sources.kustomize.model import KustomizeSourceError, Origin, Tree, load_tree
+from writeback.sources.kustomize.overlay import locate_in_overlay
+from writeback.sources.locations import Location, NotFound
+from writeback.yaml.reading import load_all
+
+TOOL = "kustomize"
+
+
+def _origin_where(origin: Origin) -> str:
+    if origin.manifest is not None:
+        return origin.manifest.file
+    return " ".join(f"{layer.file} {g.list_key}[{g.index}]" for layer, g in origin.generators)
+
+
+@dataclass(frozen=True, slots=True)
+class Kustomize:
+    name: str = "kustomize"
+    help: str = "what `kustomize build` renders of the path (the default when the path holds a kustomization)"
+    renders: bool = True
+    render_name: str = "kustomize build"
+    render_failure: str = "the patched overlay does not build"
+    verified_live: bool = True
+
+    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
+        return any(exists(join(path, name)) for name in KUSTOMIZATION_FILES)
+
+    def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
+        return kustomize_cli.read_rendered(
+            root=request.root, path=request.path, namespaces=request.namespaces, namespaced=request.namespaced,
+            binary=request.tools.get(TOOL), where=request.where,
+        )  # fmt: skip
+
+    def locator(self, request: LocateRequest) -> Locator:
+        tree: Tree | str
+        try:
+            tree = load_tree(request.files, request.root)
+        except PatchError as e:
+            tree = str(e)
+
+        def locate(drift: Drift) -> Location | Unresolved | NotFound:
+            if isinstance(tree, str):
+                return NotFound(f"the kustomization cannot be resolved: {tree}")
+            ident, ns = drift.resource.identity, request.default_namespace
+            origins = [o for o in tree.origins if o.matches(ident, default_namespace=ns)]
+            if not origins:
+                return NotFound(f"the kustomization in {request.root or '.'} does not produce this resource")
+            if len(origins) > 1:
+                where = ", ".join(_origin_where(o) for o in origins)
+                return NotFound(f"produced more than once by the kustomization: {where}")
+            origin = origins[0]
+            if origin.manifest is not None and sops_encrypted(origin.manifest, request.files):
+                return NotFound(f"{origin.manifest.file} is SOPS-encrypted: report-only")
+            try:
+                return locate_in_overlay(drift=drift, origin=origin, root=request.root, edit_base=request.edit_base,
+                                         files=request.files)  # fmt: skip
+            except KustomizeSourceError as e:
+                return NotFound(str(e))
+
+        return locate
+
+    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
+        changes = {f.path: f.after for f in cs.files}
+        text = kustomize_cli.build_patched(repo, path=path, changes=changes, binary=tools.get(TOOL))
+        return tuple(expand_lists(load_all(text, source=f"kustomize build of {path} (patched)")))
+
+
+SOURCE = Kustomize()

@@ -1,0 +1,48 @@
+"""Markers only: manifests read as they are, but every drifted field is written only where a ``$writeback`` marker binds
+it (chart values, for example); a field no marker binds is not written. Markers win under every source kind: this
+kind is for targets whose objects carry nothing else to edit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from writeback.adapters.files import LoadResult
+from writeback.kube.paths import format_path
+from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
+from writeback.sources.base import LoadRequest, LocateRequest, Locator, Rendered, Tools
+from writeback.sources.locations import Location, NotFound
+from writeback.sources.plain import SOURCE as PLAIN
+from writeback.sources.plain import render_files
+
+
+@dataclass(frozen=True, slots=True)
+class Markers:
+    name: str = "markers"
+    help: str = "only the values that `$writeback` comment markers bind (for example Helm values)"
+    renders: bool = False
+    render_name: str = "the patched files"
+    render_failure: str = "the patched files do not read"
+    verified_live: bool = False  # it edits chart values, not manifests
+
+    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
+        return False  # chosen explicitly only
+
+    def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
+        return PLAIN.load(request)
+
+    def locator(self, request: LocateRequest) -> Locator:
+        def locate(drift: Drift) -> Location | Unresolved | NotFound:
+            return NotFound(
+                f"no $writeback marker binds {format_path(drift.path)} of this resource: it is rendered "
+                "(for example by Helm), so its source cannot be found"
+            )
+
+        return locate
+
+    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
+        return render_files(cs)
+
+
+SOURCE = Markers()

@@ -1,0 +1,94 @@
+"""Plain manifests: every Kubernetes object declared in the YAML files under the target's path, written back in the
+one document that declares it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from writeback.adapters.files import LoadResult, read_manifests
+from writeback.errors import PatchError
+from writeback.kube.manifests import expand_lists
+from writeback.kube.refs import ObjectRef
+from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
+from writeback.sources.base import LoadRequest, LocateRequest, Locator, Rendered, Tools, sops_encrypted
+from writeback.sources.documents import Manifest, is_yaml, manifests_in, under
+from writeback.sources.locations import Location, NotFound
+from writeback.yaml.reading import load_all
+
+
+class Declared:
+    """The manifests under a path, indexed by group, kind and name."""
+
+    def __init__(self, files: Mapping[str, str], root: str) -> None:
+        self.by_identity: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
+        self.bad: list[str] = []
+        for file in sorted(files):
+            if not is_yaml(file) or not under(file, root):
+                continue
+            try:
+                for m in manifests_in(files[file], file=file):
+                    group, kind, _, name = m.identity
+                    self.by_identity[(group, kind, name)].append(m)
+            except PatchError as e:
+                self.bad.append(str(e))
+
+    def find(self, ref: ObjectRef, *, default_namespace: str | None) -> Manifest | NotFound:
+        group, kind, namespace, name = ref.identity
+        cands = self.by_identity.get((group, kind, name), [])
+        exact = [m for m in cands if (m.identity[2] or "") == namespace]
+        unset = [m for m in cands if m.identity[2] is None and (default_namespace in (None, namespace))]
+        found = exact or unset
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            where = ", ".join(f"{m.file} (document {m.document + 1})" for m in found)
+            return NotFound(f"declared more than once: {where}; edit one of them by hand")
+        reason = "no manifest declares this resource"
+        if self.bad:
+            reason += "; unreadable files: " + "; ".join(self.bad)
+        return NotFound(reason)
+
+
+def render_files(cs: ChangeSet) -> Rendered:
+    """The documents of a change set's patched files: what merging it would apply for sources read as they are."""
+    return tuple(expand_lists(d for f in cs.files for d in load_all(f.after, source=f.path)))
+
+
+@dataclass(frozen=True, slots=True)
+class Plain:
+    name: str = "plain"
+    help: str = "the YAML manifests under the path, as they are"
+    renders: bool = False
+    render_name: str = "the patched manifests"
+    render_failure: str = "the patched manifests do not read"
+    verified_live: bool = True
+
+    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
+        return True  # the fallback: registered last
+
+    def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
+        return read_manifests(root=request.root, path=request.path, namespaces=request.namespaces,
+                              namespaced=request.namespaced)  # fmt: skip
+
+    def locator(self, request: LocateRequest) -> Locator:
+        declared = Declared(request.files, request.root)
+
+        def locate(drift: Drift) -> Location | Unresolved | NotFound:
+            found = declared.find(drift.resource, default_namespace=request.default_namespace)
+            if isinstance(found, NotFound):
+                return found
+            if sops_encrypted(found, request.files):
+                return NotFound(f"{found.file} is SOPS-encrypted: report-only")
+            return Location(drift=drift, file=found.file, document=found.document, path=found.prefix + drift.path,
+                            via="manifest")  # fmt: skip
+
+        return locate
+
+    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
+        return render_files(cs)
+
+
+SOURCE = Plain()

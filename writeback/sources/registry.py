@@ -1,0 +1,38 @@
+"""The registry of source kinds: ONE tuple, in order. Adding a source kind is one module plus one line here.
+
+A target whose ``source`` is not set is of the first kind that claims its path (Kustomize when the path holds a
+kustomization); plain manifests claim every path, so they come last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from writeback.errors import InputError
+from writeback.sources import marked, plain
+from writeback.sources.base import Source
+from writeback.sources.kustomize import source as kustomize
+
+SOURCES: tuple[Source, ...] = (
+    kustomize.SOURCE,
+    marked.SOURCE,
+    plain.SOURCE,
+)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(s.name for s in SOURCES)
+
+
+def by_name(name: str) -> Source:
+    for s in SOURCES:
+        if s.name == name:
+            return s
+    raise InputError(f"unknown source {name!r} (known: {', '.join(names())})")
+
+
+def resolve(name: str | None, *, exists: Callable[[str], bool], path: str) -> Source:
+    """The named source kind, else the first that claims ``path`` (``exists``: is a repo-relative file there)."""
+    if name is not None:
+        return by_name(name)
+    return next(s for s in SOURCES if s.claims(exists, path))
