@@ -43,9 +43,12 @@ def _leaves(kind: str, node: Any, path: tuple[Segment, ...], parent: Any) -> Ite
 
 
 def _baseline(rev: str, tmp: Path) -> Callable[..., bool]:
-    text = subprocess.run(
-        ["git", "show", f"{rev}:writeback/drift/evidence/defaults.py"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
+    for path in ("writeback/drift/evidence/defaults.py", "writeback/core/defaults.py"):  # after / before the moves
+        shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    text = shown.stdout
     (tmp / "defaults_baseline.py").write_text(text)
     spec = importlib.util.spec_from_file_location("defaults_baseline", tmp / "defaults_baseline.py")
     assert spec is not None and spec.loader is not None

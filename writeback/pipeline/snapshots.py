@@ -12,7 +12,7 @@ from writeback.errors import ClusterError, ClusterUnreachable
 from writeback.kube.refs import group_of
 from writeback.model import DesiredObject, LiveObject
 
-# scopes_for and the filters moved to writeback.drift.scoping; importable from here until pipeline/detecting.py imports them
+# scopes_for and the filters live in writeback.drift.scoping; importable from here for pipeline/detecting.py
 __all__ = ["Scope", "Snapshot", "filter_desired", "filter_dump", "scopes_for", "snapshot"]
 
 
