@@ -32,8 +32,8 @@ def level(obj: dict[str, Any]) -> str | None:
 
 
 def test_self_heal_reverts_a_kubectl_patch(
-    argocd_app: AppMaker, namespace: str, git_remote: GitRemote, controlplane: ControlPlane, k8s: Any
-) -> None:
+    namespace: str, git_remote: GitRemote, argocd_app: AppMaker, controlplane: ControlPlane, k8s: Any
+) -> None:  # the namespace first: set up before the Application, so it goes after the Application is deleted
     sha = push(git_remote, {"config.yaml": CONFIGMAP}, "app config")
     app = argocd_app(namespace=namespace, remote=git_remote, automated={"selfHeal": True})
     app.wait_synced(sha)
