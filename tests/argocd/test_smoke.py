@@ -68,9 +68,15 @@ def test_self_heal_reverts_a_kubectl_patch(
         assert reverted is not None
     finally:
         recorder.stop()
-    print(f"argocd selfHeal: kubectl patch -> revert {reverted - patched:.2f}s (as our watch saw both)")
-
     final = recorder.latest()
     assert final["data"] == {"level": "info"}
-    assert ("argocd-controller", "Update", "") in managers(final)
-    assert synced_at(app.application(), sha)
+    # the reverting Update takes the field back: kubectl-patch owned nothing else, so its entry is gone
+    assert managers(final) == [("argocd-controller", "Update", "")]
+    application = app.application()
+    assert synced_at(application, sha)
+    operation = application["status"]["operationState"]["operation"]
+    assert operation["initiatedBy"] == {"automated": True}
+    # the n-th self-heal at one revision waits 2 s * 3^(n-2) after the previous sync (n >= 2)
+    attempts = operation["sync"].get("autoHealAttemptsCount", 0)
+    took = reverted - patched
+    print(f"argocd selfHeal: kubectl patch -> revert {took:.2f}s (as our watch saw both; self-heal #{attempts})")
