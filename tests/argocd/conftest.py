@@ -1,7 +1,7 @@
 """The real Argo CD (v3.6.1) as fixtures, and the opt-in `argocd` suite. See docs/argocd-tests.md.
 
 - Opt-in: a test using `argocd`, `argocd_app` or `argocd_bin_dir` is marked `argocd` (and `controlplane`), and
-  deselected unless the `-m` expression names `argocd`: `pytest` leaves it out (a cold build takes over an hour),
+  deselected unless the `-m` expression names `argocd`: `pytest` leaves it out (a cold build takes half an hour+),
   `pytest -m argocd` runs it and builds on first use.
 - `argocd` (session): redis, the repo-server and the application-controller for the whole session, started on first
   use against the session control plane. Fails (never skips) naming the step when something cannot start.
@@ -52,7 +52,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(trylast=True)  # after the control plane's build (tests/conftest.py)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Build Argo CD before the first test when any selected test needs it: a cold build takes over an hour and
+    """Build Argo CD before the first test when any selected test needs it: a cold build takes half an hour or more and
     must not count against one test's timeout. Progress goes to the terminal."""
     if not needed(session, NEEDS_ARGOCD):
         return
