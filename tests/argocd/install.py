@@ -63,7 +63,8 @@ def _wait_established(plane: ControlPlane, names: list[str], *, timeout: float =
     deadline = time.monotonic() + timeout
     for name in names:
         while True:
-            conditions = api.read_custom_resource_definition(name).status.conditions or []
+            status = api.read_custom_resource_definition(name).status
+            conditions = (status.conditions if status is not None else None) or []
             if any(c.type == "Established" and c.status == "True" for c in conditions):
                 break
             if time.monotonic() > deadline:
