@@ -51,6 +51,7 @@ class LocateRequest:
     root: str  # the target's path, normalized ("" for the top)
     edit_base: bool = False  # Kustomize: edit the shared base instead of the overlay
     default_namespace: str | None = None
+    links: Mapping[str, str] = field(default_factory=dict)  # a symbolic link in ``files`` -> the real path it reads
 
 
 # where one drifted field is written, or why it cannot be said (NotFound; Unresolved: with the resource's own words)

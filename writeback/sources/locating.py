@@ -59,8 +59,10 @@ def locate(
     edit_base: bool = False,
     default_namespace: str | None = None,
     live_refs: Collection[ObjectRef] | None = None,
+    links: Mapping[str, str] | None = None,
 ) -> Located:
-    """Where each writeback/flag drift should be written in ``files`` (repo-relative path -> text)."""
+    """Where each writeback/flag drift should be written in ``files`` (repo-relative path -> text; ``links``: the
+    symbolic links among them, each to the real path it reads)."""
     drifts = [d for d in drifts if d.decision in LOCATED_DECISIONS]
     scan = scan_markers(files)
     live = {_identity(r): r for r in live_refs or ()}
@@ -80,9 +82,10 @@ def locate(
             bad_markers[err.identity].append(err)
         errors.append(PlanProblem(kind=ProblemKind.UNUSABLE_SOURCE, message=str(err)))
 
-    locator = source.locator(
-        LocateRequest(files=files, root=root, edit_base=edit_base, default_namespace=default_namespace)
+    request = LocateRequest(
+        files=files, root=root, edit_base=edit_base, default_namespace=default_namespace, links=links or {}
     )
+    locator = source.locator(request)
 
     locations: list[Location] = []
     for drift in drifts:
