@@ -13,7 +13,11 @@ from typing import Any
 
 from writeback.capture.redaction import restore, scrub
 from writeback.drift.deciding import Role, manager_role
+from writeback.drift.diffing import diff
+from writeback.drift.listkeys import resolver
+from writeback.drift.ownership import parse_managed_fields
 from writeback.kube.paths import format_path, parse_path, parse_pattern
+from writeback.kube.pathtypes import FieldPath
 from writeback.model import Capture, FieldOwner
 from writeback.settings import Policy
 
@@ -21,7 +25,10 @@ __all__ = [
     "backport_body",
     "essence",
     "newest_writer",
+    "own_change",
+    "owned_change",
     "person_write",
+    "person_wrote",
     "redacted_capture",
     "reverting_writer",
     "synced_since",
@@ -58,6 +65,73 @@ def person_write(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | Non
     if owner is None or manager_role(policy, owner.manager) is not Role.PERSON:
         return None
     return owner
+
+
+def _entry(body: Mapping[str, Any], manager: str, operation: str) -> Mapping[str, Any] | None:
+    return next((e for e in _entries(body) if e.get("manager") == manager and e.get("operation") == operation), None)
+
+
+def _subset(a: Any, b: Any) -> bool:
+    """Whether the FieldsV1 tree ``a`` owns nothing that ``b`` does not."""
+    if not isinstance(a, Mapping) or not a:
+        return isinstance(b, Mapping)
+    if not isinstance(b, Mapping):
+        return False
+    return all(k in b and _subset(v, b[k]) for k, v in a.items())
+
+
+def _moved_on(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> bool:
+    """A managedFields entry that this write made or refreshed: new, a later time, or owning a field more."""
+    if before is None:
+        return True
+    if str(after.get("time") or "") > str(before.get("time") or ""):
+        return True
+    return not _subset(after.get("fieldsV1"), before.get("fieldsV1"))
+
+
+def person_wrote(
+    previous: Mapping[str, Any] | None, current: Mapping[str, Any], *, policy: Policy
+) -> FieldOwner | None:
+    """The person whose write made ``current`` out of ``previous`` (the version just before it, as the watch saw
+    it), or None when the write was not a person's.
+
+    The newest managedFields entry names the writer, but times have one-second steps: a GitOps revert in the same
+    second as the person's write leaves the person's entry the newest. So the writer is whoever's entry this write
+    made or refreshed (new, later, or owning more); the person's entry only when nobody else's moved on. When
+    nothing moved on at all, the same person wrote again within the same second (``resourceVersion`` tells the
+    two writes apart)."""
+    owner = person_write(current, policy=policy)
+    if owner is None or previous is None:
+        return owner
+    mine = _entry(current, owner.manager, owner.operation)
+    if mine is not None and _moved_on(_entry(previous, owner.manager, owner.operation), mine):
+        return owner
+    for e in _entries(current):
+        name, op = str(e.get("manager", "")), str(e.get("operation", ""))
+        if (name, op) != (owner.manager, owner.operation) and _moved_on(_entry(previous, name, op), e):
+            return None  # another manager wrote (the person's entry may even have lost fields to it)
+    return owner
+
+
+def own_change(previous: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[FieldPath, ...]:
+    """The fields one write changed: where ``current`` differs from the version just before it (status and
+    server-set metadata aside), keyed lists matched by their keys."""
+    keys = resolver(kind=str(current.get("kind", "")), learned=parse_managed_fields(current).list_keys)
+    return tuple(leaf.path for leaf in diff(live=essence(current), git=essence(previous), keys=keys))
+
+
+def owned_change(capture_body: Mapping[str, Any], live: Mapping[str, Any], *, manager: str) -> tuple[FieldPath, ...]:
+    """Without the version before a write: the fields where the captured object differs from ``live`` and that the
+    person's managedFields entry owned (a capture stored before the watch kept that version, or a creation)."""
+    owners = parse_managed_fields(capture_body)
+    keys = resolver(kind=str(capture_body.get("kind", "")), learned=owners.list_keys)
+    leaves = diff(live=essence(capture_body), git=essence(live), keys=keys)
+    out = []
+    for leaf in leaves:
+        owner = owners.owner_of(leaf.path, subtree=leaf.item)
+        if owner is not None and owner.manager == manager:
+            out.append(leaf.path)
+    return tuple(out)
 
 
 def _person_fields(body: Mapping[str, Any], capture: Capture) -> Any:
