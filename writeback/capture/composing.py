@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ class Composed:
     fields: Mapping[str, tuple[FieldPath, ...]] = field(default_factory=dict)  # capture key -> the fields it gives
     replaced: Mapping[str, str] = field(default_factory=dict)  # capture key -> the key of the write that replaced it
     carried: frozenset[str] = frozenset()  # capture keys whose change Git carries (marked so, or applied by GitOps)
+    holding: frozenset[str] = frozenset()  # capture keys whose fields all have their captured value in ``body``
 
 
 def _paths(capture: Capture, body: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldPath, ...]:
@@ -65,12 +66,14 @@ def compose(live: Mapping[str, Any], captures: Sequence[Capture], *, policy: Pol
     bodies = [backport_body(c, live=live) for c in ordered]
     paths = [_paths(c, b, live) for c, b in zip(ordered, bodies, strict=True)]
     owners = parse_managed_fields(live)
+    writers = {(c.manager, c.operation) for c in ordered}
     out = copy.deepcopy(dict(live))
     hotfixes: list[CapturedHotfix] = []
     dropped: list[CapturedHotfix] = []
     contributed: dict[str, tuple[FieldPath, ...]] = {}
     replaced: dict[str, str] = {}
     carried: set[str] = set()
+    holding: set[str] = set()
     put_back: list[tuple[Capture, list[FieldPath], Mapping[str, Any]]] = []
     for i, (capture, body) in enumerate(zip(ordered, bodies, strict=True)):
         later = [(ordered[j], q) for j in range(i + 1, len(ordered)) for q in paths[j]]
@@ -85,7 +88,8 @@ def compose(live: Mapping[str, Any], captures: Sequence[Capture], *, policy: Pol
             carried.add(capture.key)
             dropped.append(_hotfix(capture, state=HotfixState.IN_GIT))
             continue
-        missing = [p for p in mine if _value(body, p) != _value(live, p) and _taken_back(owners.owner_of(p), policy)]
+        missing = [p for p in mine if _value(body, p) != _value(live, p)
+                   and _taken_back(owners.owner_of(p), policy, writers)]  # fmt: skip
         applied = [p for p in _in_order(missing, body) if _put(out, p, _value(body, p))]
         if applied:
             put_back.append((capture, applied, body))
@@ -93,8 +97,11 @@ def compose(live: Mapping[str, Any], captures: Sequence[Capture], *, policy: Pol
             hotfixes.append(_hotfix(capture, state=HotfixState.REVERTED, fields=tuple(applied), reverter=writer))
     if put_back:
         _own(out, live=live, put_back=put_back)
+    for capture, body in zip(ordered, bodies, strict=True):  # what a plan of ``out`` judges for each capture
+        if all(_value(out, p) == _value(body, p) for p in contributed[capture.key]):
+            holding.add(capture.key)
     return Composed(body=out, changed=bool(put_back), hotfixes=(*hotfixes, *dropped), fields=contributed,
-                    replaced=replaced, carried=frozenset(carried))  # fmt: skip
+                    replaced=replaced, carried=frozenset(carried), holding=frozenset(holding))  # fmt: skip
 
 
 def settled(composed: Composed, *, drifting: Sequence[FieldPath]) -> set[str]:
@@ -102,8 +109,8 @@ def settled(composed: Composed, *, drifting: Sequence[FieldPath]) -> set[str]:
     (``drifting``: the object's fields that do, not ignored)."""
     done = set(composed.carried)
     for key, fields in composed.fields.items():
-        if key in composed.replaced or not fields:
-            continue
+        if key in composed.replaced or not fields or key not in composed.holding:
+            continue  # (a field that does not hold the captured value shows no drift only because Git has another)
         if not any(is_prefix(p, d) or is_prefix(d, p) for p in fields for d in drifting):
             done.add(key)
     return done
@@ -118,11 +125,15 @@ def _applied_by_gitops(
     return same and owner is not None and manager_role(policy, owner.manager) is Role.GITOPS
 
 
-def _taken_back(owner: FieldOwner | None, policy: Policy) -> bool:
-    """A field the GitOps controller owns now, or nobody (its apply removed it): taken back, so put back. A field
-    another manager owns was changed since by a controller (the HPA) or a person whose write was not captured:
-    the live object tells the truth there."""
-    return owner is None or manager_role(policy, owner.manager) is Role.GITOPS
+def _taken_back(owner: FieldOwner | None, policy: Policy, writers: Set[tuple[str, str]]) -> bool:
+    """A field the GitOps controller owns now, or nobody (its apply removed it): taken back, so put back. So is one
+    a captured writer owns without having changed it (a later write of an atomic list, such as a VirtualService's
+    ``http``, owns all of it: the fields it did not change hold what the revert left). A field another manager owns
+    was changed since by a controller (the HPA) or by a person whose write was not captured: the live object tells
+    the truth there."""
+    if owner is None or manager_role(policy, owner.manager) is Role.GITOPS:
+        return True
+    return (owner.manager, owner.operation) in writers
 
 
 def _reverter(live: Mapping[str, Any], capture: Capture, *, policy: Policy) -> FieldOwner | None:

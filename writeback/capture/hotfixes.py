@@ -1,8 +1,9 @@
-"""Hotfix capture, the pure half: whose write is a person's, whether GitOps reverted it, what may be stored. Pure.
+"""Hotfix capture, the pure half: whose write is a person's, what it changed, what may be stored. Pure.
 
-The watch (``writeback.service.hotfixing``) asks :func:`person_write` of every object it sees change and stores
-:func:`redacted_capture` of it; during a cycle it compares the live object with the capture (:func:`essence`,
-:func:`reverting_writer`) and serves :func:`backport_body` when the GitOps controller has reverted it.
+The watch (``writeback.service.hotfixing``) asks :func:`person_wrote` of every change it sees (the object and the
+version just before it) and stores :func:`redacted_capture` of it with :func:`own_change`, the fields that write
+changed; during a cycle ``writeback.capture.composing`` puts back what the GitOps controller took of each, from
+:func:`backport_body`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ __all__ = [
     "person_write",
     "person_wrote",
     "redacted_capture",
-    "reverting_writer",
-    "synced_since",
 ]
 
 _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink")
@@ -99,18 +98,28 @@ def person_wrote(
     second as the person's write leaves the person's entry the newest. So the writer is whoever's entry this write
     made or refreshed (new, later, or owning more); the person's entry only when nobody else's moved on. When
     nothing moved on at all, the same person wrote again within the same second (``resourceVersion`` tells the
-    two writes apart)."""
+    two writes apart), or a person removed the last fields they owned, which takes their entry away: then the
+    write's time is not recorded (the capturer's clock stands in)."""
     owner = person_write(current, policy=policy)
-    if owner is None or previous is None:
+    if previous is None:
         return owner
-    mine = _entry(current, owner.manager, owner.operation)
-    if mine is not None and _moved_on(_entry(previous, owner.manager, owner.operation), mine):
-        return owner
-    for e in _entries(current):
-        name, op = str(e.get("manager", "")), str(e.get("operation", ""))
-        if (name, op) != (owner.manager, owner.operation) and _moved_on(_entry(previous, name, op), e):
-            return None  # another manager wrote (the person's entry may even have lost fields to it)
-    return owner
+    moved = [e for e in _entries(current)
+             if _moved_on(_entry(previous, str(e.get("manager", "")), str(e.get("operation", ""))), e)]  # fmt: skip
+    if owner is not None:
+        mine = _entry(current, owner.manager, owner.operation)
+        if any(e is mine for e in moved):
+            return owner
+        return None if moved else owner  # another manager wrote (the person's entry may even have lost fields)
+    if moved:
+        return None
+    gone = [e for e in _entries(previous)
+            if manager_role(policy, str(e.get("manager", ""))) is Role.PERSON
+            and _entry(current, str(e.get("manager", "")), str(e.get("operation", ""))) is None]  # fmt: skip
+    if not gone:
+        return None
+    e = max(gone, key=lambda e: str(e.get("time") or ""))
+    return FieldOwner(manager=str(e.get("manager", "")), operation=str(e.get("operation", "")),
+                      subresource=str(e.get("subresource", "")), time=None)  # fmt: skip
 
 
 def own_change(previous: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[FieldPath, ...]:
@@ -132,53 +141,6 @@ def owned_change(capture_body: Mapping[str, Any], live: Mapping[str, Any], *, ma
         if owner is not None and owner.manager == manager:
             out.append(leaf.path)
     return tuple(out)
-
-
-def _person_fields(body: Mapping[str, Any], capture: Capture) -> Any:
-    for e in _entries(body):
-        if e.get("manager") == capture.manager and e.get("operation") == capture.operation:
-            return e.get("fieldsV1")
-    return None
-
-
-def reverting_writer(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -> FieldOwner | None:
-    """The GitOps write that took the person's fields back since the capture, or None if they are still theirs.
-
-    Server-side apply moves a field's ownership to whoever overwrites it (a forced apply, or an update), so
-    the person's managedFields entry losing fields is the revert; the GitOps manager that wrote at or after
-    the capture is who did it.
-    """
-    kept = _person_fields(live, capture)
-    if kept is not None and kept == _person_fields(capture.body, capture):
-        return None
-    after = [
-        e
-        for e in _entries(live)
-        if manager_role(policy, str(e.get("manager", ""))) is Role.GITOPS
-        and str(e.get("time") or "") >= (capture.time or "")
-    ]
-    if not after:
-        return None
-    e = max(after, key=lambda e: str(e.get("time") or ""))
-    return FieldOwner(
-        manager=str(e.get("manager", "")),
-        operation=str(e.get("operation", "")),
-        time=str(e.get("time")) if e.get("time") else None,
-    )
-
-
-def synced_since(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -> bool:
-    """Whether a GitOps manager wrote ``live`` after the person's captured write (a later second).
-
-    A live object that looks as the person left it is done with only then: the controller applied a Git that
-    carries the change (the PR merged and synced). Before that, the controller's next reconcile may still revert
-    it (Flux does so on its next interval), and the capture is the only copy of the change.
-    """
-    return any(
-        manager_role(policy, str(e.get("manager", ""))) is Role.GITOPS
-        and str(e.get("time") or "") > (capture.time or "")
-        for e in _entries(live)
-    )
 
 
 def essence(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -97,7 +97,7 @@ class HotfixCapturer:
             ref=ref,
             manager=owner.manager,
             operation=owner.operation,
-            time=owner.time,
+            time=owner.time or _now(),  # (a write that took the person's last fields leaves no time)
             captured_at=_now(),
             body=event.object,
             resource_version=version,
