@@ -281,3 +281,22 @@ def test_a_write_that_removes_the_persons_last_field_is_still_theirs() -> None:
     assert own_change(added, removed) == (parse_path("spec.template.spec.containers[name=app].env[name=X]"),)
     reverted = deploy(False, [_entry(FLUX, "Apply", T2, {"f:spec": {}})])
     assert person_wrote(added, reverted, policy=POLICY) is None
+
+
+def test_a_capture_stored_by_an_older_version_is_renamed_and_still_put_back(tmp_path: Path) -> None:
+    """An older version stored one capture per object, without the version before the write: it is renamed to its
+    write's key when read, and its change is the fields its manager owned that differ from live."""
+    legacy = Capture(
+        target="shop", ref=VS, manager="kubectl-patch", operation="Update", time=T1, captured_at=T1, body=PATCHED
+    )
+    store = DirectoryStore(state_dir=tmp_path)
+    old_name = tmp_path / "hotfixes" / "shop__networking.istio.io__VirtualService__shop__checkout.json"
+    old_name.parent.mkdir(parents=True)
+    old_name.write_text(legacy.to_json())
+    [loaded] = store.load(target="shop")
+    assert loaded.changed is None and not old_name.exists() and (old_name.parent / loaded.key).is_file()
+    result = compose(REVERTED, [loaded], policy=POLICY)
+    assert [r["weight"] for r in result.body["spec"]["http"][0]["route"]] == [0, 100]
+    assert [h.fields for h in result.hotfixes] == [
+        (parse_path("spec.http[0].route[0].weight"), parse_path("spec.http[0].route[1].weight"))
+    ]
