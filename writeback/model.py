@@ -86,6 +86,8 @@ class Op(enum.StrEnum):
 
 
 class Decision(enum.StrEnum):
+    """What writeback does with one difference. Its groups are properties here, and nowhere else."""
+
     WRITEBACK = "writeback"
     IGNORE = "ignore"
     FLAG = "flag"
@@ -93,6 +95,38 @@ class Decision(enum.StrEnum):
     DELETED = "deleted"
     PENDING = "pending"  # Git head changed the field since the applied revision
     UNATTRIBUTED = "unattributed"  # no managedFields: no evidence of who made it (written back only by policy)
+
+    @property
+    def actionable(self) -> bool:
+        """Drift a person should act on: ``--exit-code`` exits 1 on it (writeback, flag, unattributed, new,
+        deleted)."""
+        return self in _ACTIONABLE
+
+    @property
+    def written(self) -> bool:
+        """Written into Git by a change set (writeback: standard review; flag: security review)."""
+        return self in _WRITTEN
+
+    @property
+    def by_person(self) -> bool:
+        """A person's change to a field (written back, flagged, or unattributed for want of evidence)."""
+        return self in _BY_PERSON
+
+    @property
+    def whole_object(self) -> bool:
+        """About a whole object, not a field: created live (new) or missing live (deleted); never patched."""
+        return self in _WHOLE_OBJECT
+
+    @property
+    def held_back(self) -> bool:
+        """A field deliberately not written back, listed as such in the PR (ignore, pending, unattributed)."""
+        return not self.written and not self.whole_object
+
+
+_WRITTEN = frozenset({Decision.WRITEBACK, Decision.FLAG})
+_BY_PERSON = frozenset({Decision.WRITEBACK, Decision.FLAG, Decision.UNATTRIBUTED})
+_WHOLE_OBJECT = frozenset({Decision.NEW, Decision.DELETED})
+_ACTIONABLE = _BY_PERSON | _WHOLE_OBJECT
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

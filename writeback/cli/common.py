@@ -16,6 +16,7 @@ from writeback.adapters.forges import registry as forges
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import context_name
 from writeback.adapters.kube.kubeconfigs import ClusterAccess
+from writeback.cli.exits import actionable_words
 from writeback.config import Config, Target, load_config
 from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError
@@ -84,7 +85,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
     parser.add_argument(
-        "--exit-code", action="store_true", help="exit 1 on drift: writeback, flag, unattributed, new or deleted"
+        "--exit-code", action="store_true", help=f"exit 1 on drift: {actionable_words()}"
     )
 
 

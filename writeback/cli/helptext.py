@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from writeback.cli.exits import actionable_words
 from writeback.errors import ExitCode
 
 __all__ = ["COMMANDS", "CommandHelp", "Formatter", "attach", "epilog", "walk"]
@@ -73,8 +74,8 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
             "writeback diff --path apps/shop --exit-code || echo 'someone changed the cluster'",
         ),
         exit_codes=(
-            (ExitCode.OK, "no problem (with --exit-code: and no writeback, flag or unattributed drift)"),
-            (ExitCode.DRIFT, "with --exit-code: writeback, flag or unattributed drift found"),
+            (ExitCode.OK, f"no problem (with --exit-code: and no {actionable_words()} drift)"),
+            (ExitCode.DRIFT, f"with --exit-code: {actionable_words()} drift found"),
             _USAGE,
             _FAILED,
             _INTERRUPTED,

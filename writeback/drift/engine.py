@@ -170,7 +170,7 @@ def needs_dry_run(
     if prep.settled:
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
-    return any(d.decision in (Decision.WRITEBACK, Decision.FLAG) for d in found)
+    return any(d.decision.written for d in found)
 
 
 def _without_secrets(

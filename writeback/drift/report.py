@@ -14,7 +14,7 @@ from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT
 from writeback.model import Drift, Dropped
 
-__all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json"]
+__all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json", "shown"]
 
 REDACTED = "changed (value redacted)"
 
@@ -43,13 +43,20 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+def shown(d: Drift, value: Any) -> Any:
+    """One side's value of ``d`` as every report shows it: as JSON, ``REDACTED`` when sensitive, ABSENT as is."""
+    if value is ABSENT:
+        return ABSENT
+    return REDACTED if d.sensitive else _jsonable(value)
+
+
 def drift_to_json(d: Drift) -> dict[str, Any]:
     """The JSON object of one drift; ``live``/``git`` are left out when that side is absent."""
     out: dict[str, Any] = {"resource": d.resource.as_json(), "path": format_path(d.path), "op": d.op.value}
     if d.live is not ABSENT:
-        out["live"] = REDACTED if d.sensitive else _jsonable(d.live)
+        out["live"] = shown(d, d.live)
     if d.git is not ABSENT:
-        out["git"] = REDACTED if d.sensitive else _jsonable(d.git)
+        out["git"] = shown(d, d.git)
     out.update(
         manager=d.manager,
         operation=d.operation,

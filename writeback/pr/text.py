@@ -114,7 +114,7 @@ def field_label(path: FieldPath) -> str:
 
 def _single(cs: ChangeSet) -> dict[str, str] | None:
     """The one change of a change set that has exactly one (for its title), else None."""
-    if len(cs.drifts) != 1 or cs.drifts[0].decision in (Decision.NEW, Decision.DELETED):
+    if len(cs.drifts) != 1 or cs.drifts[0].decision.whole_object:
         return None
     d = cs.drifts[0]
     name = f"{d.resource.namespace}/{d.resource.name}" if d.resource.namespace else d.resource.name

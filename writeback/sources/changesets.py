@@ -215,8 +215,8 @@ def _plan_group(
 ) -> Plan:
     errors: list[PlanProblem] = list(located.errors)
     out: list[ChangeSet] = []
-    ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING, Decision.UNATTRIBUTED)]
-    other = [_not_patched(d) for d in drifts if d.decision in (Decision.NEW, Decision.DELETED)]
+    ignored = [d for d in drifts if d.decision.held_back]
+    other = [_not_patched(d) for d in drifts if d.decision.whole_object]
     for review, decision in ((Review.STANDARD, Decision.WRITEBACK), (Review.SECURITY, Decision.FLAG)):
         mine = [d for d in drifts if d.decision is decision]
         ids = {id(d) for d in mine}

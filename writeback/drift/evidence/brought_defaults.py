@@ -31,9 +31,6 @@ from writeback.model import Decision, Drift, Dropped, Op
 
 __all__ = ["DroppedDefault", "separate"]
 
-_PERSON = frozenset({Decision.WRITEBACK, Decision.FLAG, Decision.UNATTRIBUTED})
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DroppedDefault:
     """A difference the decisions found to be a server default (``rule``: why)."""
@@ -55,7 +52,7 @@ def separate(
     ``git``: the normalized Git body; ``git_alone``: the normalized dry-run create of Git's manifest alone, if any.
     """
     out: list[Drift] = []
-    person = [d for d in drifts if d.decision in _PERSON and d.op is not Op.REMOVE]
+    person = [d for d in drifts if d.decision.by_person and d.op is not Op.REMOVE]
     for d in drifts:
         if d not in person or d.sensitive or not isinstance(d.live, Mapping | list):
             out.append(d)
