@@ -8,6 +8,8 @@ Nothing here does I/O. Every type is a frozen dataclass with keyword-only fields
 from __future__ import annotations
 
 import enum
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Mapping
@@ -129,6 +131,22 @@ _WHOLE_OBJECT = frozenset({Decision.NEW, Decision.DELETED})
 _ACTIONABLE = _BY_PERSON | _WHOLE_OBJECT
 
 
+# Stands in for a sensitive value wherever a drift is kept or shown: the value never leaves the process.
+REDACTED = "changed (value redacted)"
+
+
+def keyed_digest(key: bytes | None, value: Any) -> str | None:
+    """The one digest of a sensitive value: HMAC-SHA256 with the configured key over its canonical JSON.
+
+    It is all of the value that may count anywhere (a change set's fingerprint). None without a key (an unkeyed
+    hash in a public PR would let anyone test guesses of the value offline) and for an absent value.
+    """
+    if not key or value is ABSENT:
+        return None
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return "hmac-sha256:" + hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Drift:
     resource: ObjectRef
@@ -142,7 +160,7 @@ class Drift:
     decision: Decision = Decision.WRITEBACK
     reason: str = ""
     sensitive: bool = False  # value redacted: never leaves the process
-    digest: str | None = None  # sensitive only: an HMAC of the live value (with the configured key), for fingerprints
+    digest: str | None = None  # sensitive only: ``keyed_digest`` of the live value before it was redacted
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

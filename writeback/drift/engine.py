@@ -7,8 +7,6 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +28,17 @@ from writeback.errors import InputError
 from writeback.kube.paths import format_path, lookup_as_served, parse_path, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import Identity
-from writeback.model import Decision, DesiredObject, Drift, Dropped, DryRun, DryRunKind, LiveObject, Op
+from writeback.model import (
+    Decision,
+    DesiredObject,
+    Drift,
+    Dropped,
+    DryRun,
+    DryRunKind,
+    LiveObject,
+    Op,
+    keyed_digest,
+)
 from writeback.settings import IgnoreRule, Policy
 
 UNATTRIBUTED_NOTE = (
@@ -360,7 +368,7 @@ def _object_drifts(
                 decision=v.decision,
                 reason=reason,
                 sensitive=sensitive,
-                digest=_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
+                digest=keyed_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
             )
         )
     git_alone = nd if dry is not None and dry.kind is DryRunKind.CREATE else None
@@ -391,10 +399,3 @@ _ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
     'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
 )
 
-
-def _digest(key: bytes | None, value: Any) -> str | None:
-    """A keyed digest of a sensitive value; None without a key (an unkeyed hash would let anyone test guesses)."""
-    if not key or value is ABSENT:
-        return None
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return "hmac-sha256:" + hmac.new(key, text.encode(), hashlib.sha256).hexdigest()

@@ -12,12 +12,9 @@ from typing import Any
 
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT
-from writeback.model import Drift, Dropped
+from writeback.model import REDACTED, Drift, Dropped
 
 __all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json", "shown"]
-
-REDACTED = "changed (value redacted)"
-
 
 @dataclass(frozen=True, kw_only=True)
 class DriftReport:
