@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from writeback.adapters.kube.api_errors import api_error
 from writeback.errors import InputError
+from writeback.kube.wellknown import MANAGED_BY, WRITEBACK
 from writeback.model import Capture
 
 log = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ class ConfigMapStore:
         except ApiException as e:
             if e.status != 404:
                 raise api_error(e, what=f"state ConfigMap {self.namespace}/{self.name}: patch") from e
-            created = {"metadata": {"name": self.name, "labels": {"app.kubernetes.io/managed-by": "writeback"}}}
+            created = {"metadata": {"name": self.name, "labels": {MANAGED_BY: WRITEBACK}}}
             created["data"] = {k: v for k, v in data.items() if v is not None}
             try:
                 core.create_namespaced_config_map(namespace=self.namespace, body=created)

@@ -29,6 +29,7 @@ from writeback.errors import ClusterConflict, InputError, WritebackError
 from writeback.gitops.base import GitOpsController
 from writeback.gitops.registry import RECORDED, kind_of
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import BREAK_GLASS_MANAGER
 from writeback.model import EnsureResult, Outcome
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,7 @@ def patch(objects: Objects, ref: ObjectRef, compute: Callable[[dict[str, Any]], 
     body = read_object(objects, ref)
     for attempt in range(1, _ATTEMPTS + 1):
         try:
-            objects.json_patch(ref=ref, ops=compute(body), field_manager=bg.FIELD_MANAGER)
+            objects.json_patch(ref=ref, ops=compute(body), field_manager=BREAK_GLASS_MANAGER)
             return
         except ClusterConflict as e:
             fresh = read_object(objects, ref)

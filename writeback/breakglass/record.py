@@ -22,10 +22,8 @@ from writeback.errors import InputError
 from writeback.gitops.base import GitOpsController
 from writeback.kube.jsonpatch import get_at
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION
 
-ANNOTATION = "writeback.io/break-glass"
-FIELD_MANAGER = "writeback-break-glass"
-EVENT_COMPONENT = "writeback-break-glass"
 RECORD_VERSION = 1
 DEFAULT_MAX_TTL = timedelta(hours=24)
 
@@ -219,12 +217,12 @@ def load_record(text: str, *, where: str) -> Record:
             ending=_ending_of(doc.get("ending")),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise InputError(f"{where}: annotation {ANNOTATION} is not a valid break-glass record: {e}") from e
+        raise InputError(f"{where}: annotation {BREAK_GLASS_ANNOTATION} is not a valid break-glass record: {e}") from e
 
 
 def record_of(body: Mapping[str, Any], *, where: str) -> Record | None:
     annotations = (body.get("metadata") or {}).get("annotations") or {}
-    text = annotations.get(ANNOTATION)
+    text = annotations.get(BREAK_GLASS_ANNOTATION)
     return None if text is None else load_record(str(text), where=where)
 
 

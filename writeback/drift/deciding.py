@@ -25,6 +25,7 @@ from writeback.drift.subtree_matching import matches_within
 from writeback.kube.paths import lookup_as_served
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, PatternSegment
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import LAST_APPLIED_PATH
 from writeback.model import Decision, DryRunKind, FieldOwner, Op
 from writeback.settings import Policy
 
@@ -295,7 +296,7 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
     if (
         ctx.last_applied is not None
         and lookup_as_served(ctx.last_applied, leaf.path) is ABSENT
-        and any(o.manager == owner.manager for o in ctx.ownership.owners_of(_ANNOTATION_LAST_APPLIED))
+        and any(o.manager == owner.manager for o in ctx.ownership.owners_of(LAST_APPLIED_PATH))
     ):
         return (
             f"defaulted by the API server when {owner.manager} applied the object "
@@ -304,11 +305,6 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
     return None
 
 
-_ANNOTATION_LAST_APPLIED: FieldPath = (
-    Key("metadata"),
-    Key("annotations"),
-    Key("kubectl.kubernetes.io/last-applied-configuration"),
-)
 _META_NAMES = frozenset({"annotations", "labels"})
 _REPLICAS: FieldPath = (Key("spec"), Key("replicas"))
 

@@ -7,7 +7,6 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,15 +18,16 @@ from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.drift.ignores.flux import flux_skip
 from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.listkeys import KeyResolver
-from writeback.drift.normalizing import is_empty, normalize, plain
+from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
-from writeback.kube.paths import format_path, lookup_as_served, parse_path, parse_pattern
+from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import Identity
+from writeback.kube.wellknown import last_applied
 from writeback.model import (
     Decision,
     DesiredObject,
@@ -336,7 +336,7 @@ def _object_drifts(
         git=git_body,
         dry=nd,
         dry_kind=dry.kind if dry is not None else None,
-        last_applied=_last_applied(obj.body),
+        last_applied=last_applied(obj.body),
         pending=pending,
         revision=revision,
         flux=flux_skip(d.body, obj.body),
@@ -384,18 +384,4 @@ def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
     return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
 
 
-def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    text = lookup_as_served(body, _ANNOTATION_LAST_APPLIED)
-    if not isinstance(text, str):
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return plain(data) if isinstance(data, Mapping) else None
-
-
-_ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
-    'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
-)
 

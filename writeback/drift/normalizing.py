@@ -20,6 +20,7 @@ from typing import Any
 from writeback.kube.paths import key
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import LAST_APPLIED
 from writeback.model import Dropped
 
 __all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
@@ -40,7 +41,7 @@ _IDENTITY_METADATA = ("name", "namespace")
 _SERVER_ANNOTATIONS = {
     "deployment.kubernetes.io/revision": "server-populated: Deployment revision",
     "deprecated.daemonset.template.generation": "server-populated: DaemonSet template generation",
-    "kubectl.kubernetes.io/last-applied-configuration": "client-side apply bookkeeping",
+    LAST_APPLIED: "client-side apply bookkeeping",
     "argocd.argoproj.io/tracking-id": "Argo CD resource tracking",
     "argocd.argoproj.io/installation-id": "Argo CD resource tracking",
     "endpoints.kubernetes.io/last-change-trigger-time": "server-populated: endpoints controller",

@@ -1,0 +1,59 @@
+"""One home per concept (issue 20 §3): the well-known names on objects are spelled in ``kube/wellknown`` only."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from writeback.kube import wellknown
+
+PACKAGE = Path(__file__).resolve().parents[2] / "writeback"
+HOME = PACKAGE / "kube" / "wellknown.py"
+
+NAMES = [
+    wellknown.LAST_APPLIED,
+    wellknown.MANAGED_BY,
+    wellknown.LEASE_ROLE_LABEL,
+    wellknown.LEASE_TARGET_ANNOTATION,
+    wellknown.BREAK_GLASS_ANNOTATION,
+    wellknown.DRY_RUN_MANAGER,
+    wellknown.BREAK_GLASS_MANAGER,
+]
+
+
+def _strings(path: Path) -> set[str]:
+    """The string constants of a module, f-string parts included (docstrings and comments are prose: left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return {
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    }
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_well_known_name_is_spelled_in_kube_wellknown_only(name: str) -> None:
+    spelled = [p.relative_to(PACKAGE) for p in sorted(PACKAGE.rglob("*.py")) if p != HOME
+               and any(name in s for s in _strings(p))]  # fmt: skip
+    assert not spelled, f"{name!r} is spelled outside kube/wellknown.py: {spelled}"
+
+
+def test_last_applied_reads_the_annotation_as_a_json_object() -> None:
+    def body(text: object) -> dict[str, object]:
+        return {"metadata": {"annotations": {wellknown.LAST_APPLIED: text}}}
+
+    got = wellknown.last_applied(body('{"kind": "ConfigMap", "data": {"a": "1"}}\n'))
+    assert got == {"kind": "ConfigMap", "data": {"a": "1"}}
+    for unusable in ("[1, 2]", "{not json", 42, None):
+        assert wellknown.last_applied(body(unusable)) is None, unusable
+    assert wellknown.last_applied({"metadata": {}}) is None and wellknown.last_applied({}) is None
+    first = body('{"data": {}}')
+    wellknown.last_applied(first)["data"]["x"] = "changed"  # type: ignore[index]
+    assert wellknown.last_applied(first) == {"data": {}}  # a fresh copy each time
