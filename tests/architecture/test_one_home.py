@@ -33,9 +33,8 @@ def _strings(path: Path) -> set[str]:
         and node.body
         and isinstance(node.body[0], ast.Expr)
     }
-    return {
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
-    }
+    constants = (n for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docs)
+    return {n.value for n in constants if isinstance(n.value, str)}
 
 
 @pytest.mark.parametrize("name", NAMES)

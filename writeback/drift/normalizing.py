@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from writeback.kube.paths import key
+from writeback.kube.paths import key, lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
 from writeback.kube.wellknown import LAST_APPLIED
@@ -146,18 +146,10 @@ class _Dropper:
             self.dropped.append(Dropped(resource=self.ref, path=path, rule=rule, side=self.side))
 
     def git_declares(self, path: FieldPath) -> bool:
-        if self.declared is None:
+        """Whether Git declares the field at ``path`` (keys only: a path through a list item is never declared)."""
+        if self.declared is None or not all(type(seg) is Key for seg in path):
             return False
-        node: Any = self.declared
-        for seg in path:
-            if (
-                not isinstance(seg, Key)
-                or not (type(node) is dict or isinstance(node, Mapping))
-                or seg.name not in node
-            ):
-                return False
-            node = node[seg.name]
-        return True
+        return lookup(self.declared, path) is not ABSENT
 
 
 @functools.lru_cache(maxsize=1024)
@@ -188,7 +180,7 @@ def normalize(
             del out["metadata"]
     for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == "live" else ():
         if not d.git_declares(_keys(*names)):  # live only: a value Git declares is compared, on both sides
-            parent = _get(out, names[:-1])
+            parent = lookup(out, _keys(*names[:-1]))
             if isinstance(parent, dict):
                 d.drop(parent, names[-1], _keys(*names), rule)
     if ref.kind == "Service" and side == "live":
@@ -228,14 +220,6 @@ def _string_data(out: dict[str, Any], d: _Dropper) -> None:
         data[name] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
     out["data"] = data
     d.drop(out, "stringData", _keys("stringData"), "write-only: stored base64-encoded in data")
-
-
-def _get(body: Any, names: tuple[str, ...]) -> Any:
-    for n in names:
-        if not isinstance(body, dict):
-            return ABSENT
-        body = body.get(n, ABSENT)
-    return body
 
 
 def _owner_references(meta: dict[str, Any], d: _Dropper) -> None:
@@ -333,9 +317,12 @@ def _empty_pod_security_context(spec: dict[str, Any], at: FieldPath, d: _Dropper
         d.drop(spec, "securityContext", path, "defaulted by the API server: empty pod securityContext")
 
 
+_SPEC_PORTS = (Key("spec"), Key("ports"))
+
+
 def _node_ports(out: dict[str, Any], d: _Dropper) -> None:
-    ports = _get(out, ("spec", "ports"))
-    git_ports = _get(d.declared, ("spec", "ports")) if d.declared is not None else ABSENT
+    ports = lookup(out, _SPEC_PORTS)
+    git_ports = lookup(d.declared, _SPEC_PORTS) if d.declared is not None else ABSENT
     if not isinstance(ports, list):
         return
     declared = {

@@ -24,7 +24,7 @@ from typing import Any
 
 from writeback.drift.diffing import Leaf
 from writeback.drift.evidence.defaults import Filled, strip_defaults
-from writeback.kube.paths import format_path, lookup_as_served
+from writeback.kube.paths import format_path, lookup_as_served, without
 from writeback.kube.pathtypes import ABSENT, FieldPath, Key, Select
 from writeback.kube.refs import ObjectRef
 from writeback.model import Decision, Drift, Dropped, Op
@@ -79,7 +79,7 @@ def _strip(ref: ObjectRef, d: Drift) -> tuple[Drift, list[Drift]]:
         return d, []  # nothing filled in, or all of it looks filled in: then it is the person's value as written
     value = d.live
     for f in removed:
-        value = _without(value, f.path[len(d.path) :])
+        value = without(value, f.path[len(d.path) :])
     brought = [
         _brought(ref, f.path, f.value, cause=d, rule="allocated" if f.how is Filled.ALLOCATED else f.rule)
         for f in removed
@@ -91,25 +91,6 @@ def _names_the_item(field: FieldPath, item: FieldPath, keys: set[str]) -> bool:
     """A key field of the added list item itself (``protocol`` of ``ports[containerPort=80,protocol=TCP]``): it
     names the item in Git too, defaulted or not."""
     return len(field) == len(item) + 1 and isinstance(field[-1], Key) and field[-1].name in keys
-
-
-def _without(value: Any, rel: FieldPath) -> Any:
-    """A copy of ``value`` without the field at the relative path ``rel`` (list items by position)."""
-    if not rel:
-        return ABSENT
-    head, rest = rel[0], rel[1:]
-    if isinstance(value, Mapping) and isinstance(head, Key) and head.name in value:
-        inner = _without(value[head.name], rest)
-        out = {k: v for k, v in value.items() if k != head.name}
-        if inner is not ABSENT and inner != {} and inner != []:
-            out[head.name] = inner
-        return out
-    if isinstance(value, list) and not isinstance(head, Key):
-        index = getattr(head, "index", None)
-        if isinstance(index, int) and index < len(value):
-            inner = _without(value[index], rest)
-            return [inner if i == index else v for i, v in enumerate(value) if i != index or inner is not ABSENT]
-    return value
 
 
 def _cause(path: FieldPath, person: Sequence[Drift], git: Mapping[str, Any], git_alone: Any) -> Drift | None:

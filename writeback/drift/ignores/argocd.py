@@ -3,7 +3,7 @@
 An entry names objects (``group`` and ``kind`` are globs, a missing group is the core group ""; ``name`` and
 ``namespace`` narrow it) and what to ignore in them, read as Argo CD reads it:
 
-- ``jsonPointers``: RFC 6901 pointers, parsed by ``jsonpointer``;
+- ``jsonPointers``: RFC 6901 pointers (``kube.jsonpatch.parse_pointer``);
 - ``jqPathExpressions``: jq path expressions, evaluated by libjq (the ``jq`` package) as ``[path(EXPR)]`` on the
   live and on the Git object, as Argo CD evaluates them with gojq;
 - ``managedFieldsManagers``: every field these managers own.
@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import jq
-from jsonpointer import JsonPointer, JsonPointerException
 
 from writeback.drift.listkeys import KeyResolver, item_selector
+from writeback.errors import PathSyntaxError
+from writeback.kube.jsonpatch import parse_pointer, pointer_index
 from writeback.kube.pathtypes import FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
 from writeback.model import FieldOwner
@@ -180,11 +181,8 @@ def _field_path(tokens: Sequence[str | int], body: Any, keys: KeyResolver) -> Fi
 
 def _position(items: list[Any], token: str | int) -> int | None:
     if isinstance(token, str):
-        try:
-            token = JsonPointer.get_part(items, token)  # an RFC 6901 array index ("0", "12", not "01"), or "-"
-        except JsonPointerException:
-            return None
-    return token if isinstance(token, int) and 0 <= token < len(items) else None
+        return pointer_index(items, token)  # a pointer's RFC 6901 array index ("0", "12", not "01" or "-")
+    return token if 0 <= token < len(items) else None
 
 
 # ------------------------------------------------------------------ the entries
@@ -246,8 +244,8 @@ def _entry(entry: Mapping[str, Any], *, where: str, notes: list[str]) -> IgnoreD
             notes.append(f"{where}: jsonPointer {p!r} does not start with '/': not used")
             continue
         try:
-            pointers.append(tuple(JsonPointer(text).parts))
-        except JsonPointerException:
+            pointers.append(parse_pointer(text))
+        except PathSyntaxError:
             notes.append(f"{where}: jsonPointer {p!r} has an escape other than ~0 and ~1: not used")
     expressions: list[_Expression] = []
     for expr in entry.get("jqPathExpressions") or ():
