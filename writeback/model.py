@@ -282,11 +282,9 @@ class Capture:
     @classmethod
     def from_json(cls, text: str) -> Capture:
         doc = json.loads(text)
-        r = doc["ref"]
-        ref = ObjectRef(api_version=r["apiVersion"], kind=r["kind"], namespace=r.get("namespace"), name=r["name"])
         return cls(
             target=doc["target"],
-            ref=ref,
+            ref=ObjectRef.from_json(doc["ref"]),
             manager=doc["manager"],
             operation=doc.get("operation", ""),
             time=doc.get("time"),

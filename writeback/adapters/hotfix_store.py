@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from writeback.adapters.kube.api_errors import api_error
 from writeback.errors import InputError
+from writeback.kube.refs import split_ns_name
 from writeback.kube.wellknown import MANAGED_BY, WRITEBACK
 from writeback.model import Capture
 
@@ -103,9 +104,7 @@ class ConfigMapStore:
     """One data key per capture in a ConfigMap (``namespace/name``) in writeback's own namespace."""
 
     def __init__(self, *, api_client: Any, configmap: str) -> None:
-        namespace, sep, name = configmap.partition("/")
-        if not sep or not namespace or not name:
-            raise InputError(f"state_configmap: expected namespace/name, got {configmap!r}")
+        namespace, name = split_ns_name(configmap, what="state_configmap")
         self._api = api_client
         self.namespace, self.name = namespace, name
 

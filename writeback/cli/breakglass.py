@@ -192,7 +192,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for i in items:
         print(output.item_line(i, now=now))
     if not items:
-        print("no break-glass" + (f" on {ref.kind} {ref.namespace}/{ref.name}" if ref else ""))
+        print("no break-glass" + (f" on {ref.named()}" if ref else ""))
     return ExitCode.OK
 
 
@@ -239,7 +239,7 @@ def cmd_end(args: argparse.Namespace) -> int:
     objects = _objects(args)
     item = flow.get_held(objects=objects, ref=ref)
     if item is None:
-        raise InputError(f"{ref.kind} {ref.namespace}/{ref.name} is not in break-glass")
+        raise InputError(f"{ref.named()} is not in break-glass")
     if item.record.held_for is not None:
         raise InputError(f"{describe(ref)} was suspended as the parent of {describe(item.record.held_for)}: "
                          "end that one (it restores its parents too)")  # fmt: skip
@@ -249,7 +249,7 @@ def cmd_end(args: argparse.Namespace) -> int:
         backing = _backing_for(args, cfg, targets, _workdir(args, cfg, tmp))(item) if args.backport else None
         if args.backport and backing is None:
             names = ", ".join(t.name for t in targets)
-            raise InputError(f"{args.config}: no target backports {ref.kind} {item.name} (have: {names}); "
+            raise InputError(f"{args.config}: no target backports {ref.named()} (have: {names}); "
                              "name one with --target")  # fmt: skip
         ended = flow.end(objects=objects, item=item, backing=backing, policy=policy, dry_run=args.dry_run)
     output.warn_resumed(ended, backport=args.backport, policy=policy)
@@ -273,7 +273,7 @@ def cmd_expire(args: argparse.Namespace) -> int:
         backing_for = _backing_for(args, cfg, targets, _workdir(args, cfg, tmp)) if args.backport else None
         ended = flow.sweep(objects=objects, found=found, backing_for=backing_for, policy=policy, dry_run=args.dry_run)
     if not ended and args.output == "text":
-        print(f"{ref.kind} {ref.namespace}/{ref.name}: no expired break-glass" if ref else "no expired break-glass")
+        print(f"{ref.named()}: no expired break-glass" if ref else "no expired break-glass")
     for e in ended:
         output.warn_resumed(e, backport=args.backport, policy=policy)
     return output.report(ended, json_output=args.output == "json")

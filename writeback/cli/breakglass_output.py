@@ -60,7 +60,7 @@ def item_line(item: flow.Held, *, now: datetime) -> str:
 def started(result: starting.Started, *, ttl: timedelta, now: datetime, json_output: bool) -> int:
     item = result.held
     for p in result.ignored:
-        print(f"warning: --ignore-parent: {item.ref.kind} {item.name} is applied by {_ref_text(p)}, whose next sync "
+        print(f"warning: --ignore-parent: {item.ref.named()} is applied by {_ref_text(p)}, whose next sync "
               "may put auto-sync back", file=sys.stderr)  # fmt: skip
     if json_output:
         print_json({**item_json(item, now=now), "extended": result.extended, "dryRun": result.dry_run,
@@ -70,7 +70,7 @@ def started(result: starting.Started, *, ttl: timedelta, now: datetime, json_out
         return ExitCode.OK
     verb = "would " + ("extend" if result.extended else "start") if result.dry_run else (
         "extended" if result.extended else "started")  # fmt: skip
-    print(f"break-glass {verb}: {item.ref.kind} {item.name} until {bg.format_time(item.record.expires)} "
+    print(f"break-glass {verb}: {item.ref.named()} until {bg.format_time(item.record.expires)} "
           f"({format_duration(ttl)}), by {item.record.by}: {item.record.reason}")  # fmt: skip
     for p in result.parents:
         print(f"{'would also suspend' if result.dry_run else 'also suspended'} the parent {_ref_text(p)}")

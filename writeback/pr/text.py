@@ -117,8 +117,7 @@ def _single(cs: ChangeSet) -> dict[str, str] | None:
     if len(cs.drifts) != 1 or cs.drifts[0].decision.whole_object:
         return None
     d = cs.drifts[0]
-    name = f"{d.resource.namespace}/{d.resource.name}" if d.resource.namespace else d.resource.name
-    return {"resource": name, "field": field_label(d.path), "verb": _VERBS.get(d.op, str(d.op))}
+    return {"resource": d.resource.ns_name, "field": field_label(d.path), "verb": _VERBS.get(d.op, str(d.op))}
 
 
 _LONG = 100  # characters: past this (or with a newline) a value is shown as a diff below its table

@@ -11,13 +11,11 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 
 from writeback.kube.pathtypes import FieldPath
-from writeback.kube.refs import Identity, ObjectRef
+from writeback.kube.refs import REPORT_ONLY_KINDS, Identity, ObjectRef
 from writeback.model import Drift, Op, PlanProblem, ProblemKind, Unresolved
 from writeback.sources.base import LocateRequest, Source
 from writeback.sources.locations import Located, Location, NotFound, Transform
 from writeback.sources.markers import Marker, MarkerError, scan_markers
-
-REPORT_ONLY_KINDS = frozenset({"Secret", "SealedSecret"})
 
 __all__ = ["Located", "Location", "locate"]
 

@@ -56,7 +56,7 @@ def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[I
         group = group_of(api)
         kind = str(target.get("kind") or "Deployment")
         out.setdefault(
-            Identity(group, kind, ref.namespace or "", str(target["name"])), f"{what} {ref.namespace}/{ref.name}"
+            Identity(group, kind, ref.namespace or "", str(target["name"])), ref.named(what)
         )
     return out
 
