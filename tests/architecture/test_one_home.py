@@ -56,3 +56,21 @@ def test_last_applied_reads_the_annotation_as_a_json_object() -> None:
     first = body('{"data": {}}')
     wellknown.last_applied(first)["data"]["x"] = "changed"  # type: ignore[index]
     assert wellknown.last_applied(first) == {"data": {}}  # a fresh copy each time
+
+
+LOADER_NAMES = {"CSafeLoader", "SafeLoader", "CParser", "Resolver", "VersionedResolver", "implicit_resolvers",
+                "add_implicit_resolver", "BaseResolver"}  # fmt: skip
+
+
+def test_yaml_loaders_and_resolvers_are_built_in_yaml_loaders_only() -> None:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "yaml" / "loaders.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        if names & LOADER_NAMES:
+            found[str(path.relative_to(PACKAGE))] = sorted(names & LOADER_NAMES)
+    assert not found, found
