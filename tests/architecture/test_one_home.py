@@ -74,3 +74,18 @@ def test_yaml_loaders_and_resolvers_are_built_in_yaml_loaders_only() -> None:
         if names & LOADER_NAMES:
             found[str(path.relative_to(PACKAGE))] = sorted(names & LOADER_NAMES)
     assert not found, found
+
+
+def test_commands_return_exit_codes_only_through_the_tally() -> None:
+    """Only the error boundary (``cli/__init__``) and the rule (``cli/exits``) spell an exit code."""
+    found = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        if path.name in ("__init__.py", "exits.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Return) or node.value is None:
+                continue
+            literal = isinstance(node.value, ast.Constant) and type(node.value.value) is int  # not a bool
+            if literal or "ExitCode" in {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}:
+                found.append(f"{path.name}:{node.lineno}")
+    assert not found, found

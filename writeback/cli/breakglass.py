@@ -23,8 +23,9 @@ from writeback.breakglass import start as starting
 from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
 from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
+from writeback.cli.exits import Tally
 from writeback.config import BreakGlass, Config, Target, load_config
-from writeback.errors import ExitCode, InputError
+from writeback.errors import InputError
 from writeback.gitops.registry import SUSPENDABLE, describe
 from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import CycleOptions, TargetRun
@@ -188,12 +189,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         items = flow.held(objects=objects, namespace=_scope(args))
     if args.output == "json":
         output.print_json([output.item_json(i, now=now) for i in items])
-        return ExitCode.OK
+        return Tally().exit_code()
     for i in items:
         print(output.item_line(i, now=now))
     if not items:
         print("no break-glass" + (f" on {ref.named()}" if ref else ""))
-    return ExitCode.OK
+    return Tally().exit_code()
 
 
 # ---------------------------------------------------------------- end and expire

@@ -11,8 +11,8 @@ from typing import Any
 from writeback.breakglass import flow
 from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
+from writeback.cli.exits import Tally
 from writeback.durations import format_duration
-from writeback.errors import ExitCode
 from writeback.gitops.registry import describe
 
 
@@ -67,7 +67,7 @@ def started(result: starting.Started, *, ttl: timedelta, now: datetime, json_out
                     "parentsSuspended": [p.as_json() for p in result.parents],
                     "parentsIgnored": [p.as_json() for p in result.ignored],
                     "patch": list(result.ops) if result.dry_run else None})  # fmt: skip
-        return ExitCode.OK
+        return Tally().exit_code()
     verb = "would " + ("extend" if result.extended else "start") if result.dry_run else (
         "extended" if result.extended else "started")  # fmt: skip
     print(f"break-glass {verb}: {item.ref.named()} until {bg.format_time(item.record.expires)} "
@@ -81,7 +81,7 @@ def started(result: starting.Started, *, ttl: timedelta, now: datetime, json_out
     else:
         print("end it with `writeback break-glass end` (it backports the live state by PR first; auto-sync "
               "resumes once that PR is merged)")  # fmt: skip
-    return ExitCode.OK
+    return Tally().exit_code()
 
 
 def warn_resumed(ended: flow.Ended, *, backport: bool, policy: flow.EndPolicy) -> None:
@@ -112,4 +112,4 @@ def report(ended: Sequence[flow.Ended], *, json_output: bool) -> int:
                 print(f"  {r.target}  {r.outcome}  {r.url or '-'}" + (f"  ({r.detail})" if r.detail else ""))
             state = "FAILED: " if e.failed else ""
             print(f"{e.held.kind.name}  {e.held.name}  {state}{e.detail}")
-    return ExitCode.FAILED if any(e.failed for e in ended) else ExitCode.OK
+    return Tally(failed=any(e.failed for e in ended)).exit_code()
