@@ -6,6 +6,7 @@ Precedence: a flag beats the config target's setting, which beats the built-in d
 from __future__ import annotations
 
 import argparse
+import posixpath
 import re
 import sys
 from dataclasses import dataclass
@@ -116,14 +117,18 @@ def _local_repo(url: str) -> Path | None:
     return p if p.is_dir() else None
 
 
-def _default_name(args: Any) -> str:
-    """Without a config target: the --path (or the repo directory's) name."""
-    path = Path(args.path or ".")
-    name = path.name if str(path) not in (".", "") else Path(args.repo or ".").resolve().name
-    return name or "default"
+def target_name(path: str | None, *, fallback: str) -> str:
+    """The name of a target built from flags (no config file), as a config target's name must be (a slug): the
+    --path's last directory, else ``fallback`` (the repository's name), else ``default``."""
+    last = posixpath.basename(posixpath.normpath(path or "."))
+    for raw in (last, fallback):
+        slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
+        if slug:
+            return slug
+    return "default"
 
 
-def inputs_from_args(args: Any) -> Inputs:
+def inputs_from_args(args: argparse.Namespace) -> Inputs:
     """Flags (and the config target they name) -> the target's spec, its local repo and its edges.
 
     Precedence: a flag beats the config target's setting, which beats the built-in default.
@@ -158,7 +163,8 @@ def inputs_from_args(args: Any) -> Inputs:
     if target is not None:
         spec = spec_for(target, **flags)
     else:
-        spec = TargetSpec(name=_default_name(args), **{k: v for k, v in flags.items() if v is not None and v != ()})
+        name = target_name(args.path, fallback=repo.resolve().name)
+        spec = TargetSpec(name=name, **{k: v for k, v in flags.items() if v is not None and v != ()})
     return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
 
 
@@ -167,7 +173,7 @@ def flag_dest(flag: str) -> str:
     return flag.removeprefix("--").replace("-", "_")
 
 
-def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
+def _followed(args: argparse.Namespace, target: Target | None) -> tuple[Followed, ...]:
     """The controller objects named by flags, then the target's of the other kinds (a flag beats the setting)."""
     given = tuple(
         Followed(controller=c, text=text, what=c.flag)
@@ -180,7 +186,7 @@ def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
     return given + kept if given else ()
 
 
-def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
+def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
     if live == STDIN:
@@ -244,17 +250,13 @@ def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--incident", metavar="TEXT", help="incident link or rationale for the PR body")
 
 
-def flag_target_name(args: Any) -> str:
-    """The target name without a config file: the --path's last directory, else the repository's name."""
-    path = (getattr(args, "path", None) or ".").strip("/")
-    raw = path.rsplit("/", 1)[-1] if path not in ("", ".") else ""
-    if not raw:
-        raw = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
-    slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
-    return slug or "default"
+def flag_target_name(args: argparse.Namespace) -> str:
+    """``run``'s target name without a config file (:func:`target_name`): the repository's is --repo-url's."""
+    repo = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+    return target_name(getattr(args, "path", None), fallback=repo)
 
 
-def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
+def targets_from_args(args: argparse.Namespace) -> tuple[Config | None, tuple[Target, ...]]:
     """The targets ``run`` works on: all of --config (or the one --target names), or the one the flags describe."""
     flags = [f for f in ("repo_url", "base", "forge", "forge_url", "forge_project", "token_env") if getattr(args, f)]
     if args.config:
@@ -293,6 +295,6 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     return None, cfg.targets
 
 
-def spec_of(args: Any, cfg: Config | None, target: Target) -> TargetSpec:
+def spec_of(args: argparse.Namespace, cfg: Config | None, target: Target) -> TargetSpec:
     """The spec of a ``run`` target; one built from flags names its flags in errors."""
     return spec_for(target, incident=getattr(args, "incident", None), setting_names={} if cfg else FLAG_NAMES)

@@ -29,7 +29,7 @@ from writeback.sources.locating import locate
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PlanOutcome", "plan_files", "plan_target", "source_kind"]
+__all__ = ["PlanOutcome", "plan_files", "plan_target"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,11 +41,6 @@ class PlanOutcome:
     # Each change set's patched manifests, rendered once (Kustomize: ``kustomize build``), by change set id: the
     # abort check used them, and the PR's verification line uses them.
     rendered: Mapping[str, Rendered] = field(default_factory=dict)
-
-
-def source_kind(files: Mapping[str, str], path: str) -> Source:
-    """The first source kind that claims ``path`` in the repo texts ``files``."""
-    return sources.resolve(None, exists=lambda rel: rel in files, path=normdir(path))
 
 
 def plan_files(
@@ -61,11 +56,12 @@ def plan_files(
 ) -> PlanOutcome:
     """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a rendered source (Kustomize) is
     verified by rendering each change set again (``tools``: the programs' paths). ``source``: as detected, else the
-    spec's, else the first kind that claims the path."""
+    spec's, else the first kind that claims the path in ``files`` (``sources.registry.resolve``, as detecting
+    resolves it in the checkout)."""
     path = spec.path
     tools = tools or Tools()
     if source is None:
-        source = sources.by_name(spec.source) if spec.source else source_kind(files, path)
+        source = sources.resolve(spec.source, exists=files.__contains__, path=path)
     located = locate(
         files=files,
         root=normdir(path),
