@@ -16,6 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# The decision vocabulary lives in writeback.decisions; it is re-exported here with the types that carry it.
+from writeback.decisions import Decision as Decision
+from writeback.decisions import Explanation as Explanation
+from writeback.decisions import Rule as Rule
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import ObjectRef
 
@@ -68,15 +72,38 @@ class DryRun:
 # ---------------------------------------------------------------- ownership
 
 
+class ManagerOperation(enum.StrEnum):
+    """How a field manager wrote, as its managedFields entry records it."""
+
+    APPLY = "Apply"  # server-side apply
+    UPDATE = "Update"  # any other write (create, update, patch, client-side apply)
+    UNKNOWN = ""  # the entry records none (or one the API does not define)
+
+    @classmethod
+    def of(cls, value: object) -> ManagerOperation:
+        """The operation of an entry's ``operation`` field (UNKNOWN when it is missing or unknown)."""
+        try:
+            return cls(str(value or ""))
+        except ValueError:
+            return cls.UNKNOWN
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FieldOwner:
     manager: str
-    operation: str  # "Apply" | "Update"
+    operation: ManagerOperation
     subresource: str = ""
     time: str | None = None
 
 
 # ---------------------------------------------------------------- drift
+
+
+class Side(enum.StrEnum):
+    """The object a field was read from: the live one, or Git's."""
+
+    LIVE = "live"
+    GIT = "git"
 
 
 class Op(enum.StrEnum):
@@ -85,50 +112,6 @@ class Op(enum.StrEnum):
     ADD = "add"
     CHANGE = "change"
     REMOVE = "remove"
-
-
-class Decision(enum.StrEnum):
-    """What writeback does with one difference. Its groups are properties here, and nowhere else."""
-
-    WRITEBACK = "writeback"
-    IGNORE = "ignore"
-    FLAG = "flag"
-    NEW = "new"
-    DELETED = "deleted"
-    PENDING = "pending"  # Git head changed the field since the applied revision
-    UNATTRIBUTED = "unattributed"  # no managedFields: no evidence of who made it (written back only by policy)
-
-    @property
-    def actionable(self) -> bool:
-        """Drift a person should act on: ``--exit-code`` exits 1 on it (writeback, flag, unattributed, new,
-        deleted)."""
-        return self in _ACTIONABLE
-
-    @property
-    def written(self) -> bool:
-        """Written into Git by a change set (writeback: standard review; flag: security review)."""
-        return self in _WRITTEN
-
-    @property
-    def by_person(self) -> bool:
-        """A person's change to a field (written back, flagged, or unattributed for want of evidence)."""
-        return self in _BY_PERSON
-
-    @property
-    def whole_object(self) -> bool:
-        """About a whole object, not a field: created live (new) or missing live (deleted); never patched."""
-        return self in _WHOLE_OBJECT
-
-    @property
-    def held_back(self) -> bool:
-        """A field deliberately not written back, listed as such in the PR (ignore, pending, unattributed)."""
-        return not self.written and not self.whole_object
-
-
-_WRITTEN = frozenset({Decision.WRITEBACK, Decision.FLAG})
-_BY_PERSON = frozenset({Decision.WRITEBACK, Decision.FLAG, Decision.UNATTRIBUTED})
-_WHOLE_OBJECT = frozenset({Decision.NEW, Decision.DELETED})
-_ACTIONABLE = _BY_PERSON | _WHOLE_OBJECT
 
 
 # Stands in for a sensitive value wherever a drift is kept or shown: the value never leaves the process.
@@ -155,10 +138,11 @@ class Drift:
     live: Any = ABSENT
     git: Any = ABSENT
     manager: str | None = None
-    operation: str | None = None
+    operation: ManagerOperation | None = None
     time: str | None = None
     decision: Decision = Decision.WRITEBACK
     reason: str = ""
+    rule: Rule | None = None  # the rule that decided it (``reason`` is its text, with what the engine adds)
     sensitive: bool = False  # value redacted: never leaves the process
     digest: str | None = None  # sensitive only: ``keyed_digest`` of the live value before it was redacted
 
@@ -170,7 +154,7 @@ class Dropped:
     resource: ObjectRef
     path: FieldPath
     rule: str
-    side: str = "live"  # "live" | "git" | "both"
+    side: Side = Side.LIVE
 
 
 # ---------------------------------------------------------------- patching
@@ -252,7 +236,7 @@ class Capture:
     target: str
     ref: ObjectRef
     manager: str
-    operation: str
+    operation: ManagerOperation
     time: str | None  # the managedFields time of the person's write
     captured_at: str  # when writeback saw it (UTC, RFC 3339)
     body: Mapping[str, Any]  # the object as the person left it, without its sensitive fields
@@ -286,7 +270,7 @@ class Capture:
             target=doc["target"],
             ref=ObjectRef.from_json(doc["ref"]),
             manager=doc["manager"],
-            operation=doc.get("operation", ""),
+            operation=ManagerOperation.of(doc.get("operation")),
             time=doc.get("time"),
             captured_at=doc["captured_at"],
             body=doc["object"],

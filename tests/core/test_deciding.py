@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
-from writeback.drift.deciding import Role, image_registry, manager_role
+from writeback.drift.deciding import Role, manager_role
 from writeback.drift.engine import EngineOptions, compute_drift
+from writeback.kube.images import image_registry
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT
 from writeback.model import Decision, Drift, Op

@@ -84,7 +84,10 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
-    parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
+    parser.add_argument(
+        "--explain", action="store_true",
+        help="also name the rule that decided each drift, and list every dropped field and its rule",
+    )  # fmt: skip
     parser.add_argument(
         "--exit-code", action="store_true", help=f"exit 1 on drift: {actionable_words()}"
     )

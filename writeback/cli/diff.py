@@ -97,12 +97,13 @@ def _head(d: Drift, color: Palette) -> str:
     return f"  {color.paint(f'{decision:<9}', decision)} {d.op.value:<6} {format_path(d.path)}"
 
 
-def _drift_lines(d: Drift, color: Palette) -> list[str]:
+def _drift_lines(d: Drift, color: Palette, *, explain: bool) -> list[str]:
     git, live = shown(d, d.git), shown(d, d.live)
+    reason = f"            reason: {d.reason}" + (f" [rule: {d.rule}]" if explain and d.rule is not None else "")
     if isinstance(git, str) and isinstance(live, str) and ("\n" in git or "\n" in live):
         by = f" by {d.manager} ({d.operation}) at {d.time}" if d.manager else ""
         head = [_head(d, color), f"            multi-line value changed{by}:"]
-        return [*head, *_text_diff(git, live, color), f"            reason: {d.reason}"]
+        return [*head, *_text_diff(git, live, color), reason]
     sides = []
     if git is not ABSENT:
         sides.append(f"git {_value(git)}")
@@ -117,7 +118,7 @@ def _drift_lines(d: Drift, color: Palette) -> list[str]:
         lines.append(f"            {' -> '.join(sides)}{by}")
     elif by:
         lines.append(f"           {by}")
-    lines.append(f"            reason: {d.reason}")
+    lines.append(reason)
     return lines
 
 
@@ -155,7 +156,7 @@ def render_text(detection: Detection, *, explain: bool, verbose: bool = True, pr
         items = sorted(groups.get(title, []), key=lambda d: (_ORDER.index(d.decision), format_path(d.path)))
         for d in items:
             if verbose or d.decision is not _GROUPED:
-                out.write("\n".join(_drift_lines(d, color)) + "\n")
+                out.write("\n".join(_drift_lines(d, color, explain=explain)) + "\n")
         if not verbose:
             lines, n = _grouped_lines([d for d in items if d.decision is _GROUPED], color)
             folded += n

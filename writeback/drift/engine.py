@@ -37,6 +37,8 @@ from writeback.model import (
     DryRunKind,
     LiveObject,
     Op,
+    Rule,
+    Side,
     keyed_digest,
 )
 from writeback.settings import IgnoreRule, Policy
@@ -222,6 +224,7 @@ def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> D
             op=Op.REMOVE,
             decision=Decision.PENDING,
             reason=f"pending sync: removed from Git after the applied revision {revision or ''}".rstrip(),
+            rule=Rule.PENDING_SYNC,
         )
     return Drift(
         resource=d.ref,
@@ -229,6 +232,7 @@ def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> D
         op=Op.REMOVE,
         decision=Decision.DELETED,
         reason=f"declared in Git ({d.file}) but missing from the cluster",
+        rule=Rule.MISSING_LIVE,
     )
 
 
@@ -245,7 +249,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
         return None
     secret = obj.ref.is_secret
     sensitive = secret or matches_within(run.sensitive_patterns, path=(), values=(obj.body,))
-    body: Any = normalize(obj.body, ref=obj.ref, side="live").body
+    body: Any = normalize(obj.body, ref=obj.ref, side=Side.LIVE).body
     body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
     if at_head:
         return Drift(
@@ -256,6 +260,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
             sensitive=sensitive,
             decision=Decision.PENDING,
             reason=f"pending sync: added to Git after the applied revision {revision or ''}".rstrip(),
+            rule=Rule.PENDING_SYNC,
         )
     first = min(own.managers, key=lambda m: m.time or "", default=None)
     if first is None:
@@ -274,6 +279,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
         time=first.time if first else None,
         decision=Decision.NEW,
         reason=reason,
+        rule=Rule.CREATED_LIVE,
         sensitive=sensitive,
     )
 
@@ -304,7 +310,7 @@ def _object_drifts(
     keys: KeyResolver = prep.keys
     live_body, git_body = prep.live_body, prep.git_body
     leaves = list(prep.leaves)
-    nd = normalize(dry.body, ref=ref, side="live", declared=d.body).body if dry is not None else None
+    nd = normalize(dry.body, ref=ref, side=Side.LIVE, declared=d.body).body if dry is not None else None
     if nd is not None:
         kept = []
         for leaf in leaves:
@@ -317,7 +323,7 @@ def _object_drifts(
         return [], dropped
     pending: tuple[FieldPath, ...] = ()
     if head is not None:
-        nh = normalize(head.body, ref=ref, side="git")
+        nh = normalize(head.body, ref=ref, side=Side.GIT)
         pending = tuple(leaf.path for leaf in diff(live=nh.body, git=git_body, keys=keys))
     elif head_given:
         pending = ((),)  # removed from Git at the head: the whole object is pending
@@ -367,6 +373,7 @@ def _object_drifts(
                 time=v.owner.time if v.owner else None,
                 decision=v.decision,
                 reason=reason,
+                rule=v.rule,
                 sensitive=sensitive,
                 digest=keyed_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
             )

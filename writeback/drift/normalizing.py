@@ -21,7 +21,7 @@ from writeback.kube.paths import key, lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
 from writeback.kube.wellknown import LAST_APPLIED
-from writeback.model import Dropped
+from writeback.model import Dropped, Side
 
 __all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
 
@@ -134,7 +134,7 @@ def is_empty(value: Any) -> bool:
 
 
 class _Dropper:
-    def __init__(self, *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None) -> None:
+    def __init__(self, *, ref: ObjectRef, side: Side, declared: Mapping[str, Any] | None) -> None:
         self.ref = ref
         self.side = side
         self.declared = declared
@@ -159,7 +159,7 @@ def _keys(*names: str) -> FieldPath:
 
 
 def normalize(
-    body: Mapping[str, Any], *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None = None
+    body: Mapping[str, Any], *, ref: ObjectRef, side: Side, declared: Mapping[str, Any] | None = None
 ) -> Normalized:
     """Drop server-populated fields. ``declared`` is the Git body, for live-only rules."""
     out = _plain_body(body)
@@ -178,14 +178,14 @@ def normalize(
         _metadata_maps(meta, (Key("metadata"),), d)
         if not meta:
             del out["metadata"]
-    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == "live" else ():
+    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == Side.LIVE else ():
         if not d.git_declares(_keys(*names)):  # live only: a value Git declares is compared, on both sides
             parent = lookup(out, _keys(*names[:-1]))
             if isinstance(parent, dict):
                 d.drop(parent, names[-1], _keys(*names), rule)
-    if ref.kind == "Service" and side == "live":
+    if ref.kind == "Service" and side == Side.LIVE:
         _node_ports(out, d)
-    if ref.is_secret and side == "git":
+    if ref.is_secret and side == Side.GIT:
         _string_data(out, d)
     _nested_metadata(out, (), d)
     return Normalized(body=out, dropped=tuple(d.dropped))
@@ -251,7 +251,7 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
             if rule is None and name == _RESTARTED_AT:
                 rule = "kubectl rollout restart timestamp"
             declarable = False  # a tool's annotation: dropped from live only when Git does not declare it
-            if rule is None and d.side == "live":
+            if rule is None and d.side == Side.LIVE:
                 rule = next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if name.startswith(p)), None)
                 declarable = True
             if rule is None:
@@ -262,7 +262,7 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
         if not ann:
             del meta["annotations"]
     labels = meta.get("labels")
-    if isinstance(labels, dict) and d.side == "live":
+    if isinstance(labels, dict) and d.side == Side.LIVE:
         for name in list(labels):
             tool_rule = added_label(name)
             if not tool_rule:
@@ -313,7 +313,7 @@ def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:
 def _empty_pod_security_context(spec: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
     """The API server defaults a pod's ``securityContext`` to ``{}`` (kubectl-neat drops it too)."""
     path = (*at, Key("securityContext"))
-    if d.side == "live" and spec.get("securityContext") == {} and not d.git_declares(path):
+    if d.side == Side.LIVE and spec.get("securityContext") == {} and not d.git_declares(path):
         d.drop(spec, "securityContext", path, "defaulted by the API server: empty pod securityContext")
 
 

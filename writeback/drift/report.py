@@ -47,8 +47,9 @@ def shown(d: Drift, value: Any) -> Any:
     return REDACTED if d.sensitive else _jsonable(value)
 
 
-def drift_to_json(d: Drift) -> dict[str, Any]:
-    """The JSON object of one drift; ``live``/``git`` are left out when that side is absent."""
+def drift_to_json(d: Drift, *, explain: bool = False) -> dict[str, Any]:
+    """The JSON object of one drift; ``live``/``git`` are left out when that side is absent. With ``explain``: the
+    rule that decided it too."""
     out: dict[str, Any] = {"resource": d.resource.as_json(), "path": format_path(d.path), "op": d.op.value}
     if d.live is not ABSENT:
         out["live"] = shown(d, d.live)
@@ -61,6 +62,8 @@ def drift_to_json(d: Drift) -> dict[str, Any]:
         decision=d.decision.value,
         reason=d.reason,
     )
+    if explain:
+        out["rule"] = d.rule.value if d.rule is not None else None
     if d.sensitive:
         out["sensitive"] = True
     return out
@@ -71,7 +74,7 @@ def report_to_json(r: DriftReport, *, explain: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": r.mode,
         "revision": r.revision,
-        "drifts": [drift_to_json(d) for d in r.drifts],
+        "drifts": [drift_to_json(d, explain=explain) for d in r.drifts],
         "notes": list(r.all_notes),
     }
     if explain:

@@ -24,7 +24,7 @@ from writeback.drift.normalizing import normalize
 from writeback.errors import PatchError, ToolMissing, WritebackError
 from writeback.kube.paths import format_path
 from writeback.kube.refs import ObjectRef
-from writeback.model import ChangeSet
+from writeback.model import ChangeSet, Side
 from writeback.sources.base import Rendered, Source
 from writeback.sources.changesets import Plan, aborted
 from writeback.sources.live_values import find_rendered, mismatches
@@ -118,8 +118,8 @@ def _changes_live(cluster: Cluster, applied: Sequence[tuple[ObjectRef, Mapping[s
             out.append(f"{ref}: not live")
             continue
         keys = resolver(kind=ref.kind, learned={})
-        stored = normalize(result, ref=ref, side="live").body
-        now = normalize(live, ref=ref, side="live").body
+        stored = normalize(result, ref=ref, side=Side.LIVE).body
+        now = normalize(live, ref=ref, side=Side.LIVE).body
         out.extend(f"{ref}: {format_path(leaf.path)}" for leaf in diff(live=stored, git=now, keys=keys))
     return out
 

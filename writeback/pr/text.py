@@ -25,7 +25,7 @@ from writeback.errors import ConfigError
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, Op, Review, Unresolved
+from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, ManagerOperation, Op, Review, Unresolved
 from writeback.pr.markers import comment_marker, format_marker
 from writeback.yaml.edit.scalars import reads_as_str
 
@@ -268,7 +268,8 @@ def _sample() -> RenderInput:
     """A change set with a row of every kind, to render templates once before any real PR."""
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="ns", name="sample")
     drift = Drift(resource=ref, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=3, git=2,
-                  manager="kubectl-edit", operation="Update", time="2026-01-01T00:00:00Z", reason="x")  # fmt: skip
+                  manager="kubectl-edit", operation=ManagerOperation.UPDATE, time="2026-01-01T00:00:00Z",
+                  reason="x")  # fmt: skip
     new = Drift(resource=ref, path=(), op=Op.ADD, decision=Decision.NEW, reason="new")
     gone = Drift(resource=ref, path=(), op=Op.REMOVE, decision=Decision.DELETED, reason="deleted")
     ignored = Drift(resource=ref, path=(Key("status"),), op=Op.CHANGE, decision=Decision.IGNORE, reason="ignored")

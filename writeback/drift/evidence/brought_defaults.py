@@ -27,7 +27,7 @@ from writeback.drift.evidence.defaults import Filled, strip_defaults
 from writeback.kube.paths import format_path, lookup_as_served, without
 from writeback.kube.pathtypes import ABSENT, FieldPath, Key, Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import Decision, Drift, Dropped, Op
+from writeback.model import Decision, Drift, Dropped, Op, Rule, Side
 
 __all__ = ["DroppedDefault", "separate"]
 
@@ -64,9 +64,9 @@ def separate(
     for x in defaults:
         cause = _cause(x.leaf.path, person, git, git_alone)
         if cause is None:
-            dropped.append(Dropped(resource=ref, path=x.leaf.path, rule=x.rule, side="live"))
+            dropped.append(Dropped(resource=ref, path=x.leaf.path, rule=x.rule, side=Side.LIVE))
             continue
-        out.append(_brought(ref, x.leaf.path, x.leaf.live, cause=cause, rule=x.rule))
+        out.append(_brought(ref, x.leaf.path, x.leaf.live, cause=cause))
     return out, dropped
 
 
@@ -80,10 +80,7 @@ def _strip(ref: ObjectRef, d: Drift) -> tuple[Drift, list[Drift]]:
     value = d.live
     for f in removed:
         value = without(value, f.path[len(d.path) :])
-    brought = [
-        _brought(ref, f.path, f.value, cause=d, rule="allocated" if f.how is Filled.ALLOCATED else f.rule)
-        for f in removed
-    ]
+    brought = [_brought(ref, f.path, f.value, cause=d, allocated=f.how is Filled.ALLOCATED) for f in removed]
     return replace(d, live=value), brought
 
 
@@ -125,8 +122,8 @@ def _common(a: FieldPath, b: FieldPath) -> int:
     return n
 
 
-def _brought(ref: ObjectRef, path: FieldPath, value: Any, *, cause: Drift, rule: str) -> Drift:
-    what = "allocated" if rule == "allocated" else "filled in"
+def _brought(ref: ObjectRef, path: FieldPath, value: Any, *, cause: Drift, allocated: bool = False) -> Drift:
+    what = "allocated" if allocated else "filled in"
     return Drift(
         resource=ref,
         path=path,
@@ -135,4 +132,5 @@ def _brought(ref: ObjectRef, path: FieldPath, value: Any, *, cause: Drift, rule:
         decision=Decision.IGNORE,
         reason=f"{what} by the API server because of {format_path(cause.path)} ({cause.manager or 'a person'}'s "
         f"change); not written back",
+        rule=Rule.BROUGHT_DEFAULT,
     )

@@ -37,7 +37,7 @@ from writeback.errors import PathSyntaxError
 from writeback.kube.jsonpatch import parse_pointer, pointer_index
 from writeback.kube.pathtypes import FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
-from writeback.model import FieldOwner
+from writeback.model import Explanation, FieldOwner, Rule
 
 __all__ = ["IgnoreDifference", "compile_ignore_differences", "glob_matches"]
 
@@ -208,23 +208,27 @@ class IgnoreDifference:
             for p, v in ((self.kind, ref.kind), (self.name, ref.name), (self.namespace, ref.namespace))
         )
 
-    def reason(
+    def explain(
         self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None, live: Any, git: Any, keys: KeyResolver
-    ) -> str | None:
+    ) -> Explanation | None:
         """Why the entry ignores the drift at ``path`` of ``ref``, or None."""
         if not self.is_about(ref):
             return None
         if owner is not None and any(glob_matches(m, owner.manager) for m in self.managers):
-            return f"Argo CD ignoreDifferences: managedFieldsManagers {owner.manager}"
+            return _why(f"managedFieldsManagers {owner.manager}")
         for tokens in self.pointers:
             target = _field_path(tokens, live, keys) or _field_path(tokens, git, keys)
             if target is not None and tuple(path[: len(target)]) == target:
-                return "Argo CD ignoreDifferences: jsonPointers /" + "/".join(tokens)
+                return _why("jsonPointers /" + "/".join(tokens))
         for expression in self.expressions:
             selected = (*expression.selected(live, keys), *expression.selected(git, keys))
             if any(tuple(path[: len(target)]) == target for target in selected):
-                return "Argo CD ignoreDifferences: jqPathExpressions"
+                return _why("jqPathExpressions")
         return None
+
+
+def _why(what: str) -> Explanation:
+    return Explanation(Rule.ARGOCD_IGNORE_DIFFERENCES, f"Argo CD ignoreDifferences: {what}")
 
 
 def compile_ignore_differences(
