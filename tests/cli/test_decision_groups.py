@@ -105,3 +105,21 @@ def test_exit_code_is_1_exactly_for_actionable_drift(
     assert {d["decision"] for d in json.loads(out)["drifts"]} == decisions, out
     got, _, err = run_cli(*args, "--exit-code")
     assert got == code, err
+
+
+def test_explain_names_the_rule_that_decided_each_drift(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    init_repo(repo)
+    write(repo, "apps/settings.yaml", _git("settings", {"mode": "strict", "level": "info"}))
+    applied = commit(repo, "settings")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(to_yaml(_live({"mode": "relaxed", "level": "info"}, owner="kubectl-edit")))
+    args = ("diff", "--repo", str(repo), "--path", "apps", "--live", str(dump), "--revision", applied)
+    _, out, _ = run_cli(*args, "--output", "json", "--explain")
+    assert [(d["decision"], d["rule"]) for d in json.loads(out)["drifts"]] == [("writeback", "person")]
+    _, plain, _ = run_cli(*args, "--output", "json")
+    assert "rule" not in json.loads(plain)["drifts"][0]  # the contract without --explain is unchanged
+    _, text, _ = run_cli(*args, "--explain", "--color", "never")
+    assert "            reason: kubectl-edit (Update) changed a field Git declares" in text and "[rule: person]" in text
+    _, text, _ = run_cli(*args, "--color", "never")
+    assert "[rule:" not in text
