@@ -1,0 +1,1 @@
+"""Where a drifted field is written: the sources of desired objects (plain manifests, Kustomize, Helm)."""
