@@ -22,8 +22,12 @@ def app(source: dict[str, Any] | None = None, *, sources: list[Any] | None = Non
         body["sources"] = sources
     else:
         body["source"] = source
-    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-            "metadata": {"name": "web", "namespace": "argocd"}, "spec": body}  # fmt: skip
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web", "namespace": "argocd"},
+        "spec": body,
+    }
 
 
 def one(application: dict[str, Any], files: dict[str, str] | None = None, **kw: Any) -> Any:
@@ -38,13 +42,21 @@ def test_release_name_namespace_and_flags_default_to_the_application_and_its_des
     assert (rel.name, rel.namespace, rel.chart.path) == ("web", "prod", "charts/web")
     assert (rel.kube_version, rel.api_versions, rel.include_crds, rel.skip_tests) == ("1.30.2", ("x/v1",), True, False)
     assert [layer.kind for layer in rel.layers] == [LayerKind.CHART]
-    assert rel.own == Where(file="apps/web.yaml", document=0,
-                            path=(Key("spec"), Key("source"), Key("helm"), Key("valuesObject")))  # fmt: skip
+    assert rel.own == Where(
+        file="apps/web.yaml", document=0, path=(Key("spec"), Key("source"), Key("helm"), Key("valuesObject"))
+    )
 
 
 def test_helm_settings_override_name_namespace_kube_version_api_versions_and_crds() -> None:
-    helm = {"releaseName": "rel", "namespace": "other", "kubeVersion": "1.29.0", "apiVersions": ["a/v1"],
-            "skipCrds": True, "skipTests": True, "skipSchemaValidation": True}  # fmt: skip
+    helm = {
+        "releaseName": "rel",
+        "namespace": "other",
+        "kubeVersion": "1.29.0",
+        "apiVersions": ["a/v1"],
+        "skipCrds": True,
+        "skipTests": True,
+        "skipSchemaValidation": True,
+    }
     rel = one(app({"repoURL": "https://g/r.git", "path": "charts/web", "helm": helm}), kube_version="1.30.2")
     assert (rel.name, rel.namespace, rel.kube_version, rel.api_versions) == ("rel", "other", "1.29.0", ("a/v1",))
     assert (rel.include_crds, rel.skip_tests, rel.skip_schema_validation) == (False, True, True)
@@ -67,9 +79,11 @@ def test_a_values_file_that_leaves_the_repo_or_is_a_url_or_missing_cannot_be_rea
     helm = {"valueFiles": ["../../../etc/passwd", "https://example.com/v.yaml", "nope.yaml"]}
     rel = one(app({"repoURL": "https://g/r.git", "path": "charts/web", "helm": helm}))
     reasons = [layer.unreadable for layer in rel.layers if layer.kind is LayerKind.VALUES_FILE]
-    assert reasons == ["values file ../../../etc/passwd leaves the repository",
-                       "values file https://example.com/v.yaml is a URL (not read)",
-                       "values file charts/web/nope.yaml is not in the repo"]  # fmt: skip
+    assert reasons == [
+        "values file ../../../etc/passwd leaves the repository",
+        "values file https://example.com/v.yaml is a URL (not read)",
+        "values file charts/web/nope.yaml is not in the repo",
+    ]
 
 
 def test_ignore_missing_value_files_skips_them() -> None:
@@ -89,22 +103,44 @@ def test_value_files_may_name_argocd_variables() -> None:
 
 def test_values_object_wins_over_values_and_comes_after_every_file_then_parameters() -> None:
     files = {"charts/web/values-prod.yaml": "a: 2\nb: 2\n"}
-    helm = {"valueFiles": ["values-prod.yaml"], "values": "a: 5\n", "valuesObject": {"a": 3, "c": 3},
-            "parameters": [{"name": "c", "value": "4"}, {"name": "s", "value": "true", "forceString": True}],
-            "fileParameters": [{"name": "f", "path": "values-prod.yaml"}]}  # fmt: skip
+    helm = {
+        "valueFiles": ["values-prod.yaml"],
+        "values": "a: 5\n",
+        "valuesObject": {"a": 3, "c": 3},
+        "parameters": [{"name": "c", "value": "4"}, {"name": "s", "value": "true", "forceString": True}],
+        "fileParameters": [{"name": "f", "path": "values-prod.yaml"}],
+    }
     rel = one(app({"repoURL": "https://g/r.git", "path": "charts/web", "helm": helm}), files)
     kinds = [layer.kind for layer in rel.layers]
-    assert kinds == [LayerKind.CHART, LayerKind.VALUES_FILE, LayerKind.INLINE, LayerKind.PARAMETER,
-                     LayerKind.STRING_PARAMETER, LayerKind.FILE_PARAMETER]  # fmt: skip
+    assert kinds == [
+        LayerKind.CHART,
+        LayerKind.VALUES_FILE,
+        LayerKind.INLINE,
+        LayerKind.PARAMETER,
+        LayerKind.STRING_PARAMETER,
+        LayerKind.FILE_PARAMETER,
+    ]
     inline = rel.layers[2]
     assert inline.name == "helm.valuesObject" and inline.where.form is Form.MAPPING
     param = rel.layers[3]
-    assert param.where.path == (Key("spec"), Key("source"), Key("helm"), Key("parameters"), Select((("name", "c"),)),
-                                Key("value"))  # fmt: skip
+    assert param.where.path == (
+        Key("spec"),
+        Key("source"),
+        Key("helm"),
+        Key("parameters"),
+        Select((("name", "c"),)),
+        Key("value"),
+    )
     chart = ChartInfo(name="web", version="1.0.0", digest="d", values="a: 1\nz: 0\n")
     merged = {**CHART, **files}  # the Application is read from the object itself (not in these files)
-    assert effective_values(rel, files=merged, chart=chart) == {"a": 3, "b": 2, "c": 4, "s": "true", "z": 0,
-                                                                "f": "a: 2\nb: 2\n"}  # fmt: skip
+    assert effective_values(rel, files=merged, chart=chart) == {
+        "a": 3,
+        "b": 2,
+        "c": 4,
+        "s": "true",
+        "z": 0,
+        "f": "a: 2\nb: 2\n",
+    }
     req = render_request(rel, files=merged, chart=chart)
     assert [v.name for v in req.values] == ["values-prod.yaml", "helm.valuesObject"]
     assert (req.set, req.set_string, req.set_file) == ((("c", "4"),), (("s", "true"),), (("f", "a: 2\nb: 2\n"),))
@@ -118,11 +154,19 @@ def test_values_string_is_an_inline_layer_edited_as_text() -> None:
 
 
 def test_a_chart_of_a_helm_repository_reads_its_value_files_from_the_chart() -> None:
-    source = {"repoURL": "https://charts.example", "chart": "podinfo", "targetRevision": "6.14.1",
-              "helm": {"valueFiles": ["values-prod.yaml"]}}  # fmt: skip
+    source = {
+        "repoURL": "https://charts.example",
+        "chart": "podinfo",
+        "targetRevision": "6.14.1",
+        "helm": {"valueFiles": ["values-prod.yaml"]},
+    }
     rel = one(app(source))
     assert (rel.chart.repo_url, rel.chart.name, rel.chart.version, rel.chart.path) == (
-        "https://charts.example", "podinfo", "6.14.1", None)  # fmt: skip
+        "https://charts.example",
+        "podinfo",
+        "6.14.1",
+        None,
+    )
     vf = rel.layers[1]
     assert (vf.chart_file, vf.where, vf.shared) == ("values-prod.yaml", None, True)
 
@@ -130,11 +174,15 @@ def test_a_chart_of_a_helm_repository_reads_its_value_files_from_the_chart() -> 
 def test_multi_source_ref_value_files_resolve_in_the_referenced_repository() -> None:
     files = {"envs/prod/values.yaml": "a: 7\n"}
     sources = [
-        {"repoURL": "https://charts.example", "chart": "web", "targetRevision": "1.0.0",
-         "helm": {"valueFiles": ["$values/envs/prod/values.yaml", "$other/x.yaml"]}},
+        {
+            "repoURL": "https://charts.example",
+            "chart": "web",
+            "targetRevision": "1.0.0",
+            "helm": {"valueFiles": ["$values/envs/prod/values.yaml", "$other/x.yaml"]},
+        },
         {"repoURL": "https://git.example/ours.git", "targetRevision": "main", "ref": "values"},
         {"repoURL": "https://git.example/theirs.git", "ref": "other"},
-    ]  # fmt: skip
+    ]
     rel = one(app(sources=sources), files, repo_urls=["https://git.example/ours"])
     vf = [layer for layer in rel.layers if layer.kind is LayerKind.VALUES_FILE]
     assert vf[0].where == Where(file="envs/prod/values.yaml")

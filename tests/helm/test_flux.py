@@ -22,8 +22,12 @@ def hr(**spec: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
         "chart": {"spec": {"chart": "./charts/web", "sourceRef": {"kind": "GitRepository", "name": "repo"}}}
     }
-    return {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-            "metadata": {"name": "web", "namespace": "apps"}, "spec": {**base, **spec}}  # fmt: skip
+    return {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": {"name": "web", "namespace": "apps"},
+        "spec": {**base, **spec},
+    }
 
 
 def objects(*found: DesiredObject) -> Any:
@@ -33,8 +37,9 @@ def objects(*found: DesiredObject) -> Any:
 
 def obj(api: str, kind: str, ns: str, name: str, body: dict[str, Any], file: str, document: int = 0) -> DesiredObject:
     full = {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": ns}, **body}
-    return DesiredObject(ref=ObjectRef(api_version=api, kind=kind, namespace=ns, name=name), body=full, file=file,
-                         document=document)  # fmt: skip
+    return DesiredObject(
+        ref=ObjectRef(api_version=api, kind=kind, namespace=ns, name=name), body=full, file=file, document=document
+    )
 
 
 GITREPO = obj("source.toolkit.fluxcd.io/v1", "GitRepository", "apps", "repo", {"spec": {"url": REPO}}, "flux/repo.yaml")
@@ -44,12 +49,16 @@ GITREPO = obj("source.toolkit.fluxcd.io/v1", "GitRepository", "apps", "repo", {"
     ("name", "expected"),
     [  # helm-controller internal/release/name_test.go
         ("release-name", "release-name"),
-        ("release-name-with-very-long-name-which-is-longer-than-53-characters",
-         "release-name-with-very-long-name-which-i-788ca0d0d7b0"),
-        ("another-release-name-with-very-long-name-which-is-longer-than-53-characters",
-         "another-release-name-with-very-long-name-7e72150d5a36"),
+        (
+            "release-name-with-very-long-name-which-is-longer-than-53-characters",
+            "release-name-with-very-long-name-which-i-788ca0d0d7b0",
+        ),
+        (
+            "another-release-name-with-very-long-name-which-is-longer-than-53-characters",
+            "another-release-name-with-very-long-name-7e72150d5a36",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_release_name_past_53_characters_is_shortened_with_a_hash(name: str, expected: str) -> None:
     assert release_name({"metadata": {"name": "x"}, "spec": {"releaseName": name}}) == expected
 
@@ -72,8 +81,14 @@ def test_a_git_repository_chart_is_a_path_of_this_repo_and_another_repo_is_a_pro
 
 
 def test_a_helm_repository_chart_has_its_name_version_and_oci_url() -> None:
-    repo = obj("source.toolkit.fluxcd.io/v1", "HelmRepository", "flux-system", "charts",
-               {"spec": {"url": "ghcr.io/org/charts", "type": "oci"}}, "f")  # fmt: skip
+    repo = obj(
+        "source.toolkit.fluxcd.io/v1",
+        "HelmRepository",
+        "flux-system",
+        "charts",
+        {"spec": {"url": "ghcr.io/org/charts", "type": "oci"}},
+        "f",
+    )
     spec = {
         "chart": "podinfo",
         "version": "6.x",
@@ -85,8 +100,14 @@ def test_a_helm_repository_chart_has_its_name_version_and_oci_url() -> None:
 
 
 def test_chart_ref_names_the_source_object_whose_artifact_is_the_chart() -> None:
-    oci = obj("source.toolkit.fluxcd.io/v1", "OCIRepository", "apps", "podinfo",
-              {"spec": {"url": "oci://ghcr.io/stefanprodan/charts/podinfo", "ref": {"tag": "6.14.1"}}}, "f")  # fmt: skip
+    oci = obj(
+        "source.toolkit.fluxcd.io/v1",
+        "OCIRepository",
+        "apps",
+        "podinfo",
+        {"spec": {"url": "oci://ghcr.io/stefanprodan/charts/podinfo", "ref": {"tag": "6.14.1"}}},
+        "f",
+    )
     body = hr(chartRef={"kind": "OCIRepository", "name": "podinfo"})
     del body["spec"]["chart"]
     rel = release_from_helmrelease(body, files={}, find=objects(oci))
@@ -100,16 +121,28 @@ def test_values_files_replace_the_chart_values_and_values_from_and_spec_values_m
         "charts/web/values-prod.yaml": "a: 2\nb: {x: 1, y: 1}\n",
     }
     cm = obj("v1", "ConfigMap", "apps", "vals", {"data": {"values.yaml": "b: {y: 2}\nc: 1\n", "tag": "v9"}}, "cm.yaml")
-    spec = {"chart": "./charts/web", "sourceRef": {"kind": "GitRepository", "name": "repo"},
-            "valuesFiles": ["charts/web/values-prod.yaml"]}  # fmt: skip
-    body = hr(chart={"spec": spec}, values={"c": 3, "d": 4},
-              valuesFrom=[{"kind": "ConfigMap", "name": "vals"},
-                          {"kind": "ConfigMap", "name": "vals", "valuesKey": "tag", "targetPath": "image.tag"},
-                          {"kind": "ConfigMap", "name": "missing", "optional": True}])  # fmt: skip
+    spec = {
+        "chart": "./charts/web",
+        "sourceRef": {"kind": "GitRepository", "name": "repo"},
+        "valuesFiles": ["charts/web/values-prod.yaml"],
+    }
+    body = hr(
+        chart={"spec": spec},
+        values={"c": 3, "d": 4},
+        valuesFrom=[
+            {"kind": "ConfigMap", "name": "vals"},
+            {"kind": "ConfigMap", "name": "vals", "valuesKey": "tag", "targetPath": "image.tag"},
+            {"kind": "ConfigMap", "name": "missing", "optional": True},
+        ],
+    )
     rel = release_from_helmrelease(body, files=files, where=WHERE, find=objects(GITREPO, cm))
     kinds = [(layer.kind, layer.chart_values) for layer in rel.layers]
-    assert kinds == [(LayerKind.VALUES_FILE, True), (LayerKind.CONFIGMAP, False), (LayerKind.CONFIGMAP, False),
-                     (LayerKind.INLINE, False)]  # fmt: skip
+    assert kinds == [
+        (LayerKind.VALUES_FILE, True),
+        (LayerKind.CONFIGMAP, False),
+        (LayerKind.CONFIGMAP, False),
+        (LayerKind.INLINE, False),
+    ]
     text, scalar = rel.layers[1].where, rel.layers[2].where
     assert (text.file, text.path, text.form) == ("cm.yaml", (Key("data"), Key("values.yaml")), Form.TEXT)
     assert (scalar.path, scalar.form) == ((Key("data"), Key("tag")), Form.SCALAR)
@@ -125,13 +158,17 @@ def test_a_secret_is_never_read_and_a_missing_config_map_is_unreadable() -> None
     body = hr(valuesFrom=[{"kind": "Secret", "name": "creds"}, {"kind": "ConfigMap", "name": "gone"}])
     rel = release_from_helmrelease(body, files={}, find=objects())
     assert [layer.unreadable for layer in rel.layers[1:]] == [
-        "values from Secret apps/creds are never read", "ConfigMap apps/gone is not in the repo"]  # fmt: skip
+        "values from Secret apps/creds are never read",
+        "ConfigMap apps/gone is not in the repo",
+    ]
 
 
 def test_post_renderers_common_metadata_and_origin_labels() -> None:
     patch = {"patch": "- op: add\n  path: /metadata/annotations/x\n  value: y\n", "target": {"kind": "Deployment"}}
-    body = hr(postRenderers=[{"kustomize": {"patches": [patch], "images": [{"name": "a", "newTag": "2"}]}}],
-              commonMetadata={"labels": {"team": "a"}, "annotations": {"note": "n"}})  # fmt: skip
+    body = hr(
+        postRenderers=[{"kustomize": {"patches": [patch], "images": [{"name": "a", "newTag": "2"}]}}],
+        commonMetadata={"labels": {"team": "a"}, "annotations": {"note": "n"}},
+    )
     rel = release_from_helmrelease(body, files={})
     post = rel.post_render
     assert post.kustomize[0].patches == (patch,) and post.kustomize[0].images == ({"name": "a", "newTag": "2"},)

@@ -35,7 +35,7 @@ def test_set_keys_parse_and_format_both_ways(text: str, path: tuple[str | int, .
 
 @pytest.mark.parametrize("bad", ["", ".a", "a..b", "[0]", "a[x]"])
 def test_a_malformed_set_key_is_refused(bad: str) -> None:
-    with pytest.raises(ValueError, match="key|index|segment"):
+    with pytest.raises(ValueError, match=r"key|index|segment"):
         parse_key(bad)
 
 

@@ -30,7 +30,7 @@ from writeback.sources.helm.model import (
 from writeback.sources.helm.values import ValuesPath, coalesce, merge_maps, parse_key, set_value, typed_value
 from writeback.yamlreading import load_all
 
-__all__ = ["effective_values", "layer_text", "layer_values", "render_request", "unreadable"]
+__all__ = ["effective_values", "layer_text", "layer_values", "parse_values", "render_request", "unreadable"]
 
 _PARAMS = (LayerKind.PARAMETER, LayerKind.STRING_PARAMETER, LayerKind.FILE_PARAMETER)
 
@@ -72,9 +72,38 @@ def layer_text(layer: Layer, *, files: Mapping[str, str], chart: ChartInfo | Non
     raise ReleaseError(f"{layer.name}: its values are not known")
 
 
-def _parse(text: str, *, source: str) -> dict[str, Any]:
+def _yaml11(text: str) -> str:
+    """``text`` read as YAML 1.1, as Helm reads values (sigs.k8s.io/yaml: ``yes``/``on``/``y`` are booleans)."""
+    head = text.lstrip()
+    if head.startswith("%"):
+        return text
+    return "%YAML 1.1\n" + (text if head.startswith("---") else "---\n" + text)
+
+
+def _json_keys(value: Any) -> Any:
+    """Map keys as Helm has them after its YAML-to-JSON step: every key a string (``true``, ``1``, ``null``)."""
+    if isinstance(value, Mapping):
+        return {_key_text(k): _json_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_keys(v) for v in value]
+    return value
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return json.dumps(key) if isinstance(key, int | float) else str(key)
+
+
+def parse_values(text: str, *, source: str) -> dict[str, Any]:
+    """A values text as Helm reads it (YAML 1.1, the first document, string keys); ReleaseError when it is not a
+    mapping or does not parse."""
     try:
-        docs = load_all(text, source=source)
+        docs = load_all(_yaml11(text), source=source)
     except YamlError as e:
         raise ReleaseError(f"{source}: values do not parse: {e}") from e
     first = docs[0] if docs else None
@@ -82,7 +111,8 @@ def _parse(text: str, *, source: str) -> dict[str, Any]:
         return {}
     if not isinstance(first, Mapping):
         raise ReleaseError(f"{source}: values must be a mapping, not {type(first).__name__}")
-    return dict(first)
+    out: dict[str, Any] = _json_keys(first)
+    return out
 
 
 def _text_form(raw: Any, *, form: Form) -> str:
@@ -105,7 +135,7 @@ def layer_values(layer: Layer, *, files: Mapping[str, str], chart: ChartInfo | N
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str):
-        return _parse(raw, source=layer.name)
+        return parse_values(raw, source=layer.name)
     raise ReleaseError(f"{layer.name}: values must be a mapping, not {type(raw).__name__}")
 
 
@@ -128,7 +158,7 @@ def unreadable(release: Release) -> str | None:
 
 def effective_values(release: Release, *, files: Mapping[str, str], chart: ChartInfo) -> dict[str, Any]:
     """The values the chart's templates see (subcharts aside)."""
-    defaults: dict[str, Any] = _parse(chart.values, source=f"{chart.name}/values.yaml") if chart.values else {}
+    defaults = parse_values(chart.values, source=f"{chart.name}/values.yaml") if chart.values else {}
     replaced: dict[str, Any] | None = None
     user: dict[str, Any] = {}
     params: list[Layer] = []
