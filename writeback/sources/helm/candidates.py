@@ -5,8 +5,8 @@ whose every occurrence lies inside a longer candidate's come later, with the key
 that drift *adds* has as candidates the maps and lists of the values (empty ones and those already rendered in the
 place first): one entry (an item, or a key) with fresh tokens is added to each.
 
-Strings are perturbed with tokens (``wbq12x``), numbers with 7-digit sentinels, both found again in the output;
-booleans and schema enums are flipped (then only their effect is seen, not where they land).
+Strings are perturbed with tokens (``wbq12x``), numbers with 6-digit sentinels (``731012``), both found again in
+the output; booleans and schema enums are flipped (then only their effect is seen, not where they land).
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ class Sentinels:
         return f"wbq{self.n}x"
 
     def number(self) -> int:
+        """A sentinel below 1e6: values reach templates as float64, which Go prints as ``7.31e+06`` from there."""
         self.n += 1
-        return 7310000 + self.n % 10000
+        return 731000 + self.n % 1000
 
     def scalar(self, key: ValuesPath, current: Any, like: Any = None) -> Perturb | None:
         """A value for ``key`` (current value ``current``; ``like``: the type wanted when it is null or empty)."""

@@ -33,6 +33,7 @@ class RenderedObject:
     body: Mapping[str, Any]
     template: str  # "podinfo/templates/deployment.yaml"; "" when unknown
     ordinal: int  # its position among the objects of its template (and kind)
+    hook: bool = False  # a Helm (or Argo CD) hook: run at install or sync time, not a lasting object of the release
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,9 +57,18 @@ class Rendering:
         return self._by_id.get(obj.ref.identity) or self._by_slot.get((obj.template, obj.ref.kind, obj.ordinal))
 
     def desired(self, *, file: str) -> tuple[DesiredObject, ...]:
-        """The objects as the pipeline's desired objects, each attributed to ``file`` (the release's manifest or its
-        values file), document numbers in render order."""
-        return tuple(DesiredObject(ref=o.ref, body=o.body, file=file, document=i) for i, o in enumerate(self.objects))
+        """The lasting objects (hooks left out) as the pipeline's desired objects, each attributed to ``file`` (the
+        release's manifest or its values file), document numbers in render order."""
+        return tuple(
+            DesiredObject(ref=o.ref, body=o.body, file=file, document=i)
+            for i, o in enumerate(self.objects)
+            if not o.hook
+        )
+
+    @property
+    def lasting(self) -> tuple[RenderedObject, ...]:
+        """The objects that are not hooks."""
+        return tuple(o for o in self.objects if not o.hook)
 
 
 def _chunks(text: str) -> Iterator[tuple[str, str]]:
@@ -126,7 +136,7 @@ def parse_output(output: RenderOutput, *, namespace: str, post: PostRender | Non
             continue
         slot = (template, ref.kind)
         counts[slot] = counts.get(slot, -1) + 1
-        objects.append(RenderedObject(ref=ref, body=body, template=template, ordinal=counts[slot]))
+        objects.append(RenderedObject(ref=ref, body=body, template=template, ordinal=counts[slot], hook=_is_hook(body)))
     return Rendering(objects=tuple(objects))
 
 
@@ -139,3 +149,12 @@ def _key(body: Mapping[str, Any]) -> tuple[str, str, str | None, str]:
     meta = body.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, Mapping) else None
     return (str(body.get("apiVersion")), str(body.get("kind")), ns, str(_name(body)))
+
+
+_HOOKS = ("helm.sh/hook", "argocd.argoproj.io/hook")
+
+
+def _is_hook(body: Mapping[str, Any]) -> bool:
+    meta = body.get("metadata")
+    notes = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return isinstance(notes, Mapping) and any(h in notes for h in _HOOKS)

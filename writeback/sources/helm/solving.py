@@ -15,7 +15,7 @@ from writeback.sources.helm.values import ValuesPath, get_value
 
 __all__ = ["Found", "convert", "locate_tokens", "solve_add", "solve_remove", "solve_scalar"]
 
-_TOKEN = re.compile(r"wbq\d+x|731\d{4}(?:\.5)?")
+_TOKEN = re.compile(r"wbq\d+x|731\d{3}(?:\.5)?")
 
 Edits = list[tuple[ValuesPath, Any]]
 

@@ -219,7 +219,8 @@ class _Tracer:
                     self._observe(t, rendering, probe)
         for t in self.targets:
             if t.open:
-                t.result = f"not traced within the render budget ({self.budget} renders)"
+                done = t.broadened and not t.half and all(k in t.tried or k in self.failed for k in t.first)
+                t.result = self._none(t) if done else f"not traced within the render budget ({self.budget} renders)"
 
     def _failed(self, probe: Mapping[ValuesPath, Perturb], message: str) -> None:
         keys = list(probe)

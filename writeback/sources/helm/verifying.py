@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,7 +19,7 @@ from writeback.paths import format_path
 from writeback.sources.helm.rendered import RenderedObject, Rendering
 from writeback.yamledit.verifying import remove_path, set_path
 
-__all__ = ["Difference", "Proof", "Verification", "differences", "verify"]
+__all__ = ["Difference", "Proof", "Verification", "differences", "generated", "verify"]
 
 MAX_SHOWN = 8
 
@@ -182,7 +183,25 @@ def expected_after(base: Rendering, drifts: Sequence[Drift]) -> list[RenderedObj
             remove_path(bodies[ident], d.path)
         else:
             bodies[ident] = set_path(bodies[ident], d.path, copy.deepcopy(d.live), source=str(d.resource))
-    return [replace(o, body=bodies[o.ref.identity]) for o in base.objects]
+    return [replace(o, body=bodies[o.ref.identity]) for o in base.lasting]
+
+
+_TOKEN = re.compile(r"wbq\d+x|731\d{3}")
+
+
+def generated(base: Rendering, other: Rendering, found: Sequence[Difference]) -> list[Difference]:
+    """Of the differences ``found`` between a re-render and ``base``, those the chart generates anew on every
+    render (random names, certificates): text that differs in all three of ``base``, ``other`` (another render of
+    the chart, perturbed or not; no perturbation token in it) and the re-render. A value that only a changed
+    value moves is the same in two of them."""
+    elsewhere = {(d.slot, d.path): d.rendered for d in differences(base.lasting, other.lasting)}
+    out = []
+    for d in found:
+        third = elsewhere.get((d.slot, d.path), ABSENT)
+        values = (d.expected, d.rendered, third)
+        if all(isinstance(v, str) for v in values) and len(set(values)) == 3 and not _TOKEN.search(str(third)):
+            out.append(d)
+    return out
 
 
 def verify(
@@ -192,7 +211,7 @@ def verify(
     ``drifts``, which it must have at their live values? ``volatile``: differences between two renders of the same
     values (generated content), ignored."""
     skip = {(d.slot, d.path) for d in volatile}
-    found = [d for d in differences(expected_after(base, drifts), after.objects) if (d.slot, d.path) not in skip]
+    found = [d for d in differences(expected_after(base, drifts), after.lasting) if (d.slot, d.path) not in skip]
     if found:
         return Verification(differences=tuple(found))
     objects = {d.resource.identity for d in drifts}
