@@ -118,9 +118,9 @@ def test_chart_ref_names_the_source_object_whose_artifact_is_the_chart() -> None
 def test_values_files_replace_the_chart_values_and_values_from_and_spec_values_merge_on_top() -> None:
     files = {
         "charts/web/values.yaml": "a: 1\nkept: no\n",
-        "charts/web/values-prod.yaml": "a: 2\nb: {x: 1, y: 1}\n",
+        "charts/web/values-prod.yaml": "a: 2\nb: {xx: 1, yy: 1}\n",
     }
-    cm = obj("v1", "ConfigMap", "apps", "vals", {"data": {"values.yaml": "b: {y: 2}\nc: 1\n", "tag": "v9"}}, "cm.yaml")
+    cm = obj("v1", "ConfigMap", "apps", "vals", {"data": {"values.yaml": "b: {yy: 2}\nc: 1\n", "tag": "v9"}}, "cm.yaml")
     spec = {
         "chart": "./charts/web",
         "sourceRef": {"kind": "GitRepository", "name": "repo"},
@@ -148,7 +148,7 @@ def test_values_files_replace_the_chart_values_and_values_from_and_spec_values_m
     assert (scalar.path, scalar.form) == ((Key("data"), Key("tag")), Form.SCALAR)
     chart = ChartInfo(name="web", version="1", digest="d", values=files["charts/web/values.yaml"])
     eff = effective_values(rel, files=files, chart=chart)
-    assert eff == {"a": 2, "b": {"x": 1, "y": 2}, "c": 3, "d": 4, "image": {"tag": "v9"}}  # "kept" is gone
+    assert eff == {"a": 2, "b": {"xx": 1, "yy": 2}, "c": 3, "d": 4, "image": {"tag": "v9"}}  # "kept" is gone
     req = render_request(rel, files=files, chart=chart)
     assert req.chart_values is not None and '"kept"' not in req.chart_values
     assert [v.name for v in req.values] == ["values"] and req.no_hooks

@@ -151,20 +151,36 @@ def _spans(text: str, part: str) -> list[tuple[int, int]]:
     return out
 
 
-def scalar_candidates(effective: Mapping[str, Any], rendered: Any) -> tuple[list[ValuesPath], list[ValuesPath]]:
-    """(first, later) candidate keys of a rendered scalar."""
+def _changed(git: str, live: str) -> tuple[int, int]:
+    """The span of ``git`` that differs from ``live`` (common prefix and suffix taken off)."""
+    start = 0
+    while start < min(len(git), len(live)) and git[start] == live[start]:
+        start += 1
+    end = 0
+    while end < min(len(git), len(live)) - start and git[-1 - end] == live[-1 - end]:
+        end += 1
+    return start, len(git) - end
+
+
+def scalar_candidates(
+    effective: Mapping[str, Any], rendered: Any, live: Any = None
+) -> tuple[list[ValuesPath], list[ValuesPath]]:
+    """(first, later) candidate keys of a rendered scalar. With the ``live`` string, keys whose value lies wholly
+    outside the part that changed come later: they need not change."""
     found = [(k, v) for k, v in leaves(effective) if not isinstance(v, Mapping | list) and _appears(v, rendered)]
     first: list[ValuesPath] = []
     later: list[ValuesPath] = []
     if isinstance(rendered, str):
         texts = {k: scalar_text(v) or "" for k, v in found}
         spans = {k: _spans(rendered, t) for k, t in texts.items()}
+        lo, hi = _changed(rendered, live) if isinstance(live, str) else (0, len(rendered))
         for k, _ in found:
             covered = all(
                 any(len(texts[o]) > len(texts[k]) and os <= s and e <= oe for o in texts for os, oe in spans[o])
                 for s, e in spans[k]
             )
-            (later if covered else first).append(k)
+            apart = not any(s <= hi and lo <= e for s, e in spans[k])
+            (later if covered or apart else first).append(k)
     else:
         first = [k for k, _ in found]
     later += first[MAX_FIRST:]

@@ -117,7 +117,7 @@ def target_for(drift: Drift, obj: RenderedObject, effective: Mapping[str, Any]) 
         return Target(
             drift=drift, obj=obj, mode=Mode.TREE, path=path, positional=positional, git=git, first=first, later=later
         )
-    first, later = scalar_candidates(effective, git)
+    first, later = scalar_candidates(effective, git, drift.live if drift.op is Op.CHANGE else None)
     return Target(
         drift=drift, obj=obj, mode=Mode.SCALAR, path=path, positional=positional, git=git, first=first, later=later
     )
