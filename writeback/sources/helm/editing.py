@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.errors import PatchError
-from writeback.model import ABSENT, FieldPath, FilePatch
+from writeback.model import ABSENT, FieldPath, FilePatch, Key
 from writeback.paths import lookup
 from writeback.sources.helm.candidates import scalar_text
 from writeback.sources.helm.choosing import ValuesEdit
@@ -64,9 +64,12 @@ def _scalar(value: Any) -> str:
 
 def _text_edit(inner: Any, edits: Sequence[ValuesEdit], *, source: str) -> str:
     text = inner if isinstance(inner, str) else ""
-    if not text.strip() or not load_documents(text, source=source):
-        text = "{}\n" if not text.strip() else text
-    return apply_edits(text, [Edit(document=0, path=field_path(e.key), value=e.value) for e in edits], source=source)
+    outer = [Edit(document=0, path=field_path(e.key), value=e.value) for e in edits]
+    return (
+        _first_keys(text, outer, source=source)
+        if _empty(text, source=source)
+        else apply_edits(text, outer, source=source)
+    )
 
 
 def patch_files(edits: Sequence[ValuesEdit], files: Mapping[str, str]) -> tuple[FilePatch, ...]:
@@ -105,11 +108,27 @@ def patch_files(edits: Sequence[ValuesEdit], files: Mapping[str, str]) -> tuple[
                 inner = lookup(doc, path) if doc is not None else ABSENT
                 new = _text_edit(inner if inner is not ABSENT else "", inner_edits, source=f"{file} ({_name(path)})")
                 outer.append(Edit(document=document or 0, path=path, value=new))
-        empty = not before.strip() and all(e.where.document is None for e in group)
-        before_text = "{}\n" if empty else before
-        after = apply_edits(before_text, outer, source=file)
+        if all(e.where.document is None for e in group) and _empty(before, source=file):
+            after = _first_keys(before, outer, source=file)
+        else:
+            after = apply_edits(before, outer, source=file)
         out.append(FilePatch(path=file, before=before, after=after))
     return tuple(out)
+
+
+_PLACEHOLDER = "writeback-placeholder"
+
+
+def _empty(text: str, *, source: str) -> bool:
+    docs = load_documents(text, source=source) if text.strip() else []
+    return not docs or docs[0].data is None
+
+
+def _first_keys(text: str, edits: Sequence[Edit], *, source: str) -> str:
+    """The first keys of a values file that has none (empty, or comments only), in block style after its text."""
+    base = (text if not text or text.endswith("\n") else text + "\n") + f"{_PLACEHOLDER}: 0\n"
+    done = apply_edits(base, [*edits, Edit(document=0, path=(Key(_PLACEHOLDER),))], source=source)
+    return done
 
 
 def _name(path: FieldPath) -> str:
