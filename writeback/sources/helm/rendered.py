@@ -34,6 +34,7 @@ class RenderedObject:
     template: str  # "podinfo/templates/deployment.yaml"; "" when unknown
     ordinal: int  # its position among the objects of its template (and kind)
     hook: bool = False  # a Helm (or Argo CD) hook: run at install or sync time, not a lasting object of the release
+    raw: Mapping[str, Any] | None = None  # post-rendered: the object as helm rendered it, before the post-renderers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +122,7 @@ def parse_output(output: RenderOutput, *, namespace: str, post: PostRender | Non
         bodies = [(templates.get(_key(b), ""), b) for b in expand_lists(docs)]
     else:
         bodies = found
+    helm_bodies = {_key(b): b for _, b in found}
     namespaced = with_crds(builtin_namespaced, crd_scopes(b for _, b in bodies))
     objects: list[RenderedObject] = []
     counts: dict[tuple[str, str], int] = {}
@@ -136,7 +138,12 @@ def parse_output(output: RenderOutput, *, namespace: str, post: PostRender | Non
             continue
         slot = (template, ref.kind)
         counts[slot] = counts.get(slot, -1) + 1
-        objects.append(RenderedObject(ref=ref, body=body, template=template, ordinal=counts[slot], hook=_is_hook(body)))
+        raw_body = helm_bodies.get(_key(raw)) if post is not None else None
+        objects.append(
+            RenderedObject(
+                ref=ref, body=body, template=template, ordinal=counts[slot], hook=_is_hook(body), raw=raw_body
+            )
+        )
     return Rendering(objects=tuple(objects))
 
 

@@ -173,13 +173,15 @@ class _Tracer:
             if not wants and not t.half:
                 t.result = self._none(t)
                 continue
-            for k in wants:
+            made = [(k, self._perturb(k, t)) for k in wants]
+            t.tried |= {k for k, p in made if p is None}
+            # Flags (no token) go after the tokens: a flipped flag changes the text around the tokens.
+            tokened = [(k, p) for k, p in made if p is not None and (p.tokens or t.half)]
+            chosen = tokened or [(k, p) for k, p in made if p is not None]
+            for k, p in chosen:
                 if k in blocked or k in probe or any(_overlaps(k, o) for o in probe):
                     continue
-                p = self._perturb(k, t)
-                if p is None:
-                    t.tried.add(k)
-                    continue
+                assert p is not None
                 probe[k] = p
         return probe
 
@@ -297,6 +299,8 @@ class _Tracer:
         failing = [f"{format_key(k)} ({self.failed[k]})" for k in t.first if k in self.failed]
         if failing and not t.tried:
             return "perturbing the candidate values breaks the chart: " + "; ".join(failing[:3])
+        if t.obj.raw is not None and lookup(t.obj.raw, t.path) != lookup(t.obj.body, t.path):
+            return "set by the release's post-rendering (a postRenderers patch or label); no value controls it"
         return f"set by {t.obj.template or 'the chart'}; no value controls it"
 
 
