@@ -176,8 +176,13 @@ def test_post_renderers_common_metadata_and_origin_labels() -> None:
         "team": "a",
         "helm.toolkit.fluxcd.io/name": "web",
         "helm.toolkit.fluxcd.io/namespace": "apps",
+        "app.kubernetes.io/managed-by": "Helm",  # what Helm's install adds
     }
-    assert post.annotations == {"note": "n"}
+    assert post.annotations == {
+        "note": "n",
+        "meta.helm.sh/release-name": "web",
+        "meta.helm.sh/release-namespace": "apps",
+    }
 
 
 def test_install_crds_skip_and_schema_validation() -> None:

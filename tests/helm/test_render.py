@@ -156,10 +156,15 @@ def test_flux_merges_values_replaces_chart_values_drops_hooks_and_post_renders(r
     assert helm_values == effective_values(release, files=files, chart=chart)
     assert helm_values == {"a": 9, "last": "prod", "nested": {"mm": 1, "nn": 5, "z": 3}, "fromcm": 1}  # no "kept"
     assert ("ConfigMap", "prod-web-hook") not in objs  # hooks are not part of the release's manifest
-    assert echo.body["metadata"]["annotations"] == {"patched": "yes"}  # the Kustomize post-renderer ran
+    assert echo.body["metadata"]["annotations"] == {  # the Kustomize post-renderer ran; then Helm's install
+        "patched": "yes",
+        "meta.helm.sh/release-name": "prod-web",
+        "meta.helm.sh/release-namespace": "prod",
+    }
     assert echo.body["metadata"]["labels"] == {
         "helm.toolkit.fluxcd.io/name": "web",
         "helm.toolkit.fluxcd.io/namespace": "apps",
+        "app.kubernetes.io/managed-by": "Helm",
     }
     assert echo.template == "echo/templates/cm.yaml"  # kept through the post-renderer
     assert echo.body["data"]["namespace"] == "prod"

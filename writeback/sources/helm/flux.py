@@ -8,7 +8,9 @@
   never read), then ``spec.values``, merged with ``MergeMaps`` (a ``targetPath`` sets one key).
 - Hooks are not part of the release's manifest; CRDs are, unless ``install.crds: Skip``.
 - Post-rendering: ``postRenderers[].kustomize`` (patches, images), then ``commonMetadata`` and the labels
-  ``helm.toolkit.fluxcd.io/name`` and ``.../namespace`` (the HelmRelease's) on every object.
+  ``helm.toolkit.fluxcd.io/name`` and ``.../namespace`` (the HelmRelease's) on every object; then what Helm's
+  install adds to every object: the label ``app.kubernetes.io/managed-by: Helm`` and the annotations
+  ``meta.helm.sh/release-name`` and ``meta.helm.sh/release-namespace``.
 """
 
 from __future__ import annotations
@@ -144,11 +146,16 @@ def release_from_helmrelease(
     labels = {str(k): str(v) for k, v in _mapping(common.get("labels")).items()}
     labels |= {f"{GROUP}/name": name, f"{GROUP}/namespace": ns}
     target = str(spec.get("targetNamespace") or "")
+    release = release_name({"metadata": {"name": name}, "spec": spec})
+    # What Helm's install and upgrade add to every object of the release (helm pkg/action setMetadataVisitor).
+    labels |= {"app.kubernetes.io/managed-by": "Helm"}
+    annotations = {str(k): str(v) for k, v in _mapping(common.get("annotations")).items()}
+    annotations |= {"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": target or ns}
     return Release(
         controller=Controller.FLUX,
         owner=owner,
         chart=chart,
-        name=release_name({"metadata": {"name": name}, "spec": spec}),
+        name=release,
         namespace=target or ns,
         layers=tuple(layers),
         manifest=where,
@@ -158,11 +165,7 @@ def release_from_helmrelease(
         include_crds=str(install.get("crds") or "Create") != "Skip",
         no_hooks=True,
         skip_schema_validation=bool(install.get("disableSchemaValidation")),
-        post_render=PostRender(
-            kustomize=tuple(steps),
-            labels=labels,
-            annotations={str(k): str(v) for k, v in _mapping(common.get("annotations")).items()},
-        ),
+        post_render=PostRender(kustomize=tuple(steps), labels=labels, annotations=annotations),
         storage_namespace=str(spec.get("storageNamespace") or ns),
         problems=tuple(problems),
     )
