@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 
 from writeback.model import DesiredObject, Identity, Key, ObjectRef
-from writeback.sources.helm import Controller, Form, LayerKind, Where, chart_object, release_from_helmrelease
+from writeback.sources.helm import (
+    Artifact,
+    Controller,
+    Form,
+    LayerKind,
+    Where,
+    artifact_of,
+    chart_object,
+    release_from_helmrelease,
+)
 from writeback.sources.helm.flux import release_name
 from writeback.sources.helm.layers import effective_values, render_request
 from writeback.sources.helm.model import ChartInfo
@@ -194,3 +203,20 @@ def test_the_own_layer_is_spec_values_of_the_manifest() -> None:
     rel = release_from_helmrelease(hr(), files={}, where=WHERE, namespace="ignored")
     assert rel.own == Where(file="apps/web.yaml", document=0, path=(Key("spec"), Key("values")))
     assert rel.owner.identity == Identity("helm.toolkit.fluxcd.io", "HelmRelease", "apps", "web")
+
+
+def test_the_artifact_is_read_from_the_source_objects_status() -> None:
+    chart = {
+        "kind": "HelmChart",
+        "status": {
+            "artifact": {
+                "url": "http://source-controller/helmchart/a/b/web-1.0.0.tgz",
+                "digest": "sha256:ab",
+                "revision": "1.0.0",
+            }
+        },
+    }
+    assert artifact_of(chart) == Artifact(
+        url="http://source-controller/helmchart/a/b/web-1.0.0.tgz", digest="sha256:ab", revision="1.0.0"
+    )
+    assert artifact_of({"kind": "HelmChart", "status": {}}) is None

@@ -13,7 +13,7 @@ from writeback.sources.helm.argocd import normalize_repo_url, releases_from_appl
 from writeback.sources.helm.choosing import ValuesEdit
 from writeback.sources.helm.engine import Desired, HelmEngine, HelmLocated, mark_shared
 from writeback.sources.helm.errors import ChartUnavailable, HelmError, ReleaseError, RenderFailed
-from writeback.sources.helm.flux import chart_object, release_from_helmrelease, release_name
+from writeback.sources.helm.flux import artifact_of, chart_object, release_from_helmrelease, release_name
 from writeback.sources.helm.model import (
     Artifact,
     ChartInfo,
@@ -63,6 +63,7 @@ __all__ = [
     "ValuesText",
     "Verification",
     "Where",
+    "artifact_of",
     "chart_object",
     "mark_shared",
     "normalize_repo_url",

@@ -35,7 +35,7 @@ from writeback.sources.helm.model import (
     Where,
 )
 
-__all__ = ["GROUP", "chart_object", "release_from_helmrelease", "release_name"]
+__all__ = ["GROUP", "artifact_of", "chart_object", "release_from_helmrelease", "release_name"]
 
 GROUP = "helm.toolkit.fluxcd.io"
 MAX_RELEASE_NAME = 53
@@ -68,6 +68,21 @@ def chart_object(hr: Mapping[str, Any], *, namespace: str) -> tuple[str, str, st
     cspec = _mapping(chart.get("spec"))
     src = _mapping(cspec.get("sourceRef"))
     return "HelmChart", str(src.get("namespace") or namespace), f"{namespace}-{meta.get('name', '')}"
+
+
+def artifact_of(source: Mapping[str, Any]) -> Artifact | None:
+    """The chart artifact a HelmChart or OCIRepository object (read from the cluster) says source-controller
+    serves: ``status.artifact`` (url, digest, revision); None when it has none (not ready yet)."""
+    art = _mapping(_mapping(source.get("status")).get("artifact"))
+    url = art.get("url")
+    if not isinstance(url, str) or not url:
+        return None
+    digest, revision = art.get("digest"), art.get("revision")
+    return Artifact(
+        url=url,
+        digest=digest if isinstance(digest, str) else None,
+        revision=revision if isinstance(revision, str) else None,
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
