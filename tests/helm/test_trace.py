@@ -251,3 +251,22 @@ def test_a_field_of_an_object_the_chart_does_not_render_is_unresolved(repo: Path
     other = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="prod", name="other")
     located = HelmEngine(cli).locate(release, files, [drift("spec.replicas", Op.CHANGE, 5, 2, resource=other)])
     assert list(reasons(located).values()) == ["not rendered by chart charts/podinfo (in the repo)"]
+
+
+def test_a_sensitive_value_is_never_written(repo: Path, cli: HelmCLI) -> None:
+    from dataclasses import replace
+
+    release, files = application(repo, "apps/web.yaml", APP)
+    secret_env = replace(drift(f"{C}.env[name=TOKEN]", Op.ADD, {"name": "TOKEN", "value": "s3cr3t"}), sensitive=True)
+    located = HelmEngine(cli).locate(release, files, [secret_env])
+    assert located.patches == () and list(reasons(located).values()) == ["a sensitive value is never written"]
+
+
+def test_loading_then_locating_renders_the_git_values_once(repo: Path, cli: HelmCLI) -> None:
+    release, files = application(repo, "apps/web.yaml", APP)
+    engine = HelmEngine(cli)
+    desired = engine.desired(release, files)
+    assert [o.ref.name for o in desired.rendering.desired(file="apps/web.yaml")] == ["web-podinfo", "web-podinfo"]
+    assert engine.renders == 1
+    located = engine.locate(release, files, [drift("spec.replicas", Op.CHANGE, 5, 2)])
+    assert located.renders == engine.renders - 1 == 1  # one perturbed render; the Git values' render is reused

@@ -28,6 +28,7 @@ from writeback.sources.helm.verifying import Verification, differences, generate
 __all__ = ["Desired", "HelmEngine", "HelmLocated", "mark_shared"]
 
 _PARAMS = (LayerKind.PARAMETER, LayerKind.STRING_PARAMETER, LayerKind.FILE_PARAMETER)
+LOADED = 64  # releases whose render of the Git values is kept (load, then locate and verify, render it once)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,9 +107,11 @@ class HelmEngine:
             rendering = self._render(request, release)
             self._spent[key] = 1
             effective = effective_values(release, files=files, chart=chart)
-            self._loaded = {
-                key: Desired(release=release, chart=chart, rendering=rendering, effective=effective, request=request)
-            }
+            self._loaded[key] = Desired(
+                release=release, chart=chart, rendering=rendering, effective=effective, request=request
+            )
+            while len(self._loaded) > LOADED:
+                self._loaded.pop(next(iter(self._loaded)))
         return self._loaded[key]
 
     def locate(
@@ -143,8 +146,9 @@ class HelmEngine:
                     Unresolved(resource=d.resource, path=d.path, reason=f"not rendered by {release.chart}")
                 )
                 continue
-            if d.resource.is_secret:
-                unresolved.append(Unresolved(resource=d.resource, path=d.path, reason="a Secret is never written"))
+            if d.resource.is_secret or d.sensitive:
+                what = "a Secret" if d.resource.is_secret else "a sensitive value"
+                unresolved.append(Unresolved(resource=d.resource, path=d.path, reason=f"{what} is never written"))
                 continue
             got = target_for(d, obj, loaded.effective)
             if isinstance(got, str):
