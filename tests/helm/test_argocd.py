@@ -41,7 +41,7 @@ def test_release_name_namespace_and_flags_default_to_the_application_and_its_des
     assert rel.controller is Controller.ARGOCD
     assert (rel.name, rel.namespace, rel.chart.path) == ("web", "prod", "charts/web")
     assert (rel.kube_version, rel.api_versions, rel.include_crds, rel.skip_tests) == ("1.30.2", ("x/v1",), True, False)
-    assert [layer.kind for layer in rel.layers] == [LayerKind.CHART]
+    assert [layer.kind for layer in rel.layers] == [LayerKind.CHART, LayerKind.INLINE]  # inline: where it would go
     assert rel.own == Where(
         file="apps/web.yaml", document=0, path=(Key("spec"), Key("source"), Key("helm"), Key("valuesObject"))
     )
@@ -89,7 +89,7 @@ def test_a_values_file_that_leaves_the_repo_or_is_a_url_or_missing_cannot_be_rea
 def test_ignore_missing_value_files_skips_them() -> None:
     helm = {"valueFiles": ["nope.yaml"], "ignoreMissingValueFiles": True}
     rel = one(app({"repoURL": "https://g/r.git", "path": "charts/web", "helm": helm}))
-    assert [layer.kind for layer in rel.layers] == [LayerKind.CHART]
+    assert [layer.kind for layer in rel.layers] == [LayerKind.CHART, LayerKind.INLINE]  # inline: where it would go
 
 
 def test_value_files_may_name_argocd_variables() -> None:

@@ -270,3 +270,21 @@ def test_loading_then_locating_renders_the_git_values_once(repo: Path, cli: Helm
     assert engine.renders == 1
     located = engine.locate(release, files, [drift("spec.replicas", Op.CHANGE, 5, 2)])
     assert located.renders == engine.renders - 1 == 1  # one perturbed render; the Git values' render is reused
+
+
+def test_a_changed_resource_limit_is_written_where_the_release_sets_it(repo: Path, cli: HelmCLI) -> None:
+    write(repo, {"envs/prod/values.yaml": PROD_VALUES + "resources:\n  limits:\n    cpu: 500m # burst\n"})
+    release, files = application(repo, "apps/web.yaml", APP)
+    engine = HelmEngine(cli)
+    located = engine.locate(release, files, [drift(f"{C}.resources.limits.cpu", Op.CHANGE, "1", "500m")])
+    assert patched(located)["envs/prod/values.yaml"].endswith('resources:\n  limits:\n    cpu: "1" # burst\n')
+    assert engine.verify(release, files, located.patches, located.drifts).ok
+
+
+def test_an_application_with_no_values_of_its_own_gets_a_values_object(repo: Path, cli: HelmCLI) -> None:
+    bare = APP.replace("    helm:\n      valueFiles: [../../envs/prod/values.yaml]\n", "")
+    release, files = application(repo, "apps/web.yaml", bare)
+    engine = HelmEngine(cli)
+    located = engine.locate(release, files, [drift("spec.replicas", Op.CHANGE, 3, 1)], others=[release])
+    assert patched(located) == {"apps/web.yaml": bare + "    helm:\n      valuesObject:\n        replicaCount: 3\n"}
+    assert engine.verify(release, files, located.patches, located.drifts).ok

@@ -203,6 +203,8 @@ def _release(
             else None
         )
         layers.append(Layer(kind=LayerKind.INLINE, name="helm.values", where=text_where, data=helm["values"]))
+    elif inline_where is not None:  # none yet: where they would be created (read back once an edit creates them)
+        layers.append(Layer(kind=LayerKind.INLINE, name="helm.valuesObject", where=inline_where))
     for param in helm.get("parameters") or ():
         if not isinstance(param, Mapping) or not isinstance(param.get("name"), str):
             continue

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.model import ABSENT, Drift
-from writeback.sources.helm.layers import layer_values
+from writeback.sources.helm.layers import layer_text, layer_values
 from writeback.sources.helm.model import ChartInfo, Controller, Form, Layer, LayerKind, Release, Where
 from writeback.sources.helm.values import ValuesPath, format_key, get_value, parse_key, setter_layer, with_value
 
@@ -45,25 +45,23 @@ def _values(layer: Layer, files: Mapping[str, str], chart: ChartInfo) -> dict[st
     return layer_values(layer, files=files, chart=chart) if not layer.unreadable else {}
 
 
-def _own(release: Release, *, above: int, files: Mapping[str, str]) -> tuple[Layer, int] | None:
-    """This release's own top layer that beats layer number ``above``: (layer, its precedence)."""
+def _own(release: Release, *, above: int, files: Mapping[str, str], chart: ChartInfo) -> tuple[Layer, int] | None:
+    """This release's own top layer that beats layer number ``above``: its inline values when it has some, else
+    (Argo CD) its last own values file, else its inline values created: (layer, its precedence)."""
     layers = release.layers
-    for i, layer in enumerate(layers):
-        if layer.kind is LayerKind.INLINE and editable(layer) and i > above:
+    inline = [(i, layer) for i, layer in enumerate(layers) if layer.kind is LayerKind.INLINE and editable(layer)]
+    for i, layer in inline:
+        if i > above and layer_text(layer, files=files, chart=chart) not in (ABSENT, None):
             return layer, i
     if release.controller is Controller.ARGOCD:
         for i in range(len(layers) - 1, above, -1):
             layer = layers[i]
             if layer.kind is LayerKind.VALUES_FILE and editable(layer) and layer.where is not None:
                 return layer, i
-    if release.own is None or release.own.file not in files:
-        return None
-    params = [i for i, layer in enumerate(layers) if layer.kind in _PARAMS]
-    rank = params[0] if params and release.controller is Controller.ARGOCD else len(layers)
-    if rank <= above:
-        return None
-    kind_name = "helm.valuesObject" if release.controller is Controller.ARGOCD else "spec.values"
-    return Layer(kind=LayerKind.INLINE, name=kind_name, where=release.own), rank
+    for i, layer in inline:
+        if i > above and layer.where is not None and layer.where.file in files:
+            return layer, i
+    return None
 
 
 def _where_text(layer: Layer) -> str:
@@ -109,7 +107,7 @@ def choose(
             layer = layers[top[0]]
         else:
             above = top[0] if top is not None else 0
-            own = _own(release, above=above, files=files)
+            own = _own(release, above=above, files=files, chart=chart)
             if own is None:
                 holder = layers[top[0]].name if top is not None else "the chart"
                 why = (

@@ -60,8 +60,16 @@ class HelmLocated:
 
 
 def mark_shared(release: Release, others: Sequence[Release]) -> Release:
-    """``release`` with each values file that another release of the repo reads too marked shared."""
-    theirs = {layer.where.file for o in others if o is not release for layer in o.layers if layer.where is not None}
+    """``release`` with each values file that another release of the repo reads too marked shared (``others`` may
+    include ``release`` itself)."""
+    me = (release.owner.identity, release.name, release.chart)
+    theirs = {
+        layer.where.file
+        for o in others
+        if (o.owner.identity, o.name, o.chart) != me
+        for layer in o.layers
+        if layer.where is not None
+    }
     layers = tuple(
         replace(layer, shared=True)
         if layer.kind is LayerKind.VALUES_FILE and layer.where is not None and layer.where.file in theirs

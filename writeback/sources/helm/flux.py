@@ -146,6 +146,8 @@ def release_from_helmrelease(
     own = Where(file=where.file, document=where.document, path=(Key("spec"), Key("values"))) if where else None
     if isinstance(spec.get("values"), Mapping):
         layers.append(Layer(kind=LayerKind.INLINE, name="spec.values", where=own, data=dict(spec["values"])))
+    elif own is not None:  # none yet: where they would be created (read back once an edit creates them)
+        layers.append(Layer(kind=LayerKind.INLINE, name="spec.values", where=own))
     install = _mapping(spec.get("install"))
     steps = []
     for post in spec.get("postRenderers") or ():
