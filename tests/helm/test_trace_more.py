@@ -115,8 +115,12 @@ C = "spec.template.spec.containers[name=podinfo]"
 
 def test_flux_edits_spec_values_and_the_config_maps_values_where_each_key_is_set(repo: Path, cli: HelmCLI) -> None:
     body = load_all(FLUX, source="x")[1]
-    cm = DesiredObject(ref=ObjectRef(api_version="v1", kind="ConfigMap", namespace="apps", name="web-values"),
-                       body=body, file="apps/web.yaml", document=1)  # fmt: skip
+    cm = DesiredObject(
+        ref=ObjectRef(api_version="v1", kind="ConfigMap", namespace="apps", name="web-values"),
+        body=body,
+        file="apps/web.yaml",
+        document=1,
+    )
     release, files = helmrelease(repo, "apps/web.yaml", FLUX, find={cm.ref.identity: cm}.get)
     engine = HelmEngine(cli)
     loaded = engine.desired(release, files)
@@ -152,3 +156,51 @@ def test_flux_values_from_a_secret_are_never_read(repo: Path, cli: HelmCLI) -> N
     assert list(reasons(located).values()) == [
         "HelmRelease.helm.toolkit.fluxcd.io apps/web: values from Secret apps/web-secret are never read"
     ]
+
+
+MULTI = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  destination: {namespace: prod}
+  sources:
+    - repoURL: https://stefanprodan.github.io/podinfo
+      chart: podinfo
+      targetRevision: 6.x
+      helm:
+        valueFiles: [$values/envs/prod.yaml]
+    - repoURL: https://git.example/ours.git
+      targetRevision: main
+      ref: values
+"""
+
+
+def test_a_chart_from_the_chart_cache_with_values_from_a_ref_source(repo: Path, helm_bin: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    cache = tmp_path / "chart-cache"
+    subprocess.run(
+        [str(helm_bin), "package", str(repo / "charts/podinfo"), "-d", str(cache)],
+        check=True,
+        capture_output=True,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    release, files = application(repo, "apps/web.yaml", MULTI, repo_urls=["https://git.example/ours"])
+    with HelmCLI(repo=repo, binary=helm_bin, chart_cache=cache) as cli:
+        engine = HelmEngine(cli)
+        assert engine.chart(release).version == "6.14.1"
+        pod = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="prod", name="web-podinfo")
+        located = engine.locate(release, files, [drift("spec.replicas", Op.CHANGE, 3, 2, pod)])
+        assert patched(located) == {"envs/prod.yaml": "# prod\nreplicaCount: 3\n"}
+        assert engine.verify(release, files, located.patches, located.drifts).ok
+
+
+def test_a_helmrelease_with_no_values_of_its_own_gets_spec_values(repo: Path, cli: HelmCLI) -> None:
+    bare = FLUX.split("---\n")[0].replace("  valuesFrom:\n    - kind: ConfigMap\n      name: web-values\n", "")
+    bare = bare.replace("  values:\n    replicaCount: 2 # prod\n", "")
+    release, files = helmrelease(repo, "apps/web.yaml", bare)
+    engine = HelmEngine(cli)
+    located = engine.locate(release, files, [drift("spec.replicas", Op.CHANGE, 2, 1, PODINFO)])
+    assert patched(located) == {"apps/web.yaml": bare + "  values:\n    replicaCount: 2\n"}
+    assert engine.verify(release, files, located.patches, located.drifts).ok
