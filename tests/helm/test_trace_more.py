@@ -204,3 +204,27 @@ def test_a_helmrelease_with_no_values_of_its_own_gets_spec_values(repo: Path, cl
     located = engine.locate(release, files, [drift("spec.replicas", Op.CHANGE, 2, 1, PODINFO)])
     assert patched(located) == {"apps/web.yaml": bare + "  values:\n    replicaCount: 2\n"}
     assert engine.verify(release, files, located.patches, located.drifts).ok
+
+
+def test_nginx_an_added_env_var_and_pod_annotation_go_to_its_extra_env_vars_and_pod_annotations(
+    repo: Path, cli: HelmCLI
+) -> None:
+    release, files = application(repo, "apps/web.yaml", NGINX_APP)
+    engine = HelmEngine(cli)
+    drifts = [
+        drift(
+            "spec.template.spec.containers[name=nginx].env[name=FOO]",
+            Op.ADD,
+            {"name": "FOO", "value": "bar"},
+            resource=NGINX,
+        ),
+        drift('spec.template.metadata.annotations["team"]', Op.ADD, "blue", resource=NGINX),
+    ]
+    located = engine.locate(release, files, drifts)
+    assert sorted(e.via for e in located.edits) == [
+        "values key extraEnvVars in envs/prod.yaml",
+        "values key podAnnotations.team in envs/prod.yaml",
+    ]
+    proof = engine.verify(release, files, located.patches, located.drifts)
+    assert proof.ok, proof.reason()
+    assert engine.renders <= 4  # the load, one tracing round, the proof and its second render (the TLS Secret)

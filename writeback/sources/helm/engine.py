@@ -88,6 +88,7 @@ class HelmEngine:
     _loaded: dict[str, Desired] = field(default_factory=dict)
     _other: dict[str, Rendering] = field(default_factory=dict)  # one more render of the chart (a perturbed one)
     _spent: dict[str, int] = field(default_factory=dict)  # renders made for a release's Git values (load, trace)
+    _fields: dict[str, int] = field(default_factory=dict)  # how many drifted fields its last locate had
 
     def chart(self, release: Release) -> ChartInfo:
         """The release's chart (ChartUnavailable when it cannot be had)."""
@@ -166,6 +167,7 @@ class HelmEngine:
         if targets:
             budget = max(1, self.per_field * len(todo) - 1)  # with the load and the proof: per_field * n + 1
             base_key = loaded.request.key()
+            self._fields[base_key] = len(todo)
 
             def render(overlay: Mapping[str, Any], tops: frozenset[ValuesPath]) -> Rendering:
                 drop = frozenset(
@@ -234,7 +236,8 @@ class HelmEngine:
         key = loaded.request.key()
         other = self._other.get(key)
         suspect = generated(loaded.rendering, other, result.differences) if other is not None else result.differences
-        if not suspect or self._spent.get(key, 1) + 2 > self.per_field * len(drifts) + 1:
+        fields = max(len(drifts), self._fields.get(key, 0))
+        if not suspect or self._spent.get(key, 1) + 2 > self.per_field * fields + 1:
             return result
         # Content the chart generates anew on every render (random names, certificates) is what differs between
         # two renders of the very same values: render them once more to know.

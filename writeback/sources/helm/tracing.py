@@ -245,13 +245,18 @@ class _Tracer:
         if not mine and (t.mode is Mode.ADD or not any(True for _ in locate_tokens(value, issued))):
             return
         if t.mode is Mode.ADD:
+            why = ""
             for k in mine:
                 p = probe[k]
                 if p.adds and any(True for _ in locate_tokens(value, {tok: k for tok in p.tokens})):
-                    t.keys = (k,)
-                    t.result = solve_add(p, value, t.rest, t.drift.live, effective=self.effective)
-                    return
+                    solved = solve_add(p, value, t.rest, t.drift.live, effective=self.effective)
+                    if not isinstance(solved, str):  # the entry lands where the field is: this key
+                        t.keys, t.result = (k,), solved
+                        return
+                    why = why or solved  # it lands near (another map of the same object): keep looking
             t.tried |= set(mine)
+            if why and not any(k not in t.tried for k in t.first):
+                t.result = why
             return
         spots = list(locate_tokens(value, issued))
         if spots:
@@ -301,7 +306,8 @@ class _Tracer:
             return "perturbing the candidate values breaks the chart: " + "; ".join(failing[:3])
         if t.obj.raw is not None and lookup(t.obj.raw, t.path) != lookup(t.obj.body, t.path):
             return "set by the release's post-rendering (a postRenderers patch or label); no value controls it"
-        return f"set by {t.obj.template or 'the chart'}; no value controls it"
+        refused = f" ({len(failing)} candidate values the chart refuses to change were not tried)" if failing else ""
+        return f"set by {t.obj.template or 'the chart'}; no value controls it{refused}"
 
 
 def _overlaps(a: ValuesPath, b: ValuesPath) -> bool:
