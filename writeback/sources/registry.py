@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from writeback.errors import InputError
 from writeback.sources import marked, plain
-from writeback.sources.base import Source
+from writeback.sources.base import ControllerObject, PathOption, Source
 from writeback.sources.kustomize import source as kustomize
 
 SOURCES: tuple[Source, ...] = (
@@ -31,8 +31,20 @@ def by_name(name: str) -> Source:
     raise InputError(f"unknown source {name!r} (known: {', '.join(names())})")
 
 
-def resolve(name: str | None, *, exists: Callable[[str], bool], path: str) -> Source:
-    """The named source kind, else the first that claims ``path`` (``exists``: is a repo-relative file there)."""
+def resolve(
+    name: str | None, *, exists: Callable[[str], bool], path: str, controller: ControllerObject | None = None
+) -> Source:
+    """The named source kind, else the first that claims ``path`` (``exists``: is a repo-relative file there;
+    ``controller``: the GitOps controller object the target follows, if any)."""
     if name is not None:
         return by_name(name)
-    return next(s for s in SOURCES if s.claims(exists, path))
+    return next(s for s in SOURCES if s.claims(exists, path, controller))
+
+
+def path_options() -> tuple[PathOption, ...]:
+    """Every registered kind's path options (flags and config keys), once each."""
+    seen: dict[str, PathOption] = {}
+    for s in SOURCES:
+        for option in s.paths:
+            seen.setdefault(option.name, option)
+    return tuple(seen.values())
