@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from writeback.adapters.helm_charts import Charts
 from writeback.charts import ChartInfo, ChartRef, KustomizeStep, RenderFailed, RenderOutput, RenderRequest
 from writeback.errors import PatchError, ToolMissing
 
-__all__ = ["ENV_VAR", "HelmCLI", "find_helm"]
+__all__ = ["ENV_VAR", "SHARED", "HelmCLI", "RenderCache", "find_helm"]
 
 ENV_VAR = "WRITEBACK_HELM"
 TIMEOUT_SECONDS = 120.0
@@ -56,10 +57,41 @@ def _escape(value: str) -> str:
     return "".join(out)
 
 
+class RenderCache:
+    """Renders by (chart digest, request), least recently used out first, and the helm runs and cache hits it saw.
+    Safe to share between threads: the Helm source shares ``SHARED`` across the runs of one process, so that a
+    cycle whose charts and values did not change renders nothing."""
+
+    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+        self._renders: OrderedDict[tuple[str, str], RenderOutput] = OrderedDict()
+        self._entries = entries
+        self._lock = threading.Lock()
+        self.runs = 0
+        self.hits = 0
+
+    def get(self, key: tuple[str, str]) -> RenderOutput | None:
+        with self._lock:
+            hit = self._renders.get(key)
+            if hit is not None:
+                self.hits += 1
+                self._renders.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, str], output: RenderOutput) -> None:
+        with self._lock:
+            self.runs += 1
+            self._renders[key] = output
+            while len(self._renders) > self._entries:
+                self._renders.popitem(last=False)
+
+
+SHARED = RenderCache()  # the process's renders (the Helm source's; bench/helm_renders.py counts its runs)
+
+
 class HelmCLI:
     """``helm template`` for the charts of one repo checkout (``repo``), with a chart cache directory (what
     ``helm pull`` writes) and, in cluster mode, Flux's artifacts. ``runs``: helm executions; ``hits``: renders
-    answered from the cache."""
+    answered from the cache (``cache``: a private one unless given, e.g. ``SHARED``)."""
 
     def __init__(
         self,
@@ -70,6 +102,7 @@ class HelmCLI:
         chart_cache: Path | None = None,
         fetch_artifacts: bool = False,
         cache_entries: int = CACHE_ENTRIES,
+        cache: RenderCache | None = None,
     ) -> None:
         self.binary = binary or find_helm()
         self.kustomize_binary = kustomize_binary
@@ -79,8 +112,7 @@ class HelmCLI:
         self.charts = Charts(
             repo=self.repo, chart_cache=chart_cache, work=self._tmp / "charts", fetch_artifacts=fetch_artifacts
         )
-        self._cache: OrderedDict[tuple[str, str], RenderOutput] = OrderedDict()
-        self._entries = cache_entries
+        self._cache = cache or RenderCache(cache_entries)
         self.runs = 0
         self.hits = 0
 
@@ -116,7 +148,6 @@ class HelmCLI:
         hit = self._cache.get(key)
         if hit is not None:
             self.hits += 1
-            self._cache.move_to_end(key)
             return hit
         with tempfile.TemporaryDirectory(prefix="run-", dir=self._tmp) as run_dir:
             run = Path(run_dir)
@@ -125,9 +156,7 @@ class HelmCLI:
             text = self._template(chart_path, request, run)
             post = self._post_render(text, request.post_render, run) if request.post_render else None
         out = RenderOutput(text=text, post_rendered=post)
-        self._cache[key] = out
-        while len(self._cache) > self._entries:
-            self._cache.popitem(last=False)
+        self._cache.put(key, out)
         return out
 
     def _args(self, chart_path: Path, request: RenderRequest, run: Path) -> list[str]:

@@ -12,8 +12,10 @@ import io
 import os
 import shutil
 import tarfile
+import threading
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from pathlib import Path
 
 from writeback.adapters.helm_versions import pick
@@ -27,6 +29,10 @@ MAX_ARTIFACT_BYTES = 64 * 2**20
 MAX_FILE_BYTES = 8 * 2**20
 FETCH_TIMEOUT = 30.0
 _TOP_FILES = (".yaml", ".yml", ".json")
+FETCHED_ENTRIES = 16
+# Artifacts fetched by this process, by (URL, digest): a service cycle does not fetch an unchanged chart again.
+_FETCHED: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+_FETCHED_LOCK = threading.Lock()
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -112,16 +118,19 @@ class Charts:
             return self._fetched[artifact.url]
         if not artifact.url.startswith(("http://", "https://")):
             raise ChartUnavailable(f"{ref}: artifact URL {artifact.url!r} is not HTTP")
-        try:
-            with urllib.request.urlopen(artifact.url, timeout=FETCH_TIMEOUT) as resp:
-                data = resp.read(MAX_ARTIFACT_BYTES + 1)
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            raise ChartUnavailable(f"{ref}: cannot fetch its artifact {artifact.url}: {e}") from e
-        if len(data) > MAX_ARTIFACT_BYTES:
-            raise ChartUnavailable(f"{ref}: its artifact is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB")
+        key = (artifact.url, artifact.digest or "")
+        with _FETCHED_LOCK:
+            data = _FETCHED.get(key) if artifact.digest else None  # one with a digest is the same bytes again
+        if data is None:
+            data = _fetch(artifact, ref)
         sha = hashlib.sha256(data).hexdigest()
         if artifact.digest and artifact.digest.startswith("sha256:") and artifact.digest != f"sha256:{sha}":
             raise ChartUnavailable(f"{ref}: its artifact's digest is sha256:{sha}, not {artifact.digest}")
+        with _FETCHED_LOCK:
+            _FETCHED[key] = data
+            _FETCHED.move_to_end(key)
+            while len(_FETCHED) > FETCHED_ENTRIES:
+                _FETCHED.popitem(last=False)
         self.work.mkdir(parents=True, exist_ok=True)
         p = self.work / f"{sha}.tgz"
         p.write_bytes(data)
@@ -158,6 +167,17 @@ class Charts:
             top = dirs[0]
         (top / "values.yaml").write_text(values, encoding="utf-8")
         return top
+
+
+def _fetch(artifact: Artifact, ref: ChartRef) -> bytes:
+    try:
+        with urllib.request.urlopen(artifact.url, timeout=FETCH_TIMEOUT) as resp:
+            data: bytes = resp.read(MAX_ARTIFACT_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        raise ChartUnavailable(f"{ref}: cannot fetch its artifact {artifact.url}: {e}") from e
+    if len(data) > MAX_ARTIFACT_BYTES:
+        raise ChartUnavailable(f"{ref}: its artifact is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB")
+    return data
 
 
 def _file_digest(p: Path) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.errors import InputError
-from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of
+from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of, is_chart_version
 from writeback.kube.jsonpatch import Op, get_at, remove_op, set_op
 from writeback.kube.refs import ObjectRef
 
@@ -73,9 +73,10 @@ class _Application(KindFacts):
 
 
 def _synced(status: Mapping[str, Any]) -> str | None:
+    """The synced Git revision (a multi-source app's first; a chart version of a Helm repository is none)."""
     sync = status.get("sync") or {}
-    revision = sync.get("revision") or next(iter(sync.get("revisions") or []), None)
-    return str(revision) if revision else None
+    found = [sync.get("revision"), *(sync.get("revisions") or [])]
+    return next((str(r) for r in found if r and not is_chart_version(str(r))), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

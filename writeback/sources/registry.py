@@ -1,7 +1,7 @@
 """The registry of source kinds: ONE tuple, in order. Adding a source kind is one module plus one line here.
 
-A target whose ``source`` is not set is of the first kind that claims its path (Kustomize when the path holds a
-kustomization); plain manifests claim every path, so they come last.
+A target whose ``source`` is not set is of the first kind that claims it (Helm when the controller object it follows
+renders a chart, Kustomize when the path holds a kustomization); plain manifests claim every path, so they come last.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from collections.abc import Callable
 from writeback.errors import InputError
 from writeback.sources import marked, plain
 from writeback.sources.base import ControllerObject, PathOption, Source
+from writeback.sources.helm import source as helm
 from writeback.sources.kustomize import source as kustomize
 
 SOURCES: tuple[Source, ...] = (
+    helm.SOURCE,
     kustomize.SOURCE,
     marked.SOURCE,
     plain.SOURCE,

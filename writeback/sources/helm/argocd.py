@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from writeback.charts import ChartRef
@@ -22,7 +22,7 @@ from writeback.kube.pathtypes import FieldPath, Index, Key, Select
 from writeback.kube.refs import ObjectRef
 from writeback.sources.helm.model import Form, Layer, LayerKind, Release, Where
 
-__all__ = ["normalize_repo_url", "releases_from_application"]
+__all__ = ["is_helm_source", "normalize_repo_url", "releases_from_application"]
 
 _HELM_KEYS = ("chart",)
 
@@ -66,11 +66,14 @@ def _envsubst(text: str, env: Mapping[str, str]) -> str | None:
     return None if missing else out
 
 
-def _is_helm(source: Mapping[str, Any], files: Mapping[str, str]) -> bool:
+def is_helm_source(source: Mapping[str, Any], exists: Callable[[str], bool]) -> bool:
+    """Whether an Application source renders a Helm chart: a ``chart``, a ``helm`` section, or a ``path`` that
+    holds a ``Chart.yaml`` (``exists``: is this repo-relative file there)."""
     if source.get("chart") or isinstance(source.get("helm"), Mapping):
         return True
     path = source.get("path")
-    return isinstance(path, str) and (_clean(path) or ".").rstrip("/") + "/Chart.yaml" in files
+    clean = _clean(path) if isinstance(path, str) else None
+    return clean is not None and exists(("" if clean == "." else clean.rstrip("/") + "/") + "Chart.yaml")
 
 
 def releases_from_application(
@@ -106,7 +109,7 @@ def releases_from_application(
 
     out: list[Release] = []
     for i, source in enumerate(sources):
-        if not isinstance(source, Mapping) or not _is_helm(source, files):
+        if not isinstance(source, Mapping) or not is_helm_source(source, files.__contains__):
             continue
         base: FieldPath = (Key("spec"), Key("sources"), Index(i)) if many else (Key("spec"), Key("source"))
         env = {

@@ -22,7 +22,7 @@ from writeback.sources.helm.model import Form
 from writeback.sources.helm.values import field_path, format_key
 from writeback.yaml.edit import Edit, apply_edits, load_documents
 
-__all__ = ["Conflict", "conflicts", "patch_files"]
+__all__ = ["Conflict", "conflicts", "patch_files", "scalar_value"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +58,8 @@ def conflicts(edits: Sequence[ValuesEdit]) -> tuple[list[ValuesEdit], list[Confl
     return keep, bad
 
 
-def _scalar(value: Any) -> str:
+def scalar_value(value: Any) -> str:
+    """A value as a parameter's string (``--set`` reads it back typed)."""
     text = scalar_text(value)
     return "null" if value is None else text if text is not None else json.dumps(value)
 
@@ -89,7 +90,7 @@ def patch_files(edits: Sequence[ValuesEdit], files: Mapping[str, str]) -> tuple[
             raise PatchError(f"{file}: not in the repo")
         if any(e.where.form is Form.FILE for e in group):
             whole = [e for e in group if e.where.form is Form.FILE]
-            out.append(FilePatch(path=file, before=before, after=_scalar(whole[-1].value)))
+            out.append(FilePatch(path=file, before=before, after=scalar_value(whole[-1].value)))
             continue
         outer: list[Edit] = []
         texts: dict[tuple[int | None, FieldPath], list[ValuesEdit]] = {}
@@ -98,7 +99,7 @@ def patch_files(edits: Sequence[ValuesEdit], files: Mapping[str, str]) -> tuple[
             if where.form is Form.TEXT:
                 texts.setdefault((where.document, where.path), []).append(e)
             elif where.form is Form.SCALAR:
-                outer.append(Edit(document=where.document or 0, path=where.path, value=_scalar(e.value)))
+                outer.append(Edit(document=where.document or 0, path=where.path, value=scalar_value(e.value)))
             else:
                 path = (*where.path, *field_path(e.key))
                 outer.append(Edit(document=where.document or 0, path=path, value=e.value))

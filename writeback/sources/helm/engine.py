@@ -233,7 +233,8 @@ class HelmEngine:
             after = self._render(request, release)
         except RenderFailed as e:
             return Verification(failure=f"helm template with the edited values fails: {e}")
-        result = verify(loaded.rendering, after, drifts)
+        objects = tuple(o.body for o in after.lasting)
+        result = replace(verify(loaded.rendering, after, drifts), objects=objects)
         if result.ok:
             return result
         key = loaded.request.key()
@@ -247,7 +248,9 @@ class HelmEngine:
         again = self._render(replace(loaded.request, attempt=1), release)
         self._spent[key] = self._spent.get(key, 1) + 1
         volatile = differences(loaded.rendering.lasting, again.lasting)
-        return verify(loaded.rendering, after, drifts, volatile=volatile) if volatile else result
+        if not volatile:
+            return result
+        return replace(verify(loaded.rendering, after, drifts, volatile=volatile), objects=objects)
 
 
 def _overlap(a: Sequence[str | int], b: Sequence[str | int]) -> bool:

@@ -76,6 +76,7 @@ class Verification:
     proof: Proof | None = None
     differences: tuple[Difference, ...] = ()
     failure: str = ""  # the re-render itself failed
+    objects: tuple[Mapping[str, Any], ...] = ()  # the re-render's lasting objects (set by ``HelmEngine.verify``)
 
     @property
     def ok(self) -> bool:
