@@ -5,9 +5,10 @@ kind is for targets whose objects carry nothing else to edit."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from writeback.adapters.files import LoadResult
+from writeback.adapters.files import LoadResult, Problem
+from writeback.gitops import registry as controllers
 from writeback.kube.paths import format_path
 from writeback.model import ChangeSet, DesiredObject, Drift
 from writeback.sources.base import ControllerObject, Found, LoadRequest, LocateRequest, Patched, PathOption
@@ -30,7 +31,19 @@ class Markers:
         return False  # chosen explicitly only
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
-        return PLAIN.load(request)
+        loaded = PLAIN.load(request)
+        followed = request.controller
+        if followed is None or not loaded.objects or any(controllers.find(o.ref) is None for o in loaded.objects):
+            return loaded
+        # Only controller objects here (a HelmRelease and its values): what they apply is rendered, never compared
+        # as it is; say so, instead of a comparison of the HelmRelease itself that finds "no drift".
+        kinds = ", ".join(sorted({controllers.describe(o.ref) for o in loaded.objects}))
+        why = (
+            f"{request.path} declares only GitOps controller objects ({kinds}): the objects "
+            f"{followed.controller.where(followed.ref)} applies are rendered, and source {self.name} compares "
+            "manifests as they are; leave `source` unset so that the kind that renders them is chosen"
+        )
+        return replace(loaded, problems=(*loaded.problems, Problem(file=request.path, message=why)))
 
     def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
         return [

@@ -49,15 +49,15 @@ def _values(layer: Layer, files: Mapping[str, str], chart: ChartInfo) -> dict[st
 
 def _own(release: Release, *, above: int, files: Mapping[str, str], chart: ChartInfo) -> tuple[Layer, int] | None:
     """This release's own top layer that beats layer number ``above``: its inline values when it has some, else
-    (Argo CD) its last own values file, else its inline values created: (layer, its precedence)."""
+    its last own values file (one no other release reads), else its inline values created: (layer, precedence)."""
     layers = release.layers
     inline = [(i, layer) for i, layer in enumerate(layers) if layer.kind is LayerKind.INLINE and editable(layer)]
     for i, layer in inline:
         if i > above and layer_text(layer, files=files, chart=chart) not in (ABSENT, None):
             return layer, i
-    for i in range(len(layers) - 1, above, -1):  # Flux's values files are the chart's (chart_values): not its own
+    for i in range(len(layers) - 1, above, -1):  # a values file of its own (Flux's chart valuesFiles too)
         layer = layers[i]
-        if layer.kind is LayerKind.VALUES_FILE and editable(layer) and not layer.chart_values:
+        if layer.kind is LayerKind.VALUES_FILE and editable(layer):
             return layer, i
     for i, layer in inline:
         if i > above and layer.where is not None and layer.where.file in files:
