@@ -180,6 +180,16 @@ def _item_value(entry: Any, item: Any, live: Any, issued: Mapping[str, Any]) -> 
     return fill(entry)
 
 
+def _item_path(path: FieldPath) -> FieldPath | None:
+    """The path of the list item a token rendered in: up to its first list position, through map keys only."""
+    for i, seg in enumerate(path):
+        if isinstance(seg, Index):
+            return tuple(path[: i + 1])
+        if not isinstance(seg, Key):
+            return None
+    return None
+
+
 def solve_add(
     perturb: Perturb, anchor_value: Any, rest: FieldPath, live: Any, *, effective: Mapping[str, Any]
 ) -> Edits | str:
@@ -192,10 +202,15 @@ def solve_add(
         return "its entry did not render here"
     current = get_value(effective, perturb.key)
     if isinstance(current, list):
-        item_paths = {f.path[:1] for f in spots}
-        if len(item_paths) != 1 or not rest or not isinstance(rest[0], Select | Index) or len(rest) != 1:
+        # the item's place below the anchor: the anchor is the list, or (a list the Git values render empty, so
+        # not at all) the map that gets it
+        item_paths = {_item_path(f.path) for f in spots}
+        item_path = next(iter(item_paths))
+        if len(item_paths) != 1 or item_path is None or not rest or not isinstance(rest[-1], Select | Index):
             return "its item renders elsewhere"
-        item = lookup(anchor_value, next(iter(item_paths)))
+        if tuple(rest[:-1]) != item_path[:-1]:
+            return "its item renders elsewhere"
+        item = lookup(anchor_value, item_path)
         try:
             value = _item_value(perturb.entry, item, live, issued)
         except LookupError:

@@ -98,7 +98,7 @@ def target_for(drift: Drift, obj: RenderedObject, effective: Mapping[str, Any]) 
         for cut in range(len(path) - 1, -1, -1):
             anchor = lookup(obj.body, path[:cut])
             if anchor is not ABSENT and isinstance(anchor, Mapping | list):
-                item = bool(path[cut:]) and isinstance(path[cut], Select | Index)
+                item = any(isinstance(s, Select | Index) for s in path[cut:])  # a list item, maybe in a new list
                 first, later = add_candidates(effective, anchor, item=item)
                 return Target(
                     drift=drift,
