@@ -37,10 +37,26 @@ VALUES = HERE / "gitops" / "envs" / "prod" / "values.yaml"
 
 
 def render(helm: Path, home: Path) -> str:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "HELM_CACHE_HOME": str(home / "c"),
-           "HELM_CONFIG_HOME": str(home / "f"), "HELM_DATA_HOME": str(home / "d"), "KUBECONFIG": str(home / "no")}
-    args = [str(helm), "template", str(CHART), "--name-template", "web", "--namespace", NAMESPACE, "--include-crds",
-            "--values", str(VALUES)]
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "HELM_CACHE_HOME": str(home / "c"),
+        "HELM_CONFIG_HOME": str(home / "f"),
+        "HELM_DATA_HOME": str(home / "d"),
+        "KUBECONFIG": str(home / "no"),
+    }
+    args = [
+        str(helm),
+        "template",
+        str(CHART),
+        "--name-template",
+        "web",
+        "--namespace",
+        NAMESPACE,
+        "--include-crds",
+        "--values",
+        str(VALUES),
+    ]
     return subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
 
 
@@ -57,15 +73,31 @@ def main(argv: list[str] | None = None) -> int:
             k = plane.kubectl
             k("apply", "--server-side", "-f", str(CRDS / "argocd-application.yaml"))
             for _ in range(120):  # until the CRD has conditions to wait on
-                if k("wait", "--for=condition=Established", "--timeout=60s", "crd/applications.argoproj.io",
-                     check=False).returncode == 0:
+                if (
+                    k(
+                        "wait",
+                        "--for=condition=Established",
+                        "--timeout=60s",
+                        "crd/applications.argoproj.io",
+                        check=False,
+                    ).returncode
+                    == 0
+                ):
                     break
                 time.sleep(0.5)
             k("create", "namespace", "argocd")
             k("create", "namespace", NAMESPACE)
             manifests = render(helm, Path(tmp) / "helm-home")
-            k("apply", "--server-side", "--field-manager=argocd-controller", "-n", NAMESPACE, "-f", "-",
-              input=manifests)
+            k(
+                "apply",
+                "--server-side",
+                "--field-manager=argocd-controller",
+                "-n",
+                NAMESPACE,
+                "-f",
+                "-",
+                input=manifests,
+            )
             k("apply", "--server-side", "--field-manager=argocd-controller", "-f", str(HERE / "gitops/apps/web.yaml"))
             k("set", "image", "deployment/web", "-n", NAMESPACE, "web=ghcr.io/stefanprodan/podinfo:6.15.0")
             k("scale", "deployment/web", "-n", NAMESPACE, "--replicas=5")
