@@ -77,6 +77,12 @@ class RenderCache:
                 self._renders.move_to_end(key)
             return hit
 
+    def clear(self) -> None:
+        """Forget every render and reset the counts (a benchmark's cold start)."""
+        with self._lock:
+            self._renders.clear()
+            self.runs = self.hits = 0
+
     def put(self, key: tuple[str, str], output: RenderOutput) -> None:
         with self._lock:
             self.runs += 1
