@@ -98,6 +98,12 @@ def test_a_helmrelease_with_markers_offline_from_a_dump_and_the_repo_alone(
     assert "-  tag: 6.14.1 # {" in f["diff"] and "+  tag: 6.15.0 # {" in f["diff"]  # at the marker, kept
     assert "changes exactly these 2 fields of these 1 object" in cs["pullRequest"]["body"]
 
+    # without a controller object, the path declares the one HelmRelease: its manifest is the release
+    code, out, err = run_cli("plan", "-o", "json", "--repo", str(repo), "--path", "apps", "--source", "helm",
+                             "--live", str(dump), "-n", namespace)  # fmt: skip
+    assert code == 0, err
+    assert [g["diff"] for c in json.loads(out)["changesets"] for g in c["files"]] == [f["diff"]]
+
     target["source"] = "markers"  # the configuration: plain manifests, where only the HelmRelease is
     config.write_text(json.dumps({"targets": [target]}))
     code, out, err = run_cli("diff", "-o", "json", "--config", str(config), "--live", str(dump))

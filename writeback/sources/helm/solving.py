@@ -204,9 +204,9 @@ def solve_add(
     if isinstance(current, list):
         # the item's place below the anchor: the anchor is the list, or (a list the Git values render empty, so
         # not at all) the map that gets it
-        item_paths = {_item_path(f.path) for f in spots}
-        item_path = next(iter(item_paths))
-        if len(item_paths) != 1 or item_path is None or not rest or not isinstance(rest[-1], Select | Index):
+        places = {_item_path(f.path) for f in spots}
+        item_path = next(iter(places))
+        if len(places) != 1 or item_path is None or not rest or not isinstance(rest[-1], Select | Index):
             return "its item renders elsewhere"
         if tuple(rest[:-1]) != item_path[:-1]:
             return "its item renders elsewhere"
