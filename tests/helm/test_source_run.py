@@ -47,7 +47,8 @@ def test_run_opens_the_pull_request_with_the_values_edit_and_the_proof(
     fake = GitHubFake(bare=bare).start()
     try:
         forge = {"kind": "github", "url": fake.url, "project": "octo-org/gitops", "token": {"env": TOKEN_ENV}}
-        target = {"name": "web", "repo_url": str(bare), "argocd_application": f"{namespace}/web", "forge": forge}
+        target = {"name": "web", "repo_url": str(bare), "argocd_application": f"{namespace}/web", "forge": forge,
+                  "source": "helm"}  # fmt: skip
         config = tmp_path / "writeback.yaml"
         config.write_text(json.dumps({"targets": [target]}))
         args = ("run", "--once", "-o", "json", "--config", str(config), "--kubeconfig", controlplane.kubeconfig,

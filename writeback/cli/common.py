@@ -75,7 +75,8 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     git.add_argument(
         "--source",
         choices=sources.names(),
-        help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
+        help="how the manifests are produced (default: the target's, else the first kind that claims the target: the "
+        "controller object it follows, or its --path)",
     )
     for option in sources.path_options():
         git.add_argument(option.flag, metavar="DIR", dest=flag_dest(option.flag), help=option.help)
