@@ -23,6 +23,7 @@ from writeback.kube.refs import ObjectRef
 API_VERSION = "argoproj.io/v1alpha1"
 TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
 INSTANCE_LABEL = "argocd.argoproj.io/instance"
+REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"  # "normal": compare with Git now (Argo CD removes it when done)
 SYNC_POLICY_POINTER = "/spec/syncPolicy"
 
 
@@ -62,6 +63,11 @@ class _Application(KindFacts):
         ns, sep, name = app.partition("_")
         return self.at(namespace=ns, name=name) if sep and ns and name else self.at(namespace=namespace, name=app)
 
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        return ref, [set_op(body, ("metadata", "annotations", REFRESH_ANNOTATION), "normal")]
+
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         present, _ = get_at(body, self.auto_sync_path)
         return [remove_op(self.auto_sync_path)] if present else []
@@ -94,6 +100,11 @@ class _ApplicationSet(KindFacts):
             if (str(owner.get("apiVersion", "")).partition("/")[0], owner.get("kind")) == (self.group, self.kind):
                 return self.at(namespace=namespace, name=str(owner["name"]))
         return None
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        return None  # it applies Applications from its generators, not from a Git revision of its own
 
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         if held_for is None:

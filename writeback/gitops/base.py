@@ -143,6 +143,13 @@ class GitOpsController(Protocol):
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         """The object of this kind that applies ``body`` (a live object in ``namespace``), if it says so."""
 
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        """How to ask the controller of this object to fetch from Git now, as ``argocd app get --refresh`` and
+        ``flux reconcile source git`` do: the object to patch and the operations (``token``: a value that changes
+        when a new fetch is wanted); None when it cannot be asked."""
+
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         """The JSON patch operations that switch auto-sync off (``held_for``: the child a parent is held for)."""
 

@@ -21,6 +21,7 @@ from writeback.kube.refs import ObjectRef
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
 HELM_GROUP = "helm.toolkit.fluxcd.io"
+REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"  # a new value asks the controller to reconcile now
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +38,11 @@ class _Source(KindFacts):
 
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         return None
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        return ref, [set_op(body, ("metadata", "annotations", REQUESTED_AT), token)]
 
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         return [set_op(body, self.auto_sync_path, True)]
@@ -71,14 +77,28 @@ class _Applier(_Source):
             ignore_differences=drift_ignores(spec),
         )
 
-    def fetched(self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter) -> Fetched:
+    def _source(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ObjectRef | None:
+        """Its GitRepository, if that is its source."""
         present, source = get_at(body, self.source_path)
         if not (present and isinstance(source, Mapping)) or source.get("kind") != GIT_REPOSITORY.kind:
-            return Fetched(where="its source (not a GitRepository)", commit=None)
+            return None
         if not source.get("name"):
+            return None
+        return GIT_REPOSITORY.at(namespace=str(source.get("namespace") or ref.namespace), name=str(source["name"]))
+
+    def fetched(self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter) -> Fetched:
+        repo = self._source(body, ref=ref)
+        if repo is None:
             return Fetched(where="its source (not a GitRepository)", commit=None)
-        repo = GIT_REPOSITORY.at(namespace=str(source.get("namespace") or ref.namespace), name=str(source["name"]))
         return GIT_REPOSITORY.fetched(get(repo) or {}, ref=repo, get=get)
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        repo = self._source(body, ref=ref)
+        found = get(repo) if repo is not None else None
+        return None if repo is None or found is None else GIT_REPOSITORY.fetch_request(found, ref=repo, get=get,
+                                                                                       token=token)
 
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         labels = (body.get("metadata") or {}).get("labels") or {}
