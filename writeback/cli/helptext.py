@@ -28,7 +28,7 @@ _USAGE = (ExitCode.INPUT, "a usage, config or input error; the message names the
 _FAILED = (ExitCode.FAILED, "at least one target failed at run time while the others ran")
 _INTERRUPTED = (ExitCode.INTERRUPTED, "interrupted")
 _KUBECONFIG = ("KUBECONFIG", "the kubeconfig when --kubeconfig is not given (then ~/.kube/config, then in-cluster)")
-_KUSTOMIZE = ("WRITEBACK_KUSTOMIZE", "the kustomize binary (default: kustomize on PATH)")
+_KUSTOMIZE = ("WRITEBACK_KUSTOMIZE, WRITEBACK_HELM", "the programs source kinds run (default: kustomize, helm on PATH)")
 _COLOR = ("NO_COLOR", "set and not empty: no colour with --color auto")
 _TOKENS = (
     "$VAR of --token-env, {env: VAR} in the config",
