@@ -29,7 +29,7 @@ from writeback.drift.diffing import is_prefix
 from writeback.drift.ownership import Ownership, canonical, fields_v1, parse_managed_fields, prune_fields_v1
 from writeback.kube.paths import lookup_as_served, parse_path
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment, Select
-from writeback.model import Capture, CapturedHotfix, FieldOwner, HotfixState
+from writeback.model import Capture, CapturedHotfix, FieldOwner, HotfixState, ManagerOperation
 from writeback.settings import Policy
 
 __all__ = ["Composed", "compose", "settled"]
@@ -147,7 +147,7 @@ def _reverter(live: Mapping[str, Any], capture: Capture, *, policy: Policy) -> F
     if not after:
         return None
     e = max(after, key=lambda e: str(e.get("time") or ""))
-    return FieldOwner(manager=str(e.get("manager", "")), operation=str(e.get("operation", "")),
+    return FieldOwner(manager=str(e.get("manager", "")), operation=ManagerOperation.of(e.get("operation")),
                       time=str(e.get("time")) if e.get("time") else None)  # fmt: skip
 
 

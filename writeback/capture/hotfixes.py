@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from writeback.capture.redaction import restore, scrub
+from writeback.capture.redaction import LAST_APPLIED, restore, scrub
 from writeback.drift.deciding import Role, manager_role
 from writeback.drift.diffing import diff
 from writeback.drift.listkeys import resolver
 from writeback.drift.ownership import parse_managed_fields
 from writeback.kube.paths import format_path, parse_path, parse_pattern
 from writeback.kube.pathtypes import FieldPath
-from writeback.model import Capture, FieldOwner
+from writeback.model import Capture, FieldOwner, ManagerOperation
 from writeback.settings import Policy
 
 __all__ = [
@@ -52,7 +52,7 @@ def newest_writer(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | No
     e = tied[0]
     return FieldOwner(
         manager=str(e.get("manager", "")),
-        operation=str(e.get("operation", "")),
+        operation=ManagerOperation.of(e.get("operation")),
         subresource=str(e.get("subresource", "")),
         time=str(e.get("time")) if e.get("time") else None,
     )
@@ -118,7 +118,7 @@ def person_wrote(
     if not gone:
         return None
     e = max(gone, key=lambda e: str(e.get("time") or ""))
-    return FieldOwner(manager=str(e.get("manager", "")), operation=str(e.get("operation", "")),
+    return FieldOwner(manager=str(e.get("manager", "")), operation=ManagerOperation.of(e.get("operation")),
                       subresource=str(e.get("subresource", "")), time=None)  # fmt: skip
 
 
@@ -144,9 +144,15 @@ def owned_change(capture_body: Mapping[str, Any], live: Mapping[str, Any], *, ma
 
 
 def essence(body: Mapping[str, Any]) -> dict[str, Any]:
-    """What a person can change: the object without status and server-set metadata."""
+    """What a person can change: the object without status, server-set metadata and client-side apply's
+    bookkeeping (Argo CD's default sync rewrites the last-applied annotation on every apply)."""
     out = {k: v for k, v in body.items() if k != "status"}
     meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _SERVER_META}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+        meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED} or None
+        if meta["annotations"] is None:
+            del meta["annotations"]
     out["metadata"] = meta
     return out
 

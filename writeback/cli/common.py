@@ -6,6 +6,7 @@ Precedence: a flag beats the config target's setting, which beats the built-in d
 from __future__ import annotations
 
 import argparse
+import posixpath
 import re
 import sys
 from dataclasses import dataclass
@@ -16,13 +17,14 @@ from writeback.adapters.forges import registry as forges
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import context_name
 from writeback.adapters.kube.kubeconfigs import ClusterAccess
+from writeback.cli.exits import actionable_words
 from writeback.config import Config, Target, load_config
 from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError
 from writeback.gitops.base import Followed
 from writeback.gitops.registry import SUSPENDABLE
 from writeback.pipeline.pull_requests import check_config_templates
-from writeback.pipeline.targets import Edges, TargetSpec, spec_for
+from writeback.pipeline.targets import Edges, TargetSpec, spec_for, tools_for
 from writeback.sources import registry as sources
 
 STDIN = "-"  # ``--live -``: the dump comes on standard input
@@ -75,16 +77,22 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     git.add_argument(
         "--source",
         choices=sources.names(),
-        help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
+        help="how the manifests are produced (default: the target's, else the first kind that claims the target: the "
+        "controller object it follows, or its --path)",
     )
+    for option in sources.path_options():
+        git.add_argument(option.flag, metavar="DIR", dest=flag_dest(option.flag), help=option.help)
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
-    parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
     parser.add_argument(
-        "--exit-code", action="store_true", help="exit 1 on drift: writeback, flag, unattributed, new or deleted"
+        "--explain", action="store_true",
+        help="also name the rule that decided each drift, and list every dropped field and its rule",
+    )  # fmt: skip
+    parser.add_argument(
+        "--exit-code", action="store_true", help=f"exit 1 on drift: {actionable_words()}"
     )
 
 
@@ -115,14 +123,18 @@ def _local_repo(url: str) -> Path | None:
     return p if p.is_dir() else None
 
 
-def _default_name(args: Any) -> str:
-    """Without a config target: the --path (or the repo directory's) name."""
-    path = Path(args.path or ".")
-    name = path.name if str(path) not in (".", "") else Path(args.repo or ".").resolve().name
-    return name or "default"
+def target_name(path: str | None, *, fallback: str) -> str:
+    """The name of a target built from flags (no config file), as a config target's name must be (a slug): the
+    --path's last directory, else ``fallback`` (the repository's name), else ``default``."""
+    last = posixpath.basename(posixpath.normpath(path or "."))
+    for raw in (last, fallback):
+        slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
+        if slug:
+            return slug
+    return "default"
 
 
-def inputs_from_args(args: Any) -> Inputs:
+def inputs_from_args(args: argparse.Namespace) -> Inputs:
     """Flags (and the config target they name) -> the target's spec, its local repo and its edges.
 
     Precedence: a flag beats the config target's setting, which beats the built-in default.
@@ -157,7 +169,8 @@ def inputs_from_args(args: Any) -> Inputs:
     if target is not None:
         spec = spec_for(target, **flags)
     else:
-        spec = TargetSpec(name=_default_name(args), **{k: v for k, v in flags.items() if v is not None and v != ()})
+        name = target_name(args.path, fallback=repo.resolve().name)
+        spec = TargetSpec(name=name, **{k: v for k, v in flags.items() if v is not None and v != ()})
     return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
 
 
@@ -166,7 +179,7 @@ def flag_dest(flag: str) -> str:
     return flag.removeprefix("--").replace("-", "_")
 
 
-def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
+def _followed(args: argparse.Namespace, target: Target | None) -> tuple[Followed, ...]:
     """The controller objects named by flags, then the target's of the other kinds (a flag beats the setting)."""
     given = tuple(
         Followed(controller=c, text=text, what=c.flag)
@@ -179,14 +192,16 @@ def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
     return given + kept if given else ()
 
 
-def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
+def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
+    given = {o.name: getattr(args, flag_dest(o.flag), None) for o in sources.path_options()}
+    tools = tools_for(target, given=given)
     if live == STDIN:
-        return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input")
+        return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input", tools=tools)
     if live:
         return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}",
-                     empty_live_ok=bool(getattr(args, "allow_empty_live", False)))  # fmt: skip
+                     empty_live_ok=bool(getattr(args, "allow_empty_live", False)), tools=tools)  # fmt: skip
     entry = None
     if not (kubeconfig or context) and cfg is not None and target is not None and target.cluster:
         entry = next(c for c in cfg.clusters if c.name == target.cluster)
@@ -197,7 +212,7 @@ def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
         access = ClusterAccess(kubeconfig=kubeconfig, context=context)
         name = context or context_name(access) or "in-cluster"
     cluster = KubeCluster.connect(kubeconfig=access.kubeconfig, context=access.context, in_cluster=access.in_cluster)
-    return Edges(cluster=cluster, cluster_name=name)
+    return Edges(cluster=cluster, cluster_name=name, tools=tools)
 
 
 def read_stdin() -> str:
@@ -222,6 +237,7 @@ FLAG_NAMES: dict[str, str] = {
     "revision": "--revision",
     **{c.config_key: c.flag for c in SUSPENDABLE if c.config_key and c.flag},
     "source": "--source",
+    **{o.config_key: o.flag for o in sources.path_options()},
     "forge": "--forge",
     "forge.kind": "--forge",
     "forge.url": "--forge-url",
@@ -243,17 +259,13 @@ def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--incident", metavar="TEXT", help="incident link or rationale for the PR body")
 
 
-def flag_target_name(args: Any) -> str:
-    """The target name without a config file: the --path's last directory, else the repository's name."""
-    path = (getattr(args, "path", None) or ".").strip("/")
-    raw = path.rsplit("/", 1)[-1] if path not in ("", ".") else ""
-    if not raw:
-        raw = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
-    slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
-    return slug or "default"
+def flag_target_name(args: argparse.Namespace) -> str:
+    """``run``'s target name without a config file (:func:`target_name`): the repository's is --repo-url's."""
+    repo = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+    return target_name(getattr(args, "path", None), fallback=repo)
 
 
-def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
+def targets_from_args(args: argparse.Namespace) -> tuple[Config | None, tuple[Target, ...]]:
     """The targets ``run`` works on: all of --config (or the one --target names), or the one the flags describe."""
     flags = [f for f in ("repo_url", "base", "forge", "forge_url", "forge_project", "token_env") if getattr(args, f)]
     if args.config:
@@ -287,11 +299,14 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     for c in SUSPENDABLE:
         if c.flag and c.config_key and getattr(args, flag_dest(c.flag), None):
             target[c.config_key] = getattr(args, flag_dest(c.flag))
+    for o in sources.path_options():
+        if getattr(args, flag_dest(o.flag), None):
+            target[o.config_key] = getattr(args, flag_dest(o.flag))
     named: dict[tuple[int | str, ...], str] = {("targets", 0, *key.split(".")): f for key, f in FLAG_NAMES.items()}
     cfg = parse_config({"targets": [target]}, source="command-line flags", flags=named)
     return None, cfg.targets
 
 
-def spec_of(args: Any, cfg: Config | None, target: Target) -> TargetSpec:
+def spec_of(args: argparse.Namespace, cfg: Config | None, target: Target) -> TargetSpec:
     """The spec of a ``run`` target; one built from flags names its flags in errors."""
     return spec_for(target, incident=getattr(args, "incident", None), setting_names={} if cfg else FLAG_NAMES)

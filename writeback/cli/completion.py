@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from writeback.cli.exits import Tally
+
 SHELLS = ("bash", "zsh")
 _FILE_METAVARS = {"FILE", "PATH"}
 _DIR_METAVARS = {"DIR", "SUBDIR"}
@@ -54,4 +56,4 @@ def script(shell: str, *, prog: str = "writeback") -> str:
 
 def run(args: argparse.Namespace) -> int:
     sys.stdout.write(script(args.shell))
-    return 0
+    return Tally().exit_code()

@@ -10,9 +10,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from writeback.errors import ExitCode
-from writeback.model import EnsureResult, Outcome, PlanProblem, ProblemKind, ResultReason
+from writeback.model import Decision, EnsureResult, Outcome, PlanProblem, ProblemKind, ResultReason
 
-__all__ = ["ExitCode", "Tally"]
+__all__ = ["ExitCode", "Tally", "actionable_words"]
+
+
+def actionable_words() -> str:
+    """The decisions ``diff --exit-code`` exits 1 on (``Decision.actionable``), for help texts: a person's changes
+    first, then whole objects: ``writeback, flag, unattributed, new or deleted``."""
+    names = [d.value for d in Decision if d.by_person] + [d.value for d in Decision if d.whole_object]
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

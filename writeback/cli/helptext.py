@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from writeback.cli.exits import actionable_words
 from writeback.errors import ExitCode
 
 __all__ = ["COMMANDS", "CommandHelp", "Formatter", "attach", "epilog", "walk"]
@@ -27,7 +28,7 @@ _USAGE = (ExitCode.INPUT, "a usage, config or input error; the message names the
 _FAILED = (ExitCode.FAILED, "at least one target failed at run time while the others ran")
 _INTERRUPTED = (ExitCode.INTERRUPTED, "interrupted")
 _KUBECONFIG = ("KUBECONFIG", "the kubeconfig when --kubeconfig is not given (then ~/.kube/config, then in-cluster)")
-_KUSTOMIZE = ("WRITEBACK_KUSTOMIZE", "the kustomize binary (default: kustomize on PATH)")
+_KUSTOMIZE = ("WRITEBACK_KUSTOMIZE, WRITEBACK_HELM", "the programs source kinds run (default: kustomize, helm on PATH)")
 _COLOR = ("NO_COLOR", "set and not empty: no colour with --color auto")
 _TOKENS = (
     "$VAR of --token-env, {env: VAR} in the config",
@@ -73,8 +74,8 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
             "writeback diff --path apps/shop --exit-code || echo 'someone changed the cluster'",
         ),
         exit_codes=(
-            (ExitCode.OK, "no problem (with --exit-code: and no writeback, flag or unattributed drift)"),
-            (ExitCode.DRIFT, "with --exit-code: writeback, flag or unattributed drift found"),
+            (ExitCode.OK, f"no problem (with --exit-code: and no {actionable_words()} drift)"),
+            (ExitCode.DRIFT, f"with --exit-code: {actionable_words()} drift found"),
             _USAGE,
             _FAILED,
             _INTERRUPTED,

@@ -12,9 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from writeback.errors import InputError
 from writeback.kube.jsonpatch import Op
-from writeback.kube.refs import ObjectRef, group_of
+from writeback.kube.refs import ObjectRef, group_of, split_ns_name
 
 Getter = Callable[[ObjectRef], Mapping[str, Any] | None]
 
@@ -22,6 +21,15 @@ Getter = Callable[[ObjectRef], Mapping[str, Any] | None]
 _REVISION = re.compile(
     r"^(?:(?P<ref>.+?)[@/])?(?:sha1|sha256):(?P<sha>[0-9a-f]{7,64})$|^(?P<ref2>.+)/(?P<sha2>[0-9a-f]{40})$"
 )
+
+
+_VERSION = re.compile(r"^v?[0-9]+(?:\.[0-9]+){1,2}(?:[-+][0-9A-Za-z.+-]*)?$")
+
+
+def is_chart_version(revision: str) -> bool:
+    """A chart's version (``6.14.1``), which a controller reports as the revision of a release whose chart comes from
+    a Helm repository: no Git commit."""
+    return _VERSION.match(revision.strip()) is not None
 
 
 def commit_of(revision: str) -> str:
@@ -40,7 +48,8 @@ class ControllerState:
     source: str = ""  # where the revision was read, e.g. "Argo CD Application argocd/web status.sync.revision"
     revision: str | None = None  # as written in the status (``commit_of`` gives the commit)
     namespace: str | None = None  # destination / target namespace of manifests that name none
-    ignore_differences: tuple[Mapping[str, Any], ...] = ()  # Argo CD ``spec.ignoreDifferences`` entries
+    # ignore rules in the form of Argo CD's ``spec.ignoreDifferences`` entries (Flux's ``driftDetection.ignore`` too)
+    ignore_differences: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,14 +58,6 @@ class Fetched:
 
     where: str
     commit: str | None
-
-
-def split_ref(text: str, *, what: str) -> tuple[str, str]:
-    """``NAMESPACE/NAME`` -> (namespace, name); an InputError naming ``what`` (a flag or a config key) otherwise."""
-    ns, sep, name = text.partition("/")
-    if not sep or not ns or not name or "/" in name:
-        raise InputError(f"{what} {text!r}: expected NAMESPACE/NAME")
-    return ns, name
 
 
 @runtime_checkable
@@ -133,6 +134,13 @@ class GitOpsController(Protocol):
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         """The object of this kind that applies ``body`` (a live object in ``namespace``), if it says so."""
 
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        """How to ask the controller of this object to fetch from Git now, as ``argocd app get --refresh`` and
+        ``flux reconcile source git`` do: the object to patch and the operations (``token``: a value that changes
+        when a new fetch is wanted); None when it cannot be asked."""
+
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         """The JSON patch operations that switch auto-sync off (``held_for``: the child a parent is held for)."""
 
@@ -178,7 +186,7 @@ class KindFacts:
 
     def ref(self, text: str, *, what: str = "") -> ObjectRef:
         """``NAMESPACE/NAME`` -> the object's ref; an InputError naming ``what`` (default: the flag) otherwise."""
-        ns, name = split_ref(text, what=what or self.flag or self.kind)
+        ns, name = split_ns_name(text, what=what or self.flag or self.kind)
         return self.at(namespace=ns, name=name)
 
     def matches(self, ref: ObjectRef) -> bool:
@@ -194,4 +202,4 @@ class KindFacts:
 
     def where(self, ref: ObjectRef) -> str:
         """``Argo CD Application argocd/web``: how messages name one object."""
-        return f"{self.title} {ref.namespace}/{ref.name}" if ref.namespace else f"{self.title} {ref.name}"
+        return ref.named(self.title)

@@ -24,8 +24,8 @@ from writeback.drift.normalizing import normalize
 from writeback.errors import PatchError, ToolMissing, WritebackError
 from writeback.kube.paths import format_path
 from writeback.kube.refs import ObjectRef
-from writeback.model import ChangeSet, Decision
-from writeback.sources.base import Rendered, Source
+from writeback.model import ChangeSet, Side
+from writeback.sources.base import Patched, Source
 from writeback.sources.changesets import Plan, aborted
 from writeback.sources.live_values import find_rendered, mismatches
 
@@ -33,20 +33,21 @@ log = logging.getLogger(__name__)
 
 PREFIX = "Server-side dry-run apply of the patched manifests against the live cluster"
 
+
 def check_rendered(
-    plan: Plan, *, render: Callable[[ChangeSet], Rendered], source: Source
-) -> tuple[Plan, dict[str, Rendered]]:
+    plan: Plan, *, render: Callable[[ChangeSet], Patched], source: Source
+) -> tuple[Plan, dict[str, Patched]]:
     """Render each change set that changes files once (``render(cs)``), and abort the ones whose rendering does not
     hold the live values of their located drifts. Returns the plan and the renderings by change set id."""
     out: list[ChangeSet] = []
     errors = list(plan.errors)
-    rendered: dict[str, Rendered] = {}
+    rendered: dict[str, Patched] = {}
     for cs in plan.changesets:
         if not cs.files:
             out.append(cs)
             continue
         try:
-            objects = render(cs)
+            patched = render(cs)
         except ToolMissing:
             raise
         except PatchError as e:
@@ -55,13 +56,13 @@ def check_rendered(
             continue
         unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
         checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
-        wrong = mismatches(objects, checked)
+        wrong = mismatches(patched.objects, checked)
         if wrong:
             why = f"{source.render_name} of the patch disagrees: " + "; ".join(str(w) for w in wrong)
             errors.append(aborted(cs.id, why))
             out.append(replace(cs, files=()))
             continue
-        rendered[cs.id] = objects
+        rendered[cs.id] = patched
         out.append(cs)
     return Plan(changesets=tuple(out), errors=tuple(errors)), rendered
 
@@ -74,7 +75,7 @@ def verification_line(
     A server-side dry-run apply of each patched object against live must store the written-back fields exactly as
     they are live, and change nothing else live either: merging must add nothing the person did not do.
     """
-    drifts = [d for d in cs.drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG) and not d.sensitive]
+    drifts = [d for d in cs.drifts if d.decision.written and not d.sensitive]
     if not drifts:
         return f"{PREFIX}: nothing to compare."
     try:
@@ -118,8 +119,8 @@ def _changes_live(cluster: Cluster, applied: Sequence[tuple[ObjectRef, Mapping[s
             out.append(f"{ref}: not live")
             continue
         keys = resolver(kind=ref.kind, learned={})
-        stored = normalize(result, ref=ref, side="live").body
-        now = normalize(live, ref=ref, side="live").body
+        stored = normalize(result, ref=ref, side=Side.LIVE).body
+        now = normalize(live, ref=ref, side=Side.LIVE).body
         out.extend(f"{ref}: {format_path(leaf.path)}" for leaf in diff(live=stored, git=now, keys=keys))
     return out
 
