@@ -69,7 +69,7 @@ def test_run_never_reads_or_writes_outside_the_clone(case: str, tmp_path: Path) 
 
 
 def test_run_edits_the_real_path_of_a_link_inside_the_repository(tmp_path: Path) -> None:
-    bare = _bare(tmp_path, {"shared/web.yaml": MANIFEST}, {"apps/web.yaml": "../shared/web.yaml"})
+    bare = _bare(tmp_path, {"common/web.yaml": MANIFEST}, {"apps/web.yaml": "../common/web.yaml"})
     fake = GitHubFake(bare=bare).start()
     try:
         code, out, err = _run(tmp_path, bare, fake)
@@ -78,8 +78,8 @@ def test_run_edits_the_real_path_of_a_link_inside_the_repository(tmp_path: Path)
         [pr] = fake.prs.values()
         branch = pr["head"]
         changed = git("--git-dir", str(bare), "diff", "--name-only", "main", branch)
-        assert changed == "shared/web.yaml"  # the PR shows the real path
-        show = ["git", "--git-dir", str(bare), "show", f"{branch}:shared/web.yaml"]
+        assert changed == "common/web.yaml"  # the PR shows the real path
+        show = ["git", "--git-dir", str(bare), "show", f"{branch}:common/web.yaml"]
         assert "web:1.0.4   # bumped by CI" in subprocess.run(show, capture_output=True, text=True, check=True).stdout
         # the link is still a link to the same file
         assert git("--git-dir", str(bare), "ls-tree", branch, "apps/web.yaml").startswith("120000 ")
@@ -98,7 +98,7 @@ def test_the_clone_refuses_to_commit_through_a_link(tmp_path: Path) -> None:
 
     host = host_dir(tmp_path)
     before = Watched(host).digest()
-    bare = _bare(tmp_path, {"shared/web.yaml": MANIFEST}, {"apps/web.yaml": "../shared/web.yaml",
+    bare = _bare(tmp_path, {"common/web.yaml": MANIFEST}, {"apps/web.yaml": "../common/web.yaml",
                                                            "apps/host.yaml": str(host / "web.yaml"),
                                                            "apps/hostdir": str(host / "dir")})  # fmt: skip
     repo = GitRepo(url=str(bare), workdir=tmp_path / "clone", bot=BOT)

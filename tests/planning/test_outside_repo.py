@@ -109,18 +109,18 @@ def test_a_compared_revision_with_a_link_outside_is_refused_alike(tmp_path: Path
 
 
 def test_a_link_inside_the_repository_is_read_and_the_edit_goes_to_its_real_path(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, {"shared/web.yaml": MANIFEST}, {"apps/web.yaml": "../shared/web.yaml"})
+    repo = _repo(tmp_path, {"common/web.yaml": MANIFEST}, {"apps/web.yaml": "../common/web.yaml"})
     live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
     code, out, err = run_cli("plan", "--live", str(live), "--repo", str(repo), "--path", "apps", "--output", "json")
     assert code == 0, err
     [cs] = json.loads(out)["changesets"]
-    assert [f["path"] for f in cs["files"]] == ["shared/web.yaml"]
-    assert "web:1.0.4" in cs["files"][0]["diff"] and "+++ b/shared/web.yaml" in cs["files"][0]["diff"]
+    assert [f["path"] for f in cs["files"]] == ["common/web.yaml"]
+    assert "web:1.0.4" in cs["files"][0]["diff"] and "+++ b/common/web.yaml" in cs["files"][0]["diff"]
     # the same from the top of the repository, where the link and the file it points to are both under the path
     code, out, err = run_cli("plan", "--live", str(live), "--repo", str(repo), "--path", ".", "--output", "json")
     assert code == 0, err
     [cs] = json.loads(out)["changesets"]
-    assert [f["path"] for f in cs["files"]] == ["shared/web.yaml"]
+    assert [f["path"] for f in cs["files"]] == ["common/web.yaml"]
     assert (repo / "apps/web.yaml").is_symlink() and git("status", "--porcelain", cwd=repo) == ""
 
 
