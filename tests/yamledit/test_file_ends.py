@@ -12,7 +12,7 @@ import yaml as pyyaml
 
 from tests.yamledit.support import outside_bytes, same_line_endings, spans_of
 from tests.yamledit.test_editing import apply, edit
-from writeback.yamledit import Edit, ScalarInfo, apply_edits, iter_scalars, load_documents
+from writeback.yamledit import Edit, EditRefused, ScalarInfo, apply_edits, iter_scalars, load_documents
 
 
 def _data(text: str) -> object:
@@ -171,3 +171,51 @@ def test_a_literal_block_never_takes_the_lines_after_it_in_a_batch(text: str, ex
         alone = apply(text, edit("b", value))
         assert _data(alone) == {"a": 1, "b": value, "c": 3}
         assert alone.endswith(expected.split("a: 1\n", 1)[1])  # the lines after b are kept as they were
+
+
+# ---------------------------------------------------------------- found by the long fuzz run with the new generator
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the removed block's own line of spaces ends the file: the block before (indentation 2) would read it
+        # as content, so it goes with the entry, and then the line break before the entry
+        ("a: >2\n  :\n  \nend:\n  - >2-\n    w\n\n    y \n    ", "a: >2\n  :\n  "),
+        # a |+ block before would take the line of spaces as one more line break of its value
+        (
+            "a:\n  - >2+\n    w\n\n    x\n\nend: >2-\n  w\n\n  y \n  \n",
+            "a:\n  - >2+\n    w\n\n    x\n\n",
+        ),
+        ("a: |+\n  x\nb: 1\n\n", "a: |+\n  x\n"),
+        # nothing to take: the lines after the entry stay
+        ("a: |\n  x\nb: 1\n\nc: 2\n", "a: |\n  x\n\nc: 2\n"),
+        ("a: |+\n  x\nb: 1\n# c\nc: 2\n", "a: |+\n  x\n# c\nc: 2\n"),
+    ],
+)
+def test_removing_the_entry_after_a_block_never_gives_it_the_lines_after_the_entry(text: str, expected: str) -> None:
+    path = "end" if "end:" in text else "b"
+    before = _data(text)
+    assert isinstance(before, dict)
+    after = apply(text, edit(path))
+    assert after == expected
+    assert _data(after) == {k: v for k, v in before.items() if k != path}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: |+\n  x\nb: 1\n\n# c\nc: 2\n",  # a blank line between entries: the |+ block would take it
+        "a: |\n  x\nb: 1\n      \nc: 2\n",  # a line of spaces deeper than the block
+        "a: |\n  x\nb: 1\n    # deep\nc: 2\n",  # a comment deeper than the block
+    ],
+)
+def test_removing_an_entry_whose_following_lines_the_block_before_would_take_is_refused(text: str) -> None:
+    with pytest.raises(EditRefused, match=r"f\.yaml: cannot edit b: the block scalar before it would take the lines"):
+        apply(text, edit("b"))
+
+
+def test_a_batch_whose_literal_block_would_make_a_removal_refused_writes_it_quoted() -> None:
+    text = "a: 1\nb: 2\n\nc: 3\n"
+    assert apply(text, edit("a", "x\ny\n\n"), edit("b")) == 'a: "x\\ny\\n\\n"\n\nc: 3\n'
+    assert apply(text, edit("a", "x\ny\n"), edit("b")) == "a: |\n  x\n  y\n\nc: 3\n"

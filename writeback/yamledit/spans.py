@@ -130,6 +130,11 @@ def _block_indent(lines: list[str], node: Any, indicators: str) -> int | None:
     return max(_leading_spaces(line) if i == first else len(line) for i, line in enumerate(lines[: first + 1]))
 
 
+def block_indicators(t: Text, node: Any) -> str:
+    """A block scalar's header indicators: ``|``, ``>-``, ``|2+`` (without its comment)."""
+    return _block_parts(t, node)[1]
+
+
 def block_indent(t: Text, node: Any) -> int | None:
     """The content indentation of a block scalar node (None: an indentation indicator and no content line)."""
     _, indicators, lines = _block_parts(t, node)
@@ -168,9 +173,7 @@ def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
 def block_value_end(t: Text, node: Any) -> int:
     """Where the text that makes a block scalar's value ends: past its content and the line breaks its chomping
     keeps (``|-``: none; ``|``: the one after the content; ``|+``: every one up to the end of the node)."""
-    start = value_start(t, node)
-    header_end = t.line_end(start)
-    indicators = t.text[start:header_end].split("#")[0]
+    header_end, indicators, _ = _block_parts(t, node)
     content_end = block_scalar_end(t, node, keep=False)
     if "-" in indicators or (content_end == header_end and "+" not in indicators):
         return content_end

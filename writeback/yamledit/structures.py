@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from writeback.model import FieldPath
 from writeback.yamledit.blocks import rewrite_block
+from writeback.yamledit.deleting import deleted_lines
 from writeback.yamledit.scalars import (
     block_lines,
     double_quoted,
@@ -20,7 +22,6 @@ from writeback.yamledit.spans import (
     CLEAR,
     Tail,
     Text,
-    block_value_end,
     content_end,
     dash_before,
     has_tag,
@@ -293,30 +294,9 @@ class Editor:
             line -= 1
         return line
 
-    def _delete_lines(self, first_line: int, last_offset: int) -> Splice:
-        t = self.t
-        start = t.starts[first_line]
-        end = t.after_line(last_offset)
-        if end >= len(t.text) and not t.text.endswith("\n") and first_line > 0:
-            # Keep the missing final newline missing: also drop the line break before (and the empty lines before
-            # it, which would leave one at the end), unless it is part of a block scalar's value.
-            floor = max((e for e in self._block_value_ends() if e <= start), default=0)
-            line = first_line - 1
-            cut = t.line_end(t.starts[line])
-            while not t.line(line) and line > 0 and cut >= floor:
-                line -= 1
-                cut = t.line_end(t.starts[line])
-            if cut >= floor:
-                start = cut
+    def _delete_lines(self, first_line: int, last_offset: int, path: FieldPath) -> Splice:
+        start, end = deleted_lines(self.t, self.roots, first_line, last_offset, source=self.source, path=path)
         return Splice(start, end, "")
-
-    def _block_value_ends(self) -> set[int]:
-        return {
-            block_value_end(self.t, node)
-            for root in self.roots
-            for node in walk_nodes(root)
-            if kind(node) == "scalar" and node.style in ("|", ">")
-        }
 
     def _flow_remove_last(self, prev: Any, start: int, end: int) -> tuple[Splice, ...]:
         """Remove the last entry of a flow collection, keeping the previous entry's comments."""
@@ -374,11 +354,12 @@ class Editor:
             if parent.key_node is not None and t.first_on_line(start):
                 at = parent.owner_end
                 return Change(
-                    splices=(Splice(at, at, " " + empty), self._delete_lines(first_line, end)), containers=touched
+                    splices=(Splice(at, at, " " + empty), self._delete_lines(first_line, end, slot.path)),
+                    containers=touched,
                 )
             return Change(splices=(Splice(start, end, empty),), containers=touched)
         if t.first_on_line(start):
-            return Change(splices=(self._delete_lines(first_line, end),), containers=touched)
+            return Change(splices=(self._delete_lines(first_line, end, slot.path),), containers=touched)
         if i != 0:
             raise refuse(self.source, slot.path, "unsupported layout (entry not at the start of its line)")
         # The first entry after "- " on the dash line: pull the next entry up when it follows directly,
