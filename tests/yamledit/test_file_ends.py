@@ -219,3 +219,14 @@ def test_a_batch_whose_literal_block_would_make_a_removal_refused_writes_it_quot
     text = "a: 1\nb: 2\n\nc: 3\n"
     assert apply(text, edit("a", "x\ny\n\n"), edit("b")) == 'a: "x\\ny\\n\\n"\n\nc: 3\n'
     assert apply(text, edit("a", "x\ny\n"), edit("b")) == "a: |\n  x\n  y\n\nc: 3\n"
+
+
+def test_a_last_line_of_spaces_without_a_line_break_is_no_line_break_of_a_keep_block() -> None:
+    # found by the long fuzz run: a key added after a |+ block and removed again in one batch took the file's
+    # last line (one space, no line break after it) with it, as if the block would have read it as a line break
+    text = "a: []\nend: >2+\n  w\n\n  y \n "
+    added = apply(text, edit("n1", None))
+    assert added == "a: []\nend: >2+\n  w\n\n  y \nn1: null\n "
+    assert apply(added, edit("n1")) == text
+    assert apply(text, edit("n1", None), edit("a", 0), edit("n1")) == text.replace("a: []", "a: 0")
+    assert _data(text) == {"a": [], "end": "w\ny \n"}

@@ -188,17 +188,18 @@ class Tail:
 
     joins: bool = False  # text follows on the same line, or no line break follows (the end of the file)
     blank_width: int = -1  # the widest line of only spaces before the next line with text (-1: no such line)
+    blank_breaks: bool = False  # some of those lines end in a line break (the last line of a file may not)
     next_indent: int = -1  # the indentation of the next line with text (-1: none)
 
     def lets_block_end(self, indent: int, *, keep: bool) -> bool:
         """Does a block scalar with content at ``indent`` end here, taking none of the text after it?
 
         A line with text at ``indent`` or deeper, or a line of more spaces, would be content. Under ``|+`` (keep)
-        every blank line after it would be part of the value.
+        the line break of every blank line after it would be part of the value.
         """
-        if self.joins or self.next_indent >= indent:
+        if self.joins or self.next_indent >= indent or self.blank_width > indent:
             return False
-        return self.blank_width < 0 or (not keep and self.blank_width <= indent)
+        return not (keep and self.blank_breaks)
 
 
 CLEAR = Tail()  # a line with less indentation follows directly: nothing for a block scalar to take
@@ -206,14 +207,16 @@ CLEAR = Tail()  # a line with less indentation follows directly: nothing for a b
 
 def tail_from(t: Text, line: int) -> Tail:
     """The lines from ``line`` on, as they would follow a block scalar ending just before them."""
-    width = -1
+    width, breaks = -1, False
     for number in range(line, t.lines_count()):
         text = t.line(number)
         if text.strip(" "):
-            return Tail(blank_width=width, next_indent=_leading_spaces(text))
-        if number + 1 < t.lines_count() or text:
+            return Tail(blank_width=width, blank_breaks=breaks, next_indent=_leading_spaces(text))
+        if number + 1 < t.lines_count():
+            width, breaks = max(width, len(text)), True
+        elif text:  # the last line of a file without a final newline
             width = max(width, len(text))
-    return Tail(blank_width=width)
+    return Tail(blank_width=width, blank_breaks=breaks)
 
 
 def tail_at(t: Text, at: int) -> Tail:
