@@ -234,6 +234,10 @@ def _random_edit(
             allowed = _allowed_for_remove(recs, origin, len(container))
             if recs[origin].dash_line_key:
                 allowed |= _lines(recs[origin[:-1]])  # a later entry moves up onto the dash line
+        elif len(keys) == 1 and shadow.origin:
+            # the last entry, one an edit added, of a collection of the file: its key line gets " {}" or " []"
+            parent = recs[shadow.origin]
+            allowed = _lines(parent) if parent.dash_line_key or parent.flow or parent.in_flow else {parent.first}
         del container[chosen]
         del children[chosen]
         return Edit(document=index, path=(*path, seg)), allowed
