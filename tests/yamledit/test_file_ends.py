@@ -23,6 +23,10 @@ def _block(text: str) -> ScalarInfo:
     return next(s for s in iter_scalars(text, source="f.yaml") if s.style in ("|", ">"))
 
 
+def _set(text: str, info: ScalarInfo, value: object) -> str:
+    return apply_edits(text, [Edit(document=info.document, path=info.path, value=value)], source="f.yaml")
+
+
 # ---------------------------------------------------------------- setting a block scalar at the end of a file
 
 
@@ -48,10 +52,6 @@ def test_a_literal_block_ending_a_file_in_a_trailing_space_set_to_one_line_chang
     head = text[: text.index("|")]
     assert after.startswith(head + "|-")  # the value has no final line break: strip chomping, still a block
     assert after.endswith(value)
-
-
-def _set(text: str, info: ScalarInfo, value: object) -> str:
-    return apply_edits(text, [Edit(document=info.document, path=info.path, value=value)], source="f.yaml")
 
 
 @pytest.mark.parametrize(

@@ -99,10 +99,9 @@ def _allowed_for_remove(recs: dict[FieldPath, Rec], path: FieldPath, siblings: i
     if siblings == 1 and path[:-1]:
         allowed.add(parent.first)  # "key:" gets " {}" / " []"
         allowed.update(range(parent.first, parent.last + 1) if parent.dash_line_key else ())
-    if rec.dash_line_key and siblings > 1:
-        nxt = path[:-1] + ((Key(_next_key(recs, path)),) if isinstance(path[-1], Key) else (Index(1),))
-        if recs[nxt].first == rec.last + 1:
-            allowed.add(recs[nxt].first)  # the next entry moves up onto the dash line
+    nxt = _next_entry(recs, path) if rec.dash_line_key and siblings > 1 else None
+    if nxt is not None and recs[nxt].first == rec.last + 1:
+        allowed.add(recs[nxt].first)  # the next entry moves up onto the dash line
     return allowed
 
 
@@ -116,9 +115,14 @@ def _blank_lines_before(rendered: Rendered, allowed: set[int]) -> None:
         line -= 1
 
 
-def _next_key(recs: dict[FieldPath, Rec], path: FieldPath) -> str:
+def _next_entry(recs: dict[FieldPath, Rec], path: FieldPath) -> FieldPath | None:
+    """The path of the entry after ``path`` in the file (None when the entry after it is one an edit added)."""
+    last = path[-1]
+    if isinstance(last, Index):
+        return (*path[:-1], Index(last.index + 1)) if (*path[:-1], Index(last.index + 1)) in recs else None
     keys = [p[-1] for p in recs if len(p) == len(path) and p[:-1] == path[:-1] and isinstance(p[-1], Key)]
-    return keys[keys.index(path[-1]) + 1].name  # type: ignore[union-attr]
+    at = keys.index(last) + 1
+    return (*path[:-1], keys[at]) if at < len(keys) else None
 
 
 @fuzz(ci=60)
