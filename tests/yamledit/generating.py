@@ -7,6 +7,7 @@ lines an edit may touch.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -72,6 +73,25 @@ def scalars() -> st.SearchStrategy[Any]:
     )
 
 
+def end_strings() -> st.SearchStrategy[str]:
+    """Multi-line strings whose last line holds only spaces or ends in a space or tab, with 0 to 3 final line
+    breaks: as block scalars, every chomping indicator (issue 22: the ends of files)."""
+    middle = st.lists(st.sampled_from(["x", "y z", "", "  in", "é"]), max_size=2)
+    last = st.sampled_from(["y ", "z  ", "  ", "   ", " ", "    ", "q \t"])
+    return st.tuples(middle, last, st.integers(0, 3)).map(lambda p: "\n".join(["w", *p[0], p[1]]) + "\n" * p[2])
+
+
+def tails() -> st.SearchStrategy[Any]:
+    """A value for the last entry of a file: such a string, or a list or mapping that ends with one."""
+    return st.one_of(
+        end_strings(),
+        st.tuples(st.lists(scalars(), max_size=2), end_strings()).map(lambda p: [*p[0], p[1]]),
+        st.tuples(st.dictionaries(st.sampled_from(["a", "b"]), scalars(), max_size=2), end_strings()).map(
+            lambda p: {**p[0], "z": p[1]}
+        ),
+    )
+
+
 def values(depth: int = 2) -> st.SearchStrategy[Any]:
     if depth == 0:
         return scalars()
@@ -87,8 +107,12 @@ def values(depth: int = 2) -> st.SearchStrategy[Any]:
 
 
 def documents() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """One or two documents; often the last one ends with an ``end`` entry from :func:`tails`."""
     keys = st.text(alphabet="abcdk", min_size=1, max_size=5) | st.sampled_from(["metadata", "spec", "yes", "1"])
-    return st.lists(st.dictionaries(keys, values(), min_size=1, max_size=5), min_size=1, max_size=2)
+    docs = st.lists(st.dictionaries(keys, values(), min_size=1, max_size=5), min_size=1, max_size=2)
+    return st.tuples(docs, st.none() | tails()).map(
+        lambda p: p[0] if p[1] is None else [*p[0][:-1], {**p[0][-1], "end": p[1]}]
+    )
 
 
 def layouts() -> st.SearchStrategy[Layout]:
@@ -103,7 +127,7 @@ def _scalar_text(value: Any, pick: int) -> str | None:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
-    if "\n" in value and pick % 3 == 0:
+    if "\n" in value and pick % 3 != 1:
         return None
     if _PLAIN.fullmatch(value) and value not in RESERVED and pick % 3 != 2:
         return value
@@ -130,6 +154,8 @@ class _Writer:
         self.recs: dict[FieldPath, Rec] = {}
         self.after_keep = False  # the last lines are a |+ block scalar: a blank line would join it
         self.block_last = False  # the last line belongs to a block scalar
+        self.last_block: tuple[FieldPath, str, bool] | None = None  # its path, value, and does its final line break
+        # belong to the value (without a final newline, the file's end takes it away)
 
     def pick(self) -> int:
         self.n += 1
@@ -149,24 +175,34 @@ class _Writer:
     def scalar_suffix(self) -> str:
         return "  # trailing" if self.layout.comments and self.pick() % 4 == 0 else ""
 
-    def block_scalar(self, head: str, value: str, indent: int) -> bool:
+    def block_scalar(self, head: str, value: str, indent: int, col: int, path: FieldPath) -> bool:
+        """Write ``value`` as a literal or folded block (``col``: the column of its key or dash)."""
         body = value.rstrip("\n")
         trailing = len(value) - len(body)
         lines = body.split("\n")
-        if not lines[0] or lines[0][0] in " \t":
-            return False  # the first line would need an indentation digit
+        first = next((ln for ln in lines if ln), "")
+        digit = ""
+        if self.pick() % 3 == 0 or (first and first[0] in " \t"):
+            indent += self.pick() % 2  # an indentation indicator also allows a content indentation off the step
+            digit = str(indent - col)
+        if not first.strip(" \t") or (not digit and not lines[0]):
+            return False  # a first line of spaces would set the indentation
+        folded = self.pick() % 2 == 0
         chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
-        self.lines.append(f"{head}|{chomp}{self.scalar_suffix()}")
-        self.lines.extend(" " * indent + ln if ln else "" for ln in lines)
-        self.lines.extend([""] * (trailing - 1))
-        if chomp != "+" and self.pick() % 5 == 0:
+        self.lines.append(f"{head}{'>' if folded else '|'}{digit}{chomp}{self.scalar_suffix()}")
+        self.lines.extend(" " * indent + ln if ln else "" for ln in (_folded(lines) if folded else lines))
+        kept = " " * (self.pick() % (indent + 1)) if self.pick() % 2 else ""  # a kept blank line: no deeper
+        self.lines.extend([kept] * (trailing - 1))
+        spaces = chomp != "+" and self.pick() % 5 == 0
+        if spaces:
             self.lines.append(" " * indent)  # a line of spaces no deeper than the content: not content
         self.after_keep = chomp == "+"
         self.block_last = True
+        self.last_block = (path, value, chomp == "+" or (chomp == "" and not spaces))
         return True
 
-    def value(self, head: str, value: Any, indent: int, path: FieldPath) -> None:
-        """Write ``value`` after ``head`` (``key:`` or ``- ``), children at ``indent``."""
+    def value(self, head: str, value: Any, indent: int, path: FieldPath, col: int) -> None:
+        """Write ``value`` after ``head`` (``key:`` or ``- ``, its key or dash at ``col``), children at ``indent``."""
         sep = "" if head.endswith(" ") else " "
         self.after_keep = self.block_last = False
         if isinstance(value, dict | list) and (not value or (_flowable(value) and self.pick() % 3 == 0)):
@@ -197,7 +233,7 @@ class _Writer:
                 self.sequence(value, indent, path)
             return
         text = _scalar_text(value, self.pick())
-        if text is None and self.block_scalar(head + sep, value, indent):
+        if text is None and self.block_scalar(head + sep, value, indent, col, path):
             return
         self.lines.append(f"{head}{sep}{text or json.dumps(value, ensure_ascii=False)}{self.scalar_suffix()}")
 
@@ -212,7 +248,7 @@ class _Writer:
             self.recs[sub] = Rec(first=first, last=first, comments=comments, dash_line_key=on_dash)
             step = (0 if self.layout.flush else 2) if isinstance(v, list) else self.layout.indent
             child = indent + step
-            self.value(head, v, child, sub)
+            self.value(head, v, child, sub, indent)
             self.recs[sub].last = len(self.lines) - 1
 
     def sequence(self, value: list[Any], indent: int, path: FieldPath, prefix: str | None = None) -> None:
@@ -223,8 +259,36 @@ class _Writer:
             first = len(self.lines)
             self.recs[sub] = Rec(first=first, last=first, comments=comments, dash_line_key=on_dash)
             head = (prefix if on_dash else " " * indent) + "- "
-            self.value(head, v, indent + 2, sub)
+            self.value(head, v, indent + 2, sub, indent)
             self.recs[sub].last = len(self.lines) - 1
+
+
+def _folded(lines: list[str]) -> list[str]:
+    """Source lines of a folded block scalar whose value lines are ``lines``: a line break between two lines of
+    text that start without a space would fold into a space, so it is written as an empty line."""
+    out: list[str] = []
+    prev = ""  # the last line with text
+    empties = 0
+    for line in lines:
+        if not line:
+            empties += 1
+            continue
+        folds = bool(out) and bool(prev) and prev[0] not in " \t" and line[0] not in " \t"
+        out.extend([""] * (empties + 1 if folds else empties))
+        out.append(line)
+        prev, empties = line, 0
+    return out
+
+
+def _set(data: Any, path: FieldPath, value: Any) -> None:
+    for seg in path[:-1]:
+        data = data[seg.name] if isinstance(seg, Key) else data[seg.index]  # type: ignore[union-attr]
+    last = path[-1]
+    if isinstance(last, Key):
+        data[last.name] = value
+    else:
+        assert isinstance(last, Index)
+        data[last.index] = value
 
 
 def render(docs: list[dict[str, Any]], layout: Layout, picks: list[int]) -> Rendered:
@@ -248,5 +312,10 @@ def render(docs: list[dict[str, Any]], layout: Layout, picks: list[int]) -> Rend
         lines.extend(w.lines)
         recs.append(w.recs)
     nl = "\r\n" if layout.crlf else "\n"
-    text = nl.join(lines) + (nl if layout.final_newline or w.block_last else "")
-    return Rendered(text=text, data=docs, recs=recs, lines=lines)
+    text = nl.join(lines) + (nl if layout.final_newline else "")
+    data = docs
+    if not layout.final_newline and w.block_last and w.last_block is not None and w.last_block[2]:
+        path, value, _ = w.last_block  # the file ends in the block's last line: its final line break is gone
+        data = copy.deepcopy(docs)
+        _set(data[-1], path, value[:-1])
+    return Rendered(text=text, data=data, recs=recs, lines=lines)

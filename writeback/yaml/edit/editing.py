@@ -185,17 +185,25 @@ def apply_edits(text: str, edits: Sequence[Edit], *, source: str) -> str:
             expected[edit.document] = set_path(expected[edit.document], edit.path, edit.value, source=source)
     layout = detect_layout([d.root for d in docs])
     written = [(e.document, e.path) for e in edits if e.value is not ABSENT]
-    current = _splice_all(text, edits, layout=layout, source=source, literals=True)
+
+    def checked(after: str) -> str:
+        verify(before=text, after=after, expected=expected, original=original, written=written, source=source)
+        return after
+
     try:
-        verify(before=text, after=current, expected=expected, original=original, written=written, source=source)
+        current = _splice_all(text, edits, layout=layout, source=source, literals=True)
+    except EditRefused:
+        # A literal block written by one edit can make a later removal of the batch refused (the block would
+        # take the lines after the removed entry): write multi-line strings quoted. Other refusals come back.
+        return checked(_splice_all(text, edits, layout=layout, source=source, literals=False))
+    try:
+        return checked(current)
     except VerifyError:
-        # A new literal block can swallow comment lines below it: write multi-line strings quoted.
+        # A new literal block can read what follows it differently: write multi-line strings quoted.
         fallback = _splice_all(text, edits, layout=layout, source=source, literals=False)
         if fallback == current:
             raise
-        verify(before=text, after=fallback, expected=expected, original=original, written=written, source=source)
-        current = fallback
-    return current
+        return checked(fallback)
 
 
 def _splice_all(text: str, edits: Sequence[Edit], *, layout: Layout, source: str, literals: bool) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from writeback.yaml.edit.spans import CLEAR, Tail
 from writeback.yaml.edit.trees import compose11, construct, same
 from writeback.yaml.loaders import plain_str_everywhere
 
@@ -152,49 +153,49 @@ def is_collection(value: Any) -> bool:
     return isinstance(value, dict | list) and bool(value)
 
 
-def literal_lines(value: Any, *, indent: int) -> list[str] | None:
-    """A multi-line string as a literal block: the header (``|``, ``|-``, ``|+``), then content lines."""
+def literal_lines(value: Any, *, indent: int, tail: Tail = CLEAR) -> list[str] | None:
+    """A multi-line string as a literal block: the header (``|``, ``|-``, ``|+``), then content lines.
+
+    None when it cannot be one, or when the block would take some of the ``tail`` that follows it as its own.
+    """
     if not isinstance(value, str) or "\n" not in value.rstrip("\n"):
         return None
     built = block_scalar(value, indicator="|", indent_digit="", indent=indent, nl="\n")
-    return None if built is None else [built[0], *built[1].split("\n")]
+    if built is None or not tail.lets_block_end(indent, keep=built[0].endswith("+")):
+        return None
+    return [built[0], *built[1].split("\n")]
 
 
-def block_lines(value: Any, *, indent: int, step: int, seq_offset: int, literal: bool = True) -> list[str]:
+def block_lines(
+    value: Any, *, indent: int, step: int, seq_offset: int, literal: bool = True, tail: Tail = CLEAR
+) -> list[str]:
     """Lines (without line breaks) of a non-empty mapping or sequence in block style at ``indent``.
 
-    Multi-line strings become literal blocks when ``literal`` (else double-quoted lines).
+    Multi-line strings become literal blocks when ``literal`` (else double-quoted lines). ``tail`` is what follows
+    the last line: only the last value can reach it (the lines of its siblings come between the others and it).
     """
     pad = " " * indent
     lines: list[str] = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            head = pad + key_text(k) + ":"
-            lit = literal_lines(v, indent=indent + step) if literal else None
-            if isinstance(v, dict) and v:
+    entries = list(value.items()) if isinstance(value, dict) else [(None, item) for item in value]
+    for i, (k, v) in enumerate(entries):
+        after = tail if i == len(entries) - 1 else CLEAR
+        head = pad + key_text(k) + ":" if isinstance(value, dict) else pad + "-"
+        inner = indent + 2  # an item's content
+        if isinstance(value, dict):
+            inner = indent + (seq_offset if isinstance(v, list) else step)
+        lit = literal_lines(v, indent=inner, tail=after) if literal else None
+        if is_collection(v):
+            sub = block_lines(v, indent=inner, step=step, seq_offset=seq_offset, literal=literal, tail=after)
+            if isinstance(value, dict):
                 lines.append(head)
-                lines.extend(block_lines(v, indent=indent + step, step=step, seq_offset=seq_offset, literal=literal))
-            elif isinstance(v, list) and v:
-                lines.append(head)
-                sub = block_lines(v, indent=indent + seq_offset, step=step, seq_offset=seq_offset, literal=literal)
-                lines.extend(sub)
-            elif lit is not None:
-                lines.append(f"{head} {lit[0]}")
-                lines.extend(lit[1:])
             else:
-                lines.append(f"{head} {inline(v)}")
-        return lines
-    for item in value:
-        lit = literal_lines(item, indent=indent + 2) if literal else None
-        if is_collection(item):
-            sub = block_lines(item, indent=indent + 2, step=step, seq_offset=seq_offset, literal=literal)
-            sub[0] = pad + "- " + sub[0][indent + 2 :]
+                sub[0] = pad + "- " + sub[0][inner:]
             lines.extend(sub)
         elif lit is not None:
-            lines.append(f"{pad}- {lit[0]}")
+            lines.append(f"{head} {lit[0]}")
             lines.extend(lit[1:])
         else:
-            lines.append(f"{pad}- {inline(item)}")
+            lines.append(f"{head} {inline(v)}")
     return lines
 
 

@@ -101,18 +101,44 @@ def _leading_spaces(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def _block_indent(lines: list[str], node: Any, header: str) -> int:
-    """The content indentation of a block scalar whose body is ``lines`` (as ruamel's scanner finds it)."""
+def _block_parts(t: Text, node: Any) -> tuple[int, str, list[str]]:
+    """A block scalar's header end, its indicators (``|2-``) and its body lines (without line breaks)."""
+    start = value_start(t, node)
+    header_end = t.line_end(start)
+    indicators = t.text[start:header_end].split("#")[0].strip()
+    lines = [line.removesuffix("\r") for line in t.text[header_end : node.end_mark.index].split("\n")[1:]]
+    return header_end, indicators, lines
+
+
+def _block_indent(lines: list[str], node: Any, indicators: str) -> int | None:
+    """The content indentation of a block scalar whose body is ``lines`` (as ruamel's scanner finds it).
+
+    None when an indentation indicator sets it and no line has content: it then counts from the parent's
+    indentation, which the text of the scalar does not tell.
+    """
+    if any(c.isdigit() for c in indicators):
+        # The first non-empty line of the value is the first body line deeper than the indentation; every body
+        # line before it is a blank line, read as one empty line of the value.
+        values = str(node.value).replace("\a", "").split("\n")
+        m = next((i for i, v in enumerate(values) if v), None)
+        if m is None or m >= len(lines):
+            return None
+        return _leading_spaces(lines[m]) - _leading_spaces(values[m])
     first = next((i for i, line in enumerate(lines) if line.strip(" ")), None)
     if first is None:
         return max((len(line) for line in lines), default=0)
-    if any(c.isdigit() for c in header):
-        # An explicit indentation digit counts from the parent's indentation: read it off the value.
-        value = str(node.value).replace("\a", "")
-        text_line = next((v for v in value.split("\n") if v.strip(" ")), None)
-        if text_line is not None:
-            return _leading_spaces(lines[first]) - _leading_spaces(text_line)
     return max(_leading_spaces(line) if i == first else len(line) for i, line in enumerate(lines[: first + 1]))
+
+
+def block_indicators(t: Text, node: Any) -> str:
+    """A block scalar's header indicators: ``|``, ``>-``, ``|2+`` (without its comment)."""
+    return _block_parts(t, node)[1]
+
+
+def block_indent(t: Text, node: Any) -> int | None:
+    """The content indentation of a block scalar node (None: an indentation indicator and no content line)."""
+    _, indicators, lines = _block_parts(t, node)
+    return _block_indent(lines, node, indicators)
 
 
 def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
@@ -120,13 +146,11 @@ def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
 
     A content line keeps its trailing spaces, and a line of spaces longer than the indentation is content.
     """
-    start = value_start(t, node)
-    header_end = t.line_end(start)
+    header_end, indicators, lines = _block_parts(t, node)
     end: int = node.end_mark.index
-    header = t.text[start:header_end].split("#")[0].strip()
     body = t.text[header_end:end]
     if keep is None:
-        keep = "+" in header
+        keep = "+" in indicators
     if keep:
         # Every line break up to the end mark belongs to the value; stop before the final one.
         stripped = body.rstrip(" \t")
@@ -136,15 +160,70 @@ def block_scalar_end(t: Text, node: Any, *, keep: bool | None = None) -> int:
                 stripped = stripped[:-1]
         return max(block_scalar_end(t, node, keep=False), header_end + len(stripped))  # not before content
     raw = body.split("\n")  # raw[0] is the header's "\r" (CRLF) or ""
-    lines = [line.removesuffix("\r") for line in raw[1:]]
-    indent = _block_indent(lines, node, header)
+    indent = _block_indent(lines, node, indicators)
     pos = last = header_end + len(raw[0])
     for line, raw_line in zip(lines, raw[1:], strict=True):
         pos += 1  # past the "\n" before this line
-        if len(line) > indent and not line[:indent].strip(" "):
+        if indent is not None and len(line) > indent and not line[:indent].strip(" "):
             last = pos + len(line)
         pos += len(raw_line)
     return last if last > header_end + len(raw[0]) else header_end
+
+
+def block_value_end(t: Text, node: Any) -> int:
+    """Where the text that makes a block scalar's value ends: past its content and the line breaks its chomping
+    keeps (``|-``: none; ``|``: the one after the content; ``|+``: every one up to the end of the node)."""
+    header_end, indicators, _ = _block_parts(t, node)
+    content_end = block_scalar_end(t, node, keep=False)
+    if "-" in indicators or (content_end == header_end and "+" not in indicators):
+        return content_end
+    if "+" in indicators:
+        return max(int(node.end_mark.index), content_end)
+    return t.after_line(content_end)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tail:
+    """What follows the place where new text ends, as a block scalar written last in that text would read it."""
+
+    joins: bool = False  # text follows on the same line, or no line break follows (the end of the file)
+    blank_width: int = -1  # the widest line of only spaces before the next line with text (-1: no such line)
+    blank_breaks: bool = False  # some of those lines end in a line break (the last line of a file may not)
+    next_indent: int = -1  # the indentation of the next line with text (-1: none)
+
+    def lets_block_end(self, indent: int, *, keep: bool) -> bool:
+        """Does a block scalar with content at ``indent`` end here, taking none of the text after it?
+
+        A line with text at ``indent`` or deeper, or a line of more spaces, would be content. Under ``|+`` (keep)
+        the line break of every blank line after it would be part of the value.
+        """
+        if self.joins or self.next_indent >= indent or self.blank_width > indent:
+            return False
+        return not (keep and self.blank_breaks)
+
+
+CLEAR = Tail()  # a line with less indentation follows directly: nothing for a block scalar to take
+
+
+def tail_from(t: Text, line: int) -> Tail:
+    """The lines from ``line`` on, as they would follow a block scalar ending just before them."""
+    width, breaks = -1, False
+    for number in range(line, t.lines_count()):
+        text = t.line(number)
+        if text.strip(" "):
+            return Tail(blank_width=width, blank_breaks=breaks, next_indent=_leading_spaces(text))
+        if number + 1 < t.lines_count():
+            width, breaks = max(width, len(text)), True
+        elif text:  # the last line of a file without a final newline
+            width = max(width, len(text))
+    return Tail(blank_width=width, blank_breaks=breaks)
+
+
+def tail_at(t: Text, at: int) -> Tail:
+    """What follows offset ``at`` for new text ending there (then the rest of its line, then the next lines)."""
+    if t.text[at : t.line_end(at)] or t.line_end(at) == len(t.text):
+        return Tail(joins=True)
+    return tail_from(t, t.line_of(at) + 1)
 
 
 def scalar_span(t: Text, node: Any) -> tuple[int, int]:

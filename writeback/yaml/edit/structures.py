@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from writeback.kube.pathtypes import FieldPath
+from writeback.yaml.edit.blocks import rewrite_block
+from writeback.yaml.edit.deleting import deleted_lines
 from writeback.yaml.edit.scalars import (
     block_lines,
-    block_scalar,
     double_quoted,
     inline,
     is_collection,
@@ -17,8 +19,9 @@ from writeback.yaml.edit.scalars import (
 )
 from writeback.yaml.edit.slots import Layout, Slot, refuse
 from writeback.yaml.edit.spans import (
+    CLEAR,
+    Tail,
     Text,
-    block_scalar_end,
     content_end,
     dash_before,
     has_tag,
@@ -27,6 +30,8 @@ from writeback.yaml.edit.spans import (
     kind,
     node_start,
     scalar_span,
+    tail_at,
+    tail_from,
     value_start,
 )
 from writeback.yaml.edit.trees import AliasRef, walk_nodes
@@ -64,36 +69,39 @@ class Editor:
     def lines_text(self, lines: list[str]) -> str:
         return self.t.nl.join(lines)
 
-    def literal_ok(self, at: int) -> bool:
-        """Can a block scalar end at ``at``? Not at the end of a file without a final newline."""
-        return self.literals and (at < len(self.t.text) or self.t.text.endswith("\n"))
+    def tail(self, at: int) -> Tail | None:
+        """What a literal block written to end at ``at`` must leave alone (None: write no literal blocks)."""
+        return tail_at(self.t, at) if self.literals else None
 
-    def child_lines(self, value: Any, *, key_col: int, literal: bool = True) -> list[str]:
-        indent = key_col + (self.layout.step if isinstance(value, dict) else self.layout.seq_offset)
+    def _blocks(self, value: Any, *, indent: int, tail: Tail | None) -> list[str]:
+        layout = self.layout
         return block_lines(
-            value, indent=indent, step=self.layout.step, seq_offset=self.layout.seq_offset, literal=literal
+            value,
+            indent=indent,
+            step=layout.step,
+            seq_offset=layout.seq_offset,
+            literal=tail is not None,
+            tail=tail or CLEAR,
         )
 
-    def item_lines(self, value: Any, *, dash_col: int, item_indent: int = 2, literal: bool = True) -> list[str]:
+    def child_lines(self, value: Any, *, key_col: int, tail: Tail | None) -> list[str]:
+        indent = key_col + (self.layout.step if isinstance(value, dict) else self.layout.seq_offset)
+        return self._blocks(value, indent=indent, tail=tail)
+
+    def item_lines(self, value: Any, *, dash_col: int, tail: Tail | None, item_indent: int = 2) -> list[str]:
         dash = " " * dash_col + "-" + " " * (item_indent - 1)
         if not is_collection(value):
-            lit = literal_lines(value, indent=dash_col + item_indent) if literal else None
+            lit = literal_lines(value, indent=dash_col + item_indent, tail=tail) if tail is not None else None
             return [dash + lit[0], *lit[1:]] if lit else [dash + inline(value)]
-        lines = block_lines(
-            value,
-            indent=dash_col + item_indent,
-            step=self.layout.step,
-            seq_offset=self.layout.seq_offset,
-            literal=literal,
-        )
+        lines = self._blocks(value, indent=dash_col + item_indent, tail=tail)
         lines[0] = dash + lines[0][dash_col + item_indent :]
         return lines
 
-    def entry_lines(self, name: Any, value: Any, *, col: int, literal: bool = True) -> list[str]:
+    def entry_lines(self, name: Any, value: Any, *, col: int, tail: Tail | None) -> list[str]:
         head = " " * col + key_text(name) + ":"
         if is_collection(value):
-            return [head, *self.child_lines(value, key_col=col, literal=literal)]
-        lit = literal_lines(value, indent=col + self.layout.step) if literal else None
+            return [head, *self.child_lines(value, key_col=col, tail=tail)]
+        lit = literal_lines(value, indent=col + self.layout.step, tail=tail) if tail is not None else None
         return [f"{head} {lit[0]}", *lit[1:]] if lit else [f"{head} {inline(value)}"]
 
     def content_indent(self, slot: Slot, start: int) -> int | None:
@@ -109,9 +117,8 @@ class Editor:
         """A plain scalar in block context that becomes multi-line: write a literal block."""
         t = self.t
         indent = self.content_indent(slot, start)
-        if indent is None or t.text[end : t.line_end(end)].strip(" \t"):
-            return None  # a trailing comment would join the block's content
-        lit = literal_lines(value, indent=indent) if self.literal_ok(end) else None
+        tail = self.tail(end)  # a trailing comment or spaces would join the block's content
+        lit = literal_lines(value, indent=indent, tail=tail) if indent is not None and tail is not None else None
         if lit is None:
             return None
         return Change(splices=(Splice(start, end, lit[0] + t.nl + t.nl.join(lit[1:])),))
@@ -129,9 +136,9 @@ class Editor:
             return Change(splices=(self._fill_empty(slot, value),))
         start, end = scalar_span(t, node)
         if node.style in ("|", ">") and isinstance(value, str):
-            block = self.block(slot, value)
+            block = rewrite_block(t, slot, value, step=self.layout.step)
             if block is not None:
-                return block
+                return Change(splices=(Splice(*block),))
             return Change(splices=(Splice(start, end, double_quoted(value)),))
         if node.style is None:
             literal = self.plain_to_literal(slot, value, start, end)
@@ -164,42 +171,6 @@ class Editor:
         sep = " " if self.t.text[at - 1 : at] in (":", "-") else ": "
         return Splice(at, at, sep + inline(value, flow=slot.flow))
 
-    def block(self, slot: Slot, value: str) -> Change | None:
-        node, t = slot.node, self.t
-        start = value_start(t, node)
-        header_end = t.line_end(start)
-        header = t.text[start:header_end]
-        indicators = header.split("#")[0].rstrip(" \t")
-        tail = header[len(indicators) :]
-        digit = "".join(c for c in indicators if c.isdigit())
-        body_lines = t.text[header_end : node.end_mark.index].split("\n")[1:]
-        indent = min((len(x) - len(x.lstrip(" ")) for x in body_lines if x.strip(" \t\r")), default=None)
-        if digit and slot.key_node is not None:
-            indent = self.column(node_start(slot.key_node)) + int(digit)
-        if indent is None:
-            owner_col = self.column(node_start(slot.key_node)) if slot.key_node is not None else self.column(start)
-            indent = owner_col + self.layout.step
-        first_line = next((line for line in value.split("\n") if line), "")
-        if not digit and first_line.startswith(" ") and slot.key_node is not None:
-            relative = indent - self.column(node_start(slot.key_node))
-            digit = str(relative) if 1 <= relative <= 9 else ""  # content starting with spaces needs a digit
-        built = block_scalar(value, indicator=indicators[0], indent_digit=digit, indent=indent, nl=t.nl)
-        if built is None:
-            return None
-        head, content = built
-        end = block_scalar_end(t, node, keep=False)  # under | and |- the blank lines after it do not count
-        if "+" in head:
-            # Under |+ the blank lines after the content are part of the value: keep them and write fewer.
-            keep_end = block_scalar_end(t, node, keep=True)
-            blanks = t.nl * t.text[end:keep_end].count("\n")
-            if blanks and content.endswith(blanks):
-                content = content[: len(content) - len(blanks)]
-            else:
-                end = keep_end
-        if end >= len(t.text) and value.endswith("\n"):
-            return None  # the final line break would be missing at the end of the file
-        return Change(splices=(Splice(start, end, head + tail + t.nl + content),))
-
     def replace(self, slot: Slot, value: Any) -> Change:
         """Replace any value with ``value`` (a structure, or a scalar over a collection)."""
         node, t = slot.node, self.t
@@ -219,25 +190,23 @@ class Editor:
                 return Change(splices=(Splice(node_start(node), node.end_mark.index, inline(value, flow=slot.flow)),))
             return Change(splices=(Splice(slot.owner_end, self.end_of(slot), " " + inline(value)),))
         end = self.end_of(slot)
-        if slot.key_node is not None:
-            lines = self.child_lines(
-                value, key_col=self.column(node_start(slot.key_node)), literal=self.literal_ok(end)
-            )
-        else:
+        if slot.key_node is None:
             dash_col = self.column(slot.owner_end - 1)
-            lines = self.item_lines(value, dash_col=dash_col, literal=self.literal_ok(end))
+            lines = self.item_lines(value, dash_col=dash_col, tail=self.tail(end))
             lines[0] = lines[0][dash_col + 1 :]
             return Change(splices=(Splice(slot.owner_end, end, self.lines_text(lines)),))
-        rest = t.text[end : t.line_end(end)]
-        if kind(node) == "scalar" and rest.strip(" \t").startswith("#"):
+        key_col = self.column(node_start(slot.key_node))
+        line_end = t.line_end(end)
+        if kind(node) == "scalar" and t.text[end:line_end].strip(" \t").startswith("#"):
             # Keep the trailing comment on the key's line; the new block goes below it.
-            line_end = t.line_end(end)
+            lines = self.child_lines(value, key_col=key_col, tail=self.tail(line_end))
             return Change(
                 splices=(
                     Splice(slot.owner_end, end, ""),
                     Splice(line_end, line_end, t.nl + self.lines_text(lines)),
                 )
             )
+        lines = self.child_lines(value, key_col=key_col, tail=self.tail(end))
         return Change(splices=(Splice(slot.owner_end, end, t.nl + self.lines_text(lines)),))
 
     # ------------------------------------------------------------ adding
@@ -267,9 +236,10 @@ class Editor:
             else:
                 floor = t.line_of(slot.owner_end) if slot.parent is not None else t.line_of(last_key)
             at = t.starts[self._own_comments_start(t.line_of(last_key), col, floor)]
-            lines = self.entry_lines(name, value, col=col, literal=self.literals)
+            tail = tail_from(t, t.line_of(at)) if self.literals else None  # the entry goes before these lines
+            lines = self.entry_lines(name, value, col=col, tail=tail)
             return Change(splices=(Splice(at, at, self.lines_text(lines) + t.nl),), containers=touched)
-        text = t.nl + self.lines_text(self.entry_lines(name, value, col=col, literal=self.literal_ok(at)))
+        text = t.nl + self.lines_text(self.entry_lines(name, value, col=col, tail=self.tail(at)))
         return Change(splices=(Splice(at, at, text),), containers=touched)
 
     def _open_block_at_eof(self, node: Any, at: int) -> bool:
@@ -297,7 +267,7 @@ class Editor:
         at = t.line_end(self.end_of(slot))
         if self._open_block_at_eof(node, at):
             raise refuse(self.source, slot.path, "a block scalar ends the file without a final newline")
-        lines = self.item_lines(value, dash_col=self.column(dash), item_indent=item_indent, literal=self.literal_ok(at))
+        lines = self.item_lines(value, dash_col=self.column(dash), item_indent=item_indent, tail=self.tail(at))
         text = t.nl + self.lines_text(lines)
         return Change(splices=(Splice(at, at, text),), containers=touched)
 
@@ -324,29 +294,9 @@ class Editor:
             line -= 1
         return line
 
-    def _delete_lines(self, first_line: int, last_offset: int) -> Splice:
-        t = self.t
-        start = t.starts[first_line]
-        end = t.after_line(last_offset)
-        if end >= len(t.text) and not t.text.endswith("\n") and first_line > 0:
-            # Keep the missing final newline missing: also drop the line break (and blank lines) before,
-            # unless a block scalar ends there (its value would lose its final line break).
-            line = first_line - 1
-            while line > 0 and not t.line(line).strip(" \t\r"):
-                line -= 1
-            prev_end = t.line_end(t.starts[line])
-            if not any(prev_end <= e < start for e in self._block_scalar_ends()):  # blank lines a |+ block keeps
-                start = prev_end
-            end = len(t.text)
+    def _delete_lines(self, first_line: int, last_offset: int, path: FieldPath) -> Splice:
+        start, end = deleted_lines(self.t, self.roots, first_line, last_offset, source=self.source, path=path)
         return Splice(start, end, "")
-
-    def _block_scalar_ends(self) -> set[int]:
-        return {
-            scalar_span(self.t, node)[1]
-            for root in self.roots
-            for node in walk_nodes(root)
-            if kind(node) == "scalar" and node.style in ("|", ">")
-        }
 
     def _flow_remove_last(self, prev: Any, start: int, end: int) -> tuple[Splice, ...]:
         """Remove the last entry of a flow collection, keeping the previous entry's comments."""
@@ -404,11 +354,12 @@ class Editor:
             if parent.key_node is not None and t.first_on_line(start):
                 at = parent.owner_end
                 return Change(
-                    splices=(Splice(at, at, " " + empty), self._delete_lines(first_line, end)), containers=touched
+                    splices=(Splice(at, at, " " + empty), self._delete_lines(first_line, end, slot.path)),
+                    containers=touched,
                 )
             return Change(splices=(Splice(start, end, empty),), containers=touched)
         if t.first_on_line(start):
-            return Change(splices=(self._delete_lines(first_line, end),), containers=touched)
+            return Change(splices=(self._delete_lines(first_line, end, slot.path),), containers=touched)
         if i != 0:
             raise refuse(self.source, slot.path, "unsupported layout (entry not at the start of its line)")
         # The first entry after "- " on the dash line: pull the next entry up when it follows directly,
