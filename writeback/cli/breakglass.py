@@ -23,6 +23,7 @@ from writeback.breakglass import start as starting
 from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
 from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
+from writeback.cli.helptext import summary
 from writeback.config import BreakGlass, Config, Target, load_config
 from writeback.errors import ExitCode, InputError
 from writeback.gitops.registry import SUSPENDABLE, describe
@@ -82,7 +83,7 @@ def _backport_flags(parser: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "break-glass",
-        help="pause Argo CD/Flux auto-sync during an incident; backport by PR before it resumes",
+        help=summary("break-glass"),
         description="Suspend a GitOps controller's auto-sync with a reason and a TTL (recorded as an annotation on "
         "the object), list running break-glasses, and end them: the live state is backported by PR first, and "
         "auto-sync is restored exactly as it was once that PR is merged and the controller has the merge commit.",

@@ -10,25 +10,24 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from writeback.adapters.forges import registry as forges
-from writeback.adapters.kube.cluster import KubeCluster
-from writeback.adapters.kube.controllers import context_name
-from writeback.adapters.kube.kubeconfigs import ClusterAccess
-from writeback.config import Config, Target, load_config
-from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError
-from writeback.gitops.base import Followed
 from writeback.gitops.registry import SUSPENDABLE
-from writeback.pipeline.pull_requests import check_config_templates
-from writeback.pipeline.targets import Edges, TargetSpec, spec_for
 from writeback.sources import registry as sources
+
+if TYPE_CHECKING:  # the work's modules are imported when a command runs, not when its flags are defined
+    from writeback.config import Config, Target
+    from writeback.gitops.base import Followed
+    from writeback.pipeline.targets import Edges, TargetSpec
 
 STDIN = "-"  # ``--live -``: the dump comes on standard input
 
 def load_checked_config(path: str) -> Config:
     """The configuration file, validated, with every target's PR templates compiled and rendered once."""
+    from writeback.config import load_config
+    from writeback.pipeline.pull_requests import check_config_templates
+
     cfg = load_config(path)
     check_config_templates(cfg, source=path)
     return cfg
@@ -127,6 +126,8 @@ def inputs_from_args(args: Any) -> Inputs:
 
     Precedence: a flag beats the config target's setting, which beats the built-in default.
     """
+    from writeback.pipeline.targets import TargetSpec, spec_for
+
     if args.live and (args.kubeconfig or args.context):
         raise InputError("--live (offline) cannot be combined with --kubeconfig/--context")
     target: Target | None = None
@@ -168,6 +169,8 @@ def flag_dest(flag: str) -> str:
 
 def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
     """The controller objects named by flags, then the target's of the other kinds (a flag beats the setting)."""
+    from writeback.gitops.base import Followed
+
     given = tuple(
         Followed(controller=c, text=text, what=c.flag)
         for c in SUSPENDABLE
@@ -181,12 +184,17 @@ def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
 
 def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
+    from writeback.pipeline.targets import Edges
+
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
     if live == STDIN:
         return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input")
     if live:
         return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}",
                      empty_live_ok=bool(getattr(args, "allow_empty_live", False)))  # fmt: skip
+    from writeback.adapters.kube.controllers import context_name
+    from writeback.adapters.kube.kubeconfigs import ClusterAccess
+
     entry = None
     if not (kubeconfig or context) and cfg is not None and target is not None and target.cluster:
         entry = next(c for c in cfg.clusters if c.name == target.cluster)
@@ -196,6 +204,8 @@ def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     else:
         access = ClusterAccess(kubeconfig=kubeconfig, context=context)
         name = context or context_name(access) or "in-cluster"
+    from writeback.adapters.kube.cluster import KubeCluster
+
     cluster = KubeCluster.connect(kubeconfig=access.kubeconfig, context=access.context, in_cluster=access.in_cluster)
     return Edges(cluster=cluster, cluster_name=name)
 
@@ -233,6 +243,8 @@ FLAG_NAMES: dict[str, str] = {
 
 def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     """The repo and forge of one target without a config file (``run``, ``break-glass``)."""
+    from writeback.adapters.forges import registry as forges
+
     g = parser.add_argument_group("repo and forge (without --config)")
     g.add_argument("--repo-url", metavar="URL", help="what git clones and pushes to: https, ssh or a local path")
     g.add_argument("--base", metavar="BRANCH", help="the base branch pull requests target (default: main)")
@@ -268,6 +280,7 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     if not args.repo_url or not args.forge:
         raise InputError("without --config, give at least --repo-url and --forge")
     from writeback.config import parse_config
+    from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 
     forge: dict[str, Any] = {"kind": args.forge, "url": args.forge_url, "project": args.forge_project}
     if args.token_env and looks_like_credential(args.token_env):  # never echoed: it is likely the token itself
@@ -294,4 +307,6 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
 
 def spec_of(args: Any, cfg: Config | None, target: Target) -> TargetSpec:
     """The spec of a ``run`` target; one built from flags names its flags in errors."""
+    from writeback.pipeline.targets import spec_for
+
     return spec_for(target, incident=getattr(args, "incident", None), setting_names={} if cfg else FLAG_NAMES)

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from writeback.cli.helptext import summary
+
 SHELLS = ("bash", "zsh")
 _FILE_METAVARS = {"FILE", "PATH"}
 _DIR_METAVARS = {"DIR", "SUBDIR"}
@@ -20,7 +22,7 @@ _DIR_METAVARS = {"DIR", "SUBDIR"}
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "completion",
-        help="print the shell completion script (bash or zsh)",
+        help=summary("completion"),
         description="Print a tab-completion script for bash or zsh: commands, subcommands, flags, their choices, "
         "and paths for the flags that take a file or a directory.",
     )

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from writeback.cli import helptext
 from writeback.cli.common import load_checked_config
 from writeback.cli.exits import Tally
 from writeback.cli.output import Printer
@@ -16,7 +17,7 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("config", help="validate configuration files or print their JSON Schema")
+    parser = subparsers.add_parser("config", help=helptext.summary("config"))
     sub = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
     validate = sub.add_parser(
         "validate",

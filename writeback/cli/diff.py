@@ -15,6 +15,7 @@ from typing import Any
 
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.drift.engine import report_to_json
 from writeback.kube.paths import format_path
@@ -31,7 +32,7 @@ _GROUPED = "ignore"  # the decision whose items are grouped by reason unless -v
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diff",
-        help="show the live changes and what writeback would do with each",
+        help=summary("diff"),
         description="Compare live resources (a cluster, or --live dumps) with the Git manifests at the revision "
         "the GitOps controller last applied, and print each drift with its decision and reason.",
     )

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from writeback.errors import ExitCode
 
-__all__ = ["COMMANDS", "CommandHelp", "Formatter", "attach", "epilog", "walk"]
+__all__ = ["COMMANDS", "CommandHelp", "Formatter", "attach", "epilog", "summary", "walk"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandHelp:
+    summary: str = ""  # the one line ``writeback --help`` shows for the command
     examples: tuple[str, ...] = ()
     exit_codes: tuple[tuple[ExitCode, str], ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
@@ -65,6 +66,7 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         environment=(_KUBECONFIG, _KUSTOMIZE, _TOKENS, _COLOR),
     ),
     ("diff",): CommandHelp(
+        summary="show the live changes and what writeback would do with each",
         examples=(
             "writeback diff --path apps/shop                  # the cluster of $KUBECONFIG against ./apps/shop",
             f"{_LIVE} | writeback diff --live - --path apps/shop",
@@ -82,6 +84,7 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         environment=_DETECT,
     ),
     ("plan",): CommandHelp(
+        summary="show the patches writeback would propose, grouped in change sets (commits nothing)",
         examples=(
             "writeback plan --live examples/hotfix/live.yaml --path examples/hotfix/gitops",
             "writeback plan --path overlays/prod > pr.md      # the preview on stdout, notes on stderr",
@@ -97,6 +100,7 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         environment=_DETECT,
     ),
     ("run",): CommandHelp(
+        summary="one full cycle: snapshot, plan, push the bot branch, open/update/close the pull requests",
         examples=(
             "writeback run --once --config /etc/writeback/config.yaml",
             "GITHUB_TOKEN=... writeback run --once --repo-url https://github.com/acme/gitops.git --forge github \\\n"
@@ -113,6 +117,7 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         environment=(*_DETECT[:2], _TOKENS, _COLOR),
     ),
     ("config",): CommandHelp(
+        summary="validate configuration files or print their JSON Schema",
         examples=("writeback config validate config/*.yaml", "writeback config schema > writeback.schema.json"),
         exit_codes=((ExitCode.OK, "valid"), (ExitCode.INPUT, "a file is not a valid configuration")),
     ),
@@ -127,6 +132,7 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         examples=("writeback config schema > writeback.schema.json",), exit_codes=((ExitCode.OK, "printed"),)
     ),
     ("completion",): CommandHelp(
+        summary="print the shell completion script (bash, zsh or fish)",
         examples=(
             'eval "$(writeback completion bash)"              # in ~/.bashrc',
             'writeback completion zsh > "${fpath[1]}/_writeback"  # then restart zsh',
@@ -134,6 +140,7 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         exit_codes=((ExitCode.OK, "printed"), _USAGE),
     ),
     ("break-glass",): CommandHelp(
+        summary="pause Argo CD/Flux auto-sync during an incident; backport by PR before it resumes",
         examples=(
             'writeback break-glass start --argocd-app argocd/shop --reason "checkout 500s" --ttl 2h',
             "writeback break-glass status -A",
@@ -205,6 +212,11 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
         environment=(_KUBECONFIG, _KUSTOMIZE, _TOKENS),
     ),
 }
+
+
+def summary(command: str) -> str:
+    """The one-line help of a top-level command."""
+    return COMMANDS[(command,)].summary
 
 
 class Formatter(argparse.HelpFormatter):

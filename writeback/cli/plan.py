@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from writeback.cli.common import add_source_flags, inputs_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.cli.output import PLAIN, Palette, Printer
 from writeback.drift.engine import drift_to_json
 from writeback.kube.paths import format_path
@@ -32,7 +33,7 @@ PullRequestOf = Callable[[ChangeSet], PullRequestSpec | None]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plan",
-        help="show the patches writeback would propose, grouped in change sets (commits nothing)",
+        help=summary("plan"),
         description="Detect drift like `writeback diff`, find the source of each drifted field in the repo "
         "(plain manifests, Kustomize overlays, $writeback markers) and print, per change set, the pull request "
         "`writeback run` would open (branch, labels, reviewers, assignees, draft, title and body) and the unified "

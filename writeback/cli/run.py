@@ -11,6 +11,7 @@ from typing import Any
 
 from writeback.cli.common import add_repo_forge_flags, add_source_flags, edges_for, spec_of, targets_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.config import Target
 from writeback.errors import InputError
@@ -22,7 +23,7 @@ from writeback.service.progress import stage_progress
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="one full cycle: snapshot, plan, push the bot branch, open/update/close the pull requests",
+        help=summary("run"),
         description="For every target of --config (or the one target the repo and forge flags describe): "
         "compare live with Git, patch the repo, push a bot branch and ensure its pull request (GitHub) or "
         "merge request (GitLab). Prints one line per outcome: created, updated, unchanged, closed, skipped "
