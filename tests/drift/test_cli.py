@@ -192,7 +192,7 @@ def test_namespace_flag_names_the_default_namespace(setup: dict[str, Path], caps
     (setup["repo"] / "apps" / "kustomization.yaml").unlink()
     commit(setup["repo"], "no kustomization")
     code, doc, err = diff(
-        capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--namespace", "prod", "qa"
+        capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--namespace", "prod", "-n", "qa"
     )
     assert code == 0, err
     assert doc is not None and [d["resource"]["namespace"] for d in doc["drifts"]] == ["prod"]

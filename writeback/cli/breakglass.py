@@ -22,7 +22,7 @@ from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
 from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
-from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
+from writeback.cli.common import add_repo_forge_flags, edges_for, namespace_name, targets_from_args
 from writeback.cli.helptext import summary
 from writeback.config import BreakGlass, Config, Target, load_config
 from writeback.errors import ExitCode, InputError
@@ -53,8 +53,9 @@ def _actor_flag(parser: argparse.ArgumentParser) -> None:
 def _scope_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all-namespaces", "-A", action="store_true", help="every namespace")
     parser.add_argument(
-        "--controller-namespace", metavar="NS", help="the namespace of the controller objects (default: context's)"
-    )
+        "--namespace", "-n", "--controller-namespace", metavar="NS", type=namespace_name, dest="controller_namespace",
+        help="the namespace of the controller objects (default: the kubeconfig context's)",
+    )  # fmt: skip
 
 
 def _backport_flags(parser: argparse.ArgumentParser) -> None:
@@ -73,8 +74,8 @@ def _backport_flags(parser: argparse.ArgumentParser) -> None:
     add_repo_forge_flags(parser)
     git = parser.add_argument_group("Git side")
     git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repo (default: .)")
-    git.add_argument("--namespace", "-n", metavar="NS", action="extend", nargs="+", dest="namespaces",
-                     help="namespace of manifests that name none, also snapshotted")  # fmt: skip
+    git.add_argument("--manifest-namespace", metavar="NS", type=namespace_name, action="append", dest="namespaces",
+                     help="the namespace of manifests that name none, also snapshotted (one per flag)")  # fmt: skip
     parser.add_argument("--workdir", metavar="DIR", help="where the clones live (default: a temp dir)")
     parser.add_argument("--dry-run", action="store_true", help="no push, no API writes, auto-sync not restored")
     _actor_flag(parser)

@@ -50,23 +50,33 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     )
     live.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     live.add_argument(
+        "--all-namespaces", "-A", action="store_true",
+        help="compare Git's kinds in every namespace (offline: every namespace of the dump), not only in the "
+        "namespaces Git uses and -n names: objects created elsewhere show as new",
+    )  # fmt: skip
+    live.add_argument(
+        "--kinds", metavar="KIND[,KIND...]", type=kind_names, action="extend",
+        help="compare only these kinds, by kubectl's names (deploy,cm,Service,clusterissuers.cert-manager.io); "
+        "with --live, a kind named here that the dump does not hold reads as deleted (without --kinds, a kind the "
+        "dump holds no object of is not compared)",
+    )  # fmt: skip
+    live.add_argument(
         "--allow-empty-live",
         action="store_true",
         help="--live: a dump with nothing to compare is expected (else an input error: all of Git would be deleted)",
     )
     git = parser.add_argument_group("Git side")
     if repo:
-        git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
-    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repository (default: .)")
-    git.add_argument(
-        "--namespace",
-        "-n",
-        metavar="NS",
-        action="extend",
-        nargs="+",
-        dest="namespaces",
-        help="namespace of manifests that name none (the first given), also snapshotted; repeatable",
-    )
+        git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: the "
+                         "repository the current directory is in, found as git finds it; else .)")  # fmt: skip
+        git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory (or one manifest file) in the "
+                         "repository; relative to the current directory, as git's paths are (default: the current "
+                         "directory); with --repo, relative to it (default: its top)")  # fmt: skip
+    else:
+        git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory (or one manifest file) in the "
+                         "repository (default: its top)")  # fmt: skip
+    add_namespace_flag(git, help="the namespace of manifests that name none, also snapshotted (one namespace per "
+                       "-n; the first is the default)")  # fmt: skip
     git.add_argument("--revision", metavar="REV", help="compare with this commit (default: the controller's, HEAD)")
     for controller in SUSPENDABLE:
         if controller.flag:
@@ -77,6 +87,34 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
         help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
     )
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def namespace_name(text: str) -> str:
+    """``-n``'s value: one namespace name, a DNS-1123 label (as the API server validates it)."""
+    if len(text) > 63 or not _DNS_LABEL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a namespace name: lower-case letters, digits and '-', starting and ending with a "
+            "letter or digit, at most 63 characters (RFC 1123 label)"
+        )
+    return text
+
+
+def kind_names(text: str) -> list[str]:
+    """``--kinds``' value: kind names, comma or space separated."""
+    from writeback.kube.kindnames import split_names
+
+    names = list(split_names(text))
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one kind")
+    return names
+
+
+def add_namespace_flag(parser: Any, *, help: str, dest: str = "namespaces") -> None:
+    """``--namespace/-n NS``: one validated namespace per ``-n`` (as kubectl), repeatable where ``dest`` collects."""
+    parser.add_argument("--namespace", "-n", metavar="NS", type=namespace_name, action="append", dest=dest, help=help)
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
@@ -114,11 +152,46 @@ def _local_repo(url: str) -> Path | None:
     return p if p.is_dir() else None
 
 
-def _default_name(args: Any) -> str:
-    """Without a config target: the --path (or the repo directory's) name."""
-    path = Path(args.path or ".")
-    name = path.name if str(path) not in (".", "") else Path(args.repo or ".").resolve().name
-    return name or "default"
+def path_name(path: str) -> str:
+    """What a target without a config file is named after its ``--path``: the directory's name; for one manifest
+    file, its directory's name and the file's stem (``apps/shop/deployment.yaml`` -> ``shop-deployment``); "" for
+    the top."""
+    parts = [p for p in path.strip("/").split("/") if p not in ("", ".")]
+    if not parts:
+        return ""
+    last = parts[-1]
+    stem, dot, suffix = last.rpartition(".")
+    if dot and suffix.lower() in ("yaml", "yml", "json"):
+        return f"{parts[-2]}-{stem}" if len(parts) > 1 else stem
+    return last
+
+
+def _default_name(path: str, repo: Path) -> str:
+    """Without a config target: named after the --path (or the repo directory's name)."""
+    return path_name(path) or repo.resolve().name or "default"
+
+
+def repo_and_path(repo: str | None, path: str | None, *, cwd: Path | None = None) -> tuple[Path, str | None]:
+    """The repository's top and the target's path in it, found as git finds them.
+
+    Without ``--repo``: the work tree the current directory is in, and ``--path`` relative to the current directory
+    (default: the current directory), as git's pathspecs; outside a work tree, ``.`` and ``--path`` as given. With
+    ``--repo DIR``: ``--path`` relative to DIR; a DIR below its work tree's top is the same as the top and a path
+    under DIR."""
+    from writeback.adapters.git import revisions
+
+    here = (cwd or Path.cwd()).resolve()
+    base = here if repo is None else (here / repo).resolve() if not Path(repo).is_absolute() else Path(repo)
+    top = revisions.toplevel(base) if base.is_dir() else None
+    if top is None:
+        return (Path(repo) if repo else Path(".")), path
+    start = base if repo is not None else here
+    target = (start / (path or ".")).resolve()
+    try:
+        rel = target.relative_to(top.resolve()).as_posix()
+    except ValueError:
+        raise InputError(f"--path {path or '.'}: {target} is outside the repository {top}") from None
+    return top, (None if rel == "." else rel)
 
 
 def inputs_from_args(args: Any) -> Inputs:
@@ -138,17 +211,22 @@ def inputs_from_args(args: Any) -> Inputs:
     elif args.target:
         raise InputError("--target needs --config")
     repo: Path | None = Path(args.repo) if args.repo else None
+    path: str | None = args.path
     if repo is None and target is not None:
         repo = _local_repo(target.repo_url)
         if repo is None:
             msg = f"target {target.name}: repo_url {target.repo_url} is remote; give a local clone with --repo"
             raise InputError(msg)
-    repo = repo or Path(".")
-    if not repo.is_dir():
+    if repo is not None and not repo.is_dir():
         raise InputError(f"--repo {repo}: no such directory")
+    if target is None or args.repo:  # where the command runs (or --repo) decides, as for git
+        repo, path = repo_and_path(args.repo, path)
+    repo = repo or Path(".")
     flags: dict[str, Any] = {
-        "path": args.path,
+        "path": path,
         "namespaces": tuple(args.namespaces or ()),
+        "all_namespaces": bool(getattr(args, "all_namespaces", False)) or None,
+        "kinds": tuple(getattr(args, "kinds", None) or ()),
         "revision": args.revision,
         "controllers": _followed(args, target),
         "source": getattr(args, "source", None),
@@ -158,7 +236,8 @@ def inputs_from_args(args: Any) -> Inputs:
     if target is not None:
         spec = spec_for(target, **flags)
     else:
-        spec = TargetSpec(name=_default_name(args), **{k: v for k, v in flags.items() if v is not None and v != ()})
+        given = {k: v for k, v in flags.items() if v is not None and v != ()}
+        spec = TargetSpec(name=_default_name(path or ".", repo), **given)
     return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
 
 
@@ -215,9 +294,12 @@ def read_stdin() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise InputError("--live -: standard input is a terminal; pipe a dump in (kubectl get ... -o yaml | ...)")
     try:
-        return sys.stdin.read()
+        text = sys.stdin.read()
     except UnicodeDecodeError as e:
         raise InputError(f"--live -: standard input is not UTF-8 text: {e.reason}") from e
+    if not text.strip():
+        raise InputError("--live -: standard input is empty; pipe a dump in (kubectl get ... -o yaml | ...)")
+    return text
 
 
 # ---------------------------------------------------------------- repo and forge flags (run, break-glass)
@@ -256,9 +338,8 @@ def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def flag_target_name(args: Any) -> str:
-    """The target name without a config file: the --path's last directory, else the repository's name."""
-    path = (getattr(args, "path", None) or ".").strip("/")
-    raw = path.rsplit("/", 1)[-1] if path not in ("", ".") else ""
+    """The target name without a config file: named after the --path (``path_name``), else the repository."""
+    raw = path_name(getattr(args, "path", None) or ".")
     if not raw:
         raw = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
     slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]

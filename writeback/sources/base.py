@@ -41,6 +41,7 @@ class LoadRequest:
     namespaced: NamespacedFn
     tools: Tools
     where: str = ""  # " (at the compared revision abc123)": problems say which tree
+    exclude: frozenset[str] = frozenset()  # files relative to the top that are never manifests (a --live dump)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

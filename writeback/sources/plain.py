@@ -71,7 +71,7 @@ class Plain:
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
         return read_manifests(root=request.root, path=request.path, namespaces=request.namespaces,
-                              namespaced=request.namespaced)  # fmt: skip
+                              namespaced=request.namespaced, exclude=request.exclude)  # fmt: skip
 
     def locator(self, request: LocateRequest) -> Locator:
         declared = Declared(request.files, request.root)
