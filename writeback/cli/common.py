@@ -117,12 +117,19 @@ def add_namespace_flag(parser: Any, *, help: str, dest: str = "namespaces") -> N
     parser.add_argument("--namespace", "-n", metavar="NS", type=namespace_name, action="append", dest=dest, help=help)
 
 
+def add_format_flag(parser: argparse.ArgumentParser) -> None:
+    """``--output/-o text|json|yaml``: json and yaml print the versioned document (``cli.documents``)."""
+    parser.add_argument("--output", "-o", choices=("text", "json", "yaml"), default="text",
+                        help="output format: text, or the versioned document (apiVersion writeback/v1) as json or "
+                        "yaml")  # fmt: skip
+
+
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    add_format_flag(parser)
     parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
-    parser.add_argument(
-        "--exit-code", action="store_true", help="exit 1 on drift: writeback, flag, unattributed, new or deleted"
-    )
+    from writeback.cli.exits import DRIFT_DECISIONS
+
+    parser.add_argument("--exit-code", action="store_true", help=f"exit 1 on drift: {', '.join(DRIFT_DECISIONS)}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
+from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
 from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
@@ -24,7 +25,6 @@ from writeback.model import Dropped
 from writeback.pipeline.detecting import Detection, detect
 from writeback.service.progress import stage_progress
 
-ACTIONABLE = ("writeback", "flag", "unattributed", "new", "deleted")  # what --exit-code counts as drift
 _ORDER = ("flag", "writeback", "unattributed", "new", "deleted", "pending", "ignore")
 _GROUPED = "ignore"  # the decision whose items are grouped by reason unless -v
 
@@ -51,11 +51,9 @@ def run(args: argparse.Namespace) -> int:
     with stage_progress(targets=[name], transient=True) as progress:  # drawn on a terminal only
         edges = replace(inputs.edges, on_step=lambda step: progress.stage(name, step))
         detection = detect(spec=inputs.spec, repo=inputs.repo, edges=edges)
-    if args.output == "json":
-        doc = detection_json(detection, explain=args.explain)
-        json.dump(doc, printer.out, indent=2, sort_keys=False, ensure_ascii=False)
-        printer.write("\n")
-        for warning in detection.report.warnings:  # the notes are in the JSON; these must reach a person too
+    if args.output != "text":
+        write(detection_json(detection, explain=args.explain), out=printer.out, output=args.output)
+        for warning in detection.report.warnings:  # the notes are in the document; these must reach a person too
             printer.say("warning", warning)
     else:
         verbose = args.verbose or args.explain
@@ -68,16 +66,17 @@ def run(args: argparse.Namespace) -> int:
             printer.say("note", f"{grouped} ignored fields are grouped by reason; -v or --explain lists each")
     for p in detection.problems:
         printer.say("error", str(p))
-    actionable = any(d.decision.value in ACTIONABLE for d in detection.report.drifts)
-    return Tally(bad_input=bool(detection.problems), changes=actionable).exit_code(exit_on_changes=args.exit_code)
+    tally = Tally.of_decisions((d.decision for d in detection.report.drifts), bad_input=bool(detection.problems))
+    return tally.exit_code(exit_on_changes=args.exit_code)
 
 
 def detection_json(detection: Detection, *, explain: bool = False) -> dict[str, Any]:
-    """The JSON contract of issue 3, plus ``revisionSource``, ``problems`` and (with --explain) ``dropped``."""
+    """The ``DriftReport`` document (``cli.documents``): the report of issue 3, plus ``revisionSource``,
+    ``problems`` and (with --explain) ``dropped``."""
     doc = dict(report_to_json(detection.report, explain=explain))
     doc["revisionSource"] = detection.revision_source
-    doc["problems"] = [str(p) for p in detection.problems]
-    return doc
+    doc["problems"] = [problem(p) for p in detection.problems]
+    return document(Kind.DRIFT_REPORT, doc)
 
 
 def _value(v: Any) -> str:
