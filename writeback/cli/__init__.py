@@ -146,6 +146,25 @@ def _quiet_urllib3(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.ERROR or not record.name.startswith("urllib3")
 
 
+class _Said(logging.Formatter):
+    """A log record as every other message of a command: ``writeback: error: ...`` (the level in colour on a
+    terminal); with ``--debug`` the logger's name follows the level. The service logs in its own format
+    (``writeback.service.logging``: text or JSON lines)."""
+
+    def __init__(self, printer: Printer, *, debug: bool) -> None:
+        super().__init__()
+        self.printer, self.debug = printer, debug
+
+    def format(self, record: logging.LogRecord) -> str:
+        kind = {"WARNING": "warning", "CRITICAL": "error"}.get(record.levelname, record.levelname.lower())
+        label = self.printer.err_color.paint(f"{kind}:", kind)
+        name = f"{record.name}: " if self.debug else ""
+        text = f"writeback: {label} {name}{record.getMessage()}"
+        if record.exc_info and self.debug:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
@@ -154,6 +173,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     if fresh and not debug:  # urllib3 warns on every connection retry; our error says what failed, once
         logging.getLogger().handlers[0].addFilter(_quiet_urllib3)
     printer = Printer.for_mode(_color_in(args_list))
+    if fresh:  # our own handler: say log records as the command says everything else
+        logging.getLogger().handlers[0].setFormatter(_Said(printer, debug=debug))
     try:
         parser = build_parser(prog=prog or prog_name(), argv=args_list)
         args = parser.parse_args(args_list)
