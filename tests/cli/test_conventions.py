@@ -50,7 +50,7 @@ def test_stdout_is_only_the_output_and_each_problem_is_said_once_on_stderr(tmp_p
     assert text.stderr.count("writeback: note: offline mode") == 1
     as_json = writeback("plan", *args, "--output", "json")
     doc = json.loads(as_json.stdout)  # stdout parses as a whole: `| jq` works
-    assert any("a manifest without apiVersion" in p for p in doc["problems"])
+    assert any("a manifest without apiVersion" in p["message"] for p in doc["problems"])
     assert any("offline mode" in n for n in doc["notes"])
     diff = writeback("diff", *args, "--output", "json")
     assert json.loads(diff.stdout)["problems"] and diff.stderr.count("a manifest without apiVersion") == 1

@@ -89,7 +89,7 @@ def test_bad_yaml_is_exit_2_naming_file_and_line_but_the_rest_is_compared(
     assert "writeback: error: apps/broken.yaml:4:9: not valid YAML: " in err  # the [ that was never closed
     assert "while parsing a flow sequence that starts here" in err
     assert doc is not None and [d["path"] for d in doc["drifts"]] == ["data.mode"]
-    assert any("apps/broken.yaml" in p for p in doc["problems"])
+    assert any(p["file"] == "apps/broken.yaml" for p in doc["problems"])
 
 
 def test_flag_conflicts_and_missing_inputs(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -171,8 +171,8 @@ STDIN = "<stdin>"  # how problems name a dump read from standard input (``--live
 def parse_dump(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
     """The documents of a dump: YAML (``kubectl get -o yaml``), or JSON, one object or several one after the other
     (``kubectl get -o json`` run more than once into one file), as kubectl reads them. JSON is told by its first
-    character (``{`` or ``[``); a top-level JSON array holds documents; a text that starts like JSON but reads
-    only as YAML (JSON documents between ``---``) is YAML."""
+    character (``{`` or ``[``); a top-level JSON array holds documents; ``---`` lines between JSON documents are
+    document markers, as in YAML."""
     start = len(text) - len(text.lstrip())
     if text[start : start + 1] not in ("{", "["):
         return parse_documents(text=text, file=file)
@@ -183,15 +183,26 @@ def parse_dump(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
         while at < len(text):
             doc, at = decoder.raw_decode(text, at)
             docs.extend(doc if isinstance(doc, list) else [doc])
-            at = len(text) - len(text[at:].lstrip())
-    except (json.JSONDecodeError, RecursionError) as e:
-        as_yaml, problem = parse_documents(text=text, file=file)  # JSON documents in a YAML stream (`---`)
-        if problem is None:
-            return as_yaml, None
-        if isinstance(e, RecursionError):
-            return [], Problem(file=file, message="not valid JSON: nested too deeply")
+            at = _next_document(text, at)
+    except json.JSONDecodeError as e:
         return [], Problem(file=file, line=e.lineno, column=e.colno, message=f"not valid JSON: {e.msg}")
+    except RecursionError:
+        return [], Problem(file=file, message="not valid JSON: nested too deeply")
     return docs, None
+
+
+def _next_document(text: str, at: int) -> int:
+    """Where the next JSON document starts: past blank space and YAML document markers (``---``, ``...``) on
+    their own lines, which JSON documents written into a YAML stream have between them."""
+    while True:
+        at = len(text) - len(text[at:].lstrip())
+        for marker in ("---", "..."):
+            end = at + len(marker)
+            if text.startswith(marker, at) and (end == len(text) or text[end] in " \t\r\n"):
+                at = end
+                break
+        else:
+            return at
 
 
 def read_live(*, path: Path | None = None, text: str | None = None) -> LoadResult[LiveObject]:
