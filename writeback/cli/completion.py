@@ -14,7 +14,7 @@ from typing import Any
 
 from writeback.cli.helptext import summary
 
-SHELLS = ("bash", "zsh")
+SHELLS = ("bash", "zsh", "fish")
 _FILE_METAVARS = {"FILE", "PATH"}
 _DIR_METAVARS = {"DIR", "SUBDIR"}
 
