@@ -83,7 +83,7 @@ def test_diff_shows_progress_on_a_terminal_only() -> None:
 def test_global_options_work_after_the_subcommand() -> None:
     after = writeback("diff", *DEMO, "--debug", "--color", "never")
     assert after.returncode == 0, after.stderr
-    assert "DEBUG " in after.stderr
+    assert "writeback: debug: writeback.cli: " in after.stderr  # log records read as every other message
     before = writeback("--color", "always", "diff", *DEMO)
     assert before.returncode == 0 and ESC in before.stdout
     nested = writeback("config", "validate", "config/writeback.example.yaml", "--debug")

@@ -48,7 +48,8 @@ def test_version_and_help_import_no_client_library_and_no_command(args: tuple[st
     ours = {"writeback.cli", "writeback.errors"}
     work = [n for n in names if n.startswith("writeback.") and n.split(".")[0] + "." + n.split(".")[1] not in ours]
     assert work == [], work  # not even the model or the config
-    assert of(names, "writeback.cli") == ["writeback.cli", "writeback.cli.helptext", "writeback.cli.output"]
+    assert of(names, "writeback.cli") == ["writeback.cli", "writeback.cli.exits", "writeback.cli.helptext",
+                                         "writeback.cli.output"]  # fmt: skip
     assert not of(names, "pydantic") and not of(names, "rich")
 
 
