@@ -146,6 +146,22 @@ def _quiet_urllib3(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.ERROR or not record.name.startswith("urllib3")
 
 
+class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to ``sys.stderr`` as it is when a record is emitted, so that a progress display that redirects stderr
+    (rich's) prints the record above itself instead of through it."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 class _Said(logging.Formatter):
     """A log record as every other message of a command: ``writeback: error: ...`` (the level in colour on a
     terminal); with ``--debug`` the logger's name follows the level. The service logs in its own format
@@ -173,8 +189,12 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     if fresh and not debug:  # urllib3 warns on every connection retry; our error says what failed, once
         logging.getLogger().handlers[0].addFilter(_quiet_urllib3)
     printer = Printer.for_mode(_color_in(args_list))
-    if fresh:  # our own handler: say log records as the command says everything else
-        logging.getLogger().handlers[0].setFormatter(_Said(printer, debug=debug))
+    if fresh:  # our own handler: say log records as the command says everything else, above any progress display
+        root = logging.getLogger()
+        handler = _StderrNow()
+        handler.setFormatter(_Said(printer, debug=debug))
+        handler.filters = root.handlers[0].filters
+        root.handlers[0] = handler
     try:
         parser = build_parser(prog=prog or prog_name(), argv=args_list)
         args = parser.parse_args(args_list)
