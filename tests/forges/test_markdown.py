@@ -89,5 +89,5 @@ def test_who_and_when_come_before_the_field_whatever_its_length() -> None:
     assert len(fields) == 2  # the ConfigMap's and the Deployment's
     for table in fields:
         assert re.findall(r"<th>(.*?)</th>", table)[:3] == ["Changed by", "When", "Field"]
-    assert any(re.search(r"env<wbr ?/?>\[name=PAYMENT_TIMEOUT_MS\]", t) for t in fields), fields
+    assert any(re.search(r"env<wbr ?/?>\[name=<wbr ?/?>PAYMENT_TIMEOUT_MS\]", t) for t in fields), fields
     assert "2026-11-30T10:47:59Z" in html and "<code>kubectl-set</code> (Update)" in html

@@ -190,7 +190,7 @@ def test_plan_text_shows_the_pull_request_before_the_diff(tmp_path: Path, capsys
         out.index("changeset "),
         out.index("  title:     writeback: "),
         out.index("    <!-- writeback:fingerprint="),
-        out.index("spec.<wbr>template.<wbr>spec.<wbr>containers<wbr>\\[name=app\\].<wbr>image |"),
+        out.index("spec.<wbr>template.<wbr>spec.<wbr>containers<wbr>\\[name=<wbr>app\\].<wbr>image |"),
         out.index("+          image: registry.example.com/web:1.0.4   # bumped by CI"),
     ]
     assert order == sorted(order)

@@ -86,7 +86,8 @@ def code(text: object) -> str:
 
 
 def _path_parts(path: str) -> list[str]:
-    """A path cut after each dot and before each bracket that is not inside brackets or quotes."""
+    """A path cut after each dot and before each bracket that is not inside brackets or quotes, and after a
+    selector's ``=`` and ``,``."""
     parts, start, depth, quoted = [], 0, 0, False
     for i, ch in enumerate(path):
         if ch == '"' and depth:
@@ -100,7 +101,7 @@ def _path_parts(path: str) -> list[str]:
             depth += 1
         elif ch == "]":
             depth = max(0, depth - 1)
-        elif ch == "." and depth == 0:
+        elif (ch == "." and depth == 0) or (ch in "=," and depth == 1):  # and inside a selector: [name=|VALUE]
             parts.append(path[start : i + 1])
             start = i + 1
     return [*parts, path[start:]] if start < len(path) else parts
@@ -108,7 +109,8 @@ def _path_parts(path: str) -> list[str]:
 
 def path_cell(path: object) -> str:
     """A field path in a table cell, with a line break opportunity (``<wbr>``) after each dot and before each
-    bracket of the path: however long the path, its column can wrap, and copying it gives the path unchanged."""
+    bracket of the path (and after a selector's ``=``): however long the path, its column can wrap, and copying it
+    gives the path unchanged."""
     return "<wbr>".join(escape_cell(part) for part in _path_parts(str(path)))
 
 
