@@ -1,7 +1,7 @@
 # writeback container image. Build from the repository root:
 #   docker build -t writeback:dev .
-# Stages: kustomize (built from the Go module proxy) -> wheels (writeback and its dependencies) -> runtime.
-# The runtime stage has no compiler, no Go and no pip: only Python, git, openssh-client, kustomize and writeback.
+# Stages: kustomize and helm (built from the Go module proxy) -> wheels (writeback and its dependencies) -> runtime.
+# The runtime stage has no compiler, no Go and no pip: only Python, git, openssh-client, kustomize, helm and writeback.
 # Bases are pinned by version tag; pin them by digest too (image@sha256:...) in your registry mirror.
 
 ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
@@ -19,6 +19,19 @@ RUN go build -trimpath \
       -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/${KUSTOMIZE_VERSION}" \
       -o /out/kustomize . \
  && /out/kustomize version
+
+# --- helm: the same version and build flags as the tests' helm (tests/helm/build) ---------------------------------
+FROM ${GO_IMAGE} AS helm
+ARG HELM_VERSION=v3.22.0
+ARG HELM_K8S_MINOR=37
+ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false GOBIN=/out
+RUN go install -trimpath \
+      -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION} \
+        -X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+        -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=${HELM_K8S_MINOR} \
+        -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${HELM_K8S_MINOR}" \
+      helm.sh/helm/v3/cmd/helm@${HELM_VERSION} \
+ && /out/helm version --short
 
 # --- wheels: writeback and every dependency as wheels, so the runtime stage installs offline ----------------------
 # The versions are those of requirements.lock (uv pip compile, checked in; tests/cli/test_lock.py keeps it in step).
@@ -44,10 +57,11 @@ RUN apt-get update \
  && install -d -o 10001 -g 10001 -m 0750 /var/lib/writeback /home/writeback/.ssh \
  && install -d -m 0755 /etc/writeback
 COPY --from=kustomize /out/kustomize /usr/local/bin/kustomize
+COPY --from=helm /out/helm /usr/local/bin/helm
 RUN --mount=type=bind,from=wheels,source=/wheels,target=/wheels \
     python -m pip install --no-cache-dir --no-index --find-links=/wheels writeback \
  && python -m pip uninstall -y setuptools wheel pip \
- && writeback --version && kustomize version && git --version && ssh -V
+ && writeback --version && kustomize version && helm version --short && git --version && ssh -V
 WORKDIR /var/lib/writeback
 USER 10001:10001
 EXPOSE 9090

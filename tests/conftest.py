@@ -18,7 +18,10 @@ from tests.support.buildscripts import needed, terminal_progress
 from tests.support.gitrepos import GitRemote
 from tests.support.testdata import CRDS
 
-pytest_plugins = ("tests.flux.fixtures",)  # the real Flux controllers: `flux`, `flux_sync` (docs/flux-tests.md)
+pytest_plugins = (
+    "tests.flux.fixtures",  # the real Flux controllers: `flux`, `flux_sync` (docs/flux-tests.md)
+    "tests.helm.fixtures",  # the real helm CLI: `helm_bin` (docs/helm-tests.md)
+)
 
 SHARED_CRDS = CRDS
 _NEEDS_BINARIES = {"controlplane", "k8s", "namespace", "crds", "sidecar_webhook", "kustomize_bin"}

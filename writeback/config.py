@@ -33,7 +33,7 @@ from writeback.errors import ConfigError, YamlError
 from writeback.gitops.base import GitOpsController
 from writeback.gitops.registry import SUSPENDABLE
 from writeback.settings import ClusterSettings, IgnoreRule, Policy, SecretRef, Selector, SettingsModel
-from writeback.sources.registry import SOURCES
+from writeback.sources.registry import SOURCES, path_options
 from writeback.sources.registry import names as source_names
 from writeback.yaml.reading import load_all
 
@@ -104,7 +104,8 @@ class Schedule(SettingsModel):
 
 
 class TargetSettings(SettingsModel):
-    """One target's settings; ``Target`` adds a key per registered GitOps controller (``argocd_application``, ...)."""
+    """One target's settings; ``Target`` adds a key per registered GitOps controller (``argocd_application``, ...)
+    and per path a registered source kind takes (``chart_cache``)."""
 
     name: Annotated[str, Field(description="slug: lowercase letters, digits, '.', '_' and '-'")]
     cluster: str | None = None
@@ -187,6 +188,7 @@ else:
             for c in SUSPENDABLE
             if c.config_key
         },
+        **{o.config_key: (str | None, Field(default=None, description=o.help)) for o in path_options()},
     )
 
 

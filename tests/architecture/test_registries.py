@@ -80,6 +80,10 @@ NOT_KIND_SELECTORS = {
     ("drift/normalizing.py", "plain"),  # the function exported as `plain`
     ("pr/text.py", "argocd"),  # a sample field manager in the template check's sample change set
     ("adapters/kustomize.py", "kustomize"),  # the kustomize program's name on PATH
+    ("sources/helm/flux.py", "kustomize"),  # the HelmRelease field postRenderers[].kustomize
+    ("sources/helm/source.py", "kustomize"),  # the kustomize program's name in Tools (Flux's post-renderers)
+    ("sources/helm/argocd.py", "helm"),  # the Application source's field `helm`
+    ("adapters/helm.py", "helm"),  # the helm program's name on PATH
 }
 
 

@@ -63,6 +63,13 @@ class ArgoApp:
         """Merge-patch the Application's spec (field manager writeback-tests)."""
         self._patch({"spec": dict(spec)})
 
+    def sync(self, sha: str) -> None:
+        """Start a sync of `sha`, as `argocd app sync` does (the Application's `operation`, with its syncOptions):
+        for manual sync."""
+        options = (self.application()["spec"].get("syncPolicy") or {}).get("syncOptions") or []
+        sync: dict[str, Any] = {"revision": sha, **({"syncOptions": list(options)} if options else {})}
+        self._patch({"operation": {"initiatedBy": {"username": "writeback-tests"}, "sync": sync}})
+
     def wait_synced(self, sha: str, *, timeout: float = 90) -> dict[str, Any]:
         """Wait until the Application is Synced at `sha` (status.sync.revision), Healthy, and its last operation (if
         any) Succeeded; returns it. Asks for a refresh first (no waiting for the resync period)."""
@@ -163,6 +170,7 @@ def create_app(
     automated: Mapping[str, Any] | None = SELF_HEAL,
     sync_options: Sequence[str] = (),
     source: Mapping[str, Any] | None = None,
+    ignore_differences: Sequence[Mapping[str, Any]] = (),
 ) -> ArgoApp:
     """Create an Application (project default) named `name` (default a random "app-xxxxxx") on `url` at `branch`,
     `path`, deploying into `namespace` of the same cluster; `automated` is syncPolicy.automated (None: manual sync),
@@ -184,6 +192,7 @@ def create_app(
             "source": {"repoURL": url, "targetRevision": branch, "path": path, **(source or {})},
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
             "syncPolicy": policy,
+            **({"ignoreDifferences": [dict(i) for i in ignore_differences]} if ignore_differences else {}),
         },
     }
     group, version, plural = APPLICATION

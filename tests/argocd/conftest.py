@@ -12,16 +12,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.argocd import server
-from tests.argocd.apps import SELF_HEAL, ArgoApp, create_app
+from tests.argocd.apps import SELF_HEAL, ArgoApp, create_app, push
+from tests.argocd.scenarios import ArgoShop, ArgoSync, DeploymentStatus
 from tests.argocd.server import ArgoCD, ArgoCDError
 from tests.controlplane import cp
+from tests.e2e.support import APP_PATH, FILES, example_manifest
+from tests.fakes.github_fake import GitHubFake
 from tests.flux.sync import GitWorkClone
 from tests.support.buildscripts import needed, terminal_progress
 
@@ -115,6 +118,7 @@ class AppMaker:
         automated: Mapping[str, Any] | None = SELF_HEAL,
         sync_options: Sequence[str] = (),
         source: Mapping[str, Any] | None = None,
+        ignore_differences: Sequence[Mapping[str, Any]] = (),
     ) -> ArgoApp:
         if not self.argocd.alive():
             pytest.fail(f"Argo CD is no longer running:\n{self.argocd.tails()}", pytrace=False)
@@ -131,6 +135,7 @@ class AppMaker:
             automated=automated,
             sync_options=sync_options,
             source=source,
+            ignore_differences=ignore_differences,
         )
         self.created.append(app)
         return app
@@ -146,3 +151,52 @@ def argocd_app(argocd: ArgoCD, k8s: Any) -> Iterator[AppMaker]:
     finally:
         for app in reversed(maker.created):
             app.delete()
+
+
+ArgoShopMaker = Callable[..., ArgoShop]
+
+
+@pytest.fixture
+def make_argo_shop(
+    controlplane: cp.ControlPlane, namespace: str, git_remote: Any, argocd_app: AppMaker, k8s: Any, tmp_path: Path
+) -> Iterator[ArgoShopMaker]:
+    """`make_argo_shop(files=None, automated=SELF_HEAL, sync_options=())`: the demo's ConfigMap (the PEM bundle) and
+    Deployment (or `files`: name -> text, under apps/checkout) in a fresh namespace, pushed to main and synced by an
+    Application (Synced + Healthy); the fake GitHub on the bare remote; a writer of the Deployments' status in place
+    of kube-controller-manager. After the test: every service stopped (exit 0, no token in its log), and no request
+    broke the GitHub schemas."""
+    made: list[ArgoShop] = []
+    status = DeploymentStatus(api_client=k8s, namespace=namespace).start()
+
+    def make(
+        files: Mapping[str, str] | None = None,
+        automated: Mapping[str, Any] | None = SELF_HEAL,
+        sync_options: Sequence[str] = (),
+        ignore_differences: Sequence[Mapping[str, Any]] = (),
+    ) -> ArgoShop:
+        assert not made, "one shop per test"
+        files = files if files is not None else {name: example_manifest(name, namespace) for name in FILES}
+        sha = push(git_remote, {f"{APP_PATH}/{k}": v for k, v in files.items()}, "checkout: the app")
+        app = argocd_app(namespace=namespace, remote=git_remote, path=APP_PATH, automated=automated,
+                         sync_options=sync_options, ignore_differences=ignore_differences)  # fmt: skip
+        if automated is None:  # manual sync: sync the first commit once, as a person would
+            app.sync(sha)
+        app.wait_synced(sha)
+        forge = GitHubFake(bare=git_remote.bare).start()
+        made.append(ArgoShop(controlplane=controlplane, namespace=namespace, remote=git_remote, sync=ArgoSync(app),
+                             forge=forge, workdir=tmp_path))  # fmt: skip
+        return made[0]
+
+    try:
+        yield make
+        for shop in made:
+            for service in shop.services:
+                service.stop()
+            assert shop.forge.violations == []
+    finally:
+        status.stop()
+        for shop in made:
+            for service in shop.services:
+                if service.proc.poll() is None:
+                    service.proc.kill()
+            shop.forge.stop()

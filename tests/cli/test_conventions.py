@@ -108,8 +108,8 @@ def test_usage_errors_show_the_subcommand_usage_and_one_prefix() -> None:
 
 
 HELP = {  # each command and the environment variables its help must name
-    ("diff",): ["KUBECONFIG", "WRITEBACK_KUSTOMIZE", "NO_COLOR"],
-    ("plan",): ["KUBECONFIG", "WRITEBACK_KUSTOMIZE"],
+    ("diff",): ["KUBECONFIG", "WRITEBACK_KUSTOMIZE", "WRITEBACK_HELM", "NO_COLOR"],
+    ("plan",): ["KUBECONFIG", "WRITEBACK_KUSTOMIZE", "WRITEBACK_HELM"],
     ("run",): ["KUBECONFIG", "GITHUB_TOKEN", "--token-env"],
     ("config", "validate"): [],
     ("break-glass", "start"): ["KUBECONFIG", "USER"],

@@ -12,6 +12,7 @@ target's clone, synced only when the revision is not the merge commit itself.
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,11 +21,13 @@ from writeback.adapters.forges.base import PRInfo, PRState
 from writeback.adapters.git.repo import GitRepo, Identity
 from writeback.breakglass import record as bg
 from writeback.breakglass.guards import Objects
-from writeback.errors import KindNotServed
+from writeback.errors import ClusterError, KindNotServed
 from writeback.gitops import registry
 from writeback.gitops.base import Fetched
 from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import TargetRun, git_auth, target_forge
+
+log = logging.getLogger(__name__)
 
 
 class Readiness(enum.StrEnum):
@@ -65,6 +68,26 @@ def source_of(objects: Objects, *, ref: ObjectRef) -> Fetched:
     return controller.fetched(objects.get(ref=ref) or {}, ref=ref, get=lambda r: _get(objects, r))
 
 
+def request_fetch(objects: Objects, *, ref: ObjectRef, token: str) -> bool:
+    """Ask the controller of ``ref`` to fetch from Git now (Argo CD's refresh, Flux's requestedAt on the source), so
+    that a merged backport resumes auto-sync without waiting for the next poll; False when it cannot be asked. A
+    failed request is logged: the next cycle checks again, and the poll fetches it anyway."""
+    controller = registry.find(ref)
+    body = _get(objects, ref)
+    if controller is None or body is None:
+        return False
+    request = controller.fetch_request(body, ref=ref, get=lambda r: _get(objects, r), token=token)
+    if request is None:
+        return False
+    target, ops = request
+    try:
+        objects.json_patch(ref=target, ops=ops, field_manager=bg.FIELD_MANAGER)
+    except ClusterError as e:
+        log.warning("break-glass: could not ask %s to fetch from Git: %s", registry.describe(target), e)
+        return False
+    return True
+
+
 def check(*, objects: Objects, ref: ObjectRef, ending: bg.Ending, pulls: Callable[[int], PRInfo],
           history: History) -> Check:  # fmt: skip
     """Where a waiting break-glass stands (see ``Readiness``); the forge is asked first, the cluster next, git last."""
@@ -85,10 +108,11 @@ def check(*, objects: Objects, ref: ObjectRef, ending: bg.Ending, pulls: Callabl
     for p, info in infos:
         sha = info.merge_sha or info.head_sha
         if sha != source.commit and not history.contains(commit=source.commit, ancestor=sha):
+            asked = "; asked it to fetch now" if request_fetch(objects, ref=ref, token=sha) else ""
             return Check(
                 readiness=Readiness.WAITING_SOURCE, merged=merged,
                 detail=f"PR #{p.number} merged as {sha[:12]}; waiting for {source.where} ({source.commit[:12]}) "
-                "to contain it",
+                f"to contain it{asked}",
             )  # fmt: skip
     return Check(readiness=Readiness.READY, merged=merged,
                  detail=f"merged, and {source.where} ({source.commit[:12]}) contains it")  # fmt: skip

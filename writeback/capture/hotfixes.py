@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from writeback.capture.redaction import restore, scrub
+from writeback.capture.redaction import LAST_APPLIED, restore, scrub
 from writeback.drift.deciding import Role, manager_role
 from writeback.kube.paths import format_path, parse_path, parse_pattern
 from writeback.model import Capture, FieldOwner
@@ -108,9 +108,15 @@ def synced_since(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -
 
 
 def essence(body: Mapping[str, Any]) -> dict[str, Any]:
-    """What a person can change: the object without status and server-set metadata."""
+    """What a person can change: the object without status, server-set metadata and client-side apply's
+    bookkeeping (Argo CD's default sync rewrites the last-applied annotation on every apply)."""
     out = {k: v for k, v in body.items() if k != "status"}
     meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _SERVER_META}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+        meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED} or None
+        if meta["annotations"] is None:
+            del meta["annotations"]
     out["metadata"] = meta
     return out
 

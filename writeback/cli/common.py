@@ -84,8 +84,11 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     git.add_argument(
         "--source",
         choices=sources.names(),
-        help="how the manifests are produced (default: the target's, else kustomize if --path has a kustomization)",
+        help="how the manifests are produced (default: the target's, else the first kind that claims the target: the "
+        "controller object it follows, or its --path)",
     )
+    for option in sources.path_options():
+        git.add_argument(option.flag, metavar="DIR", dest=flag_dest(option.flag), help=option.help)
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
 
 
@@ -270,14 +273,16 @@ def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
 
 def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
-    from writeback.pipeline.targets import Edges
+    from writeback.pipeline.targets import Edges, tools_for
 
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
+    given = {o.name: getattr(args, flag_dest(o.flag), None) for o in sources.path_options()}
+    tools = tools_for(target, given=given)
     if live == STDIN:
-        return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input")
+        return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input", tools=tools)
     if live:
         return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}",
-                     empty_live_ok=bool(getattr(args, "allow_empty_live", False)))  # fmt: skip
+                     empty_live_ok=bool(getattr(args, "allow_empty_live", False)), tools=tools)  # fmt: skip
     from writeback.adapters.kube.controllers import context_name
     from writeback.adapters.kube.kubeconfigs import ClusterAccess
 
@@ -293,7 +298,7 @@ def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
     from writeback.adapters.kube.cluster import KubeCluster
 
     cluster = KubeCluster.connect(kubeconfig=access.kubeconfig, context=access.context, in_cluster=access.in_cluster)
-    return Edges(cluster=cluster, cluster_name=name)
+    return Edges(cluster=cluster, cluster_name=name, tools=tools)
 
 
 def read_stdin() -> str:
@@ -321,6 +326,7 @@ FLAG_NAMES: dict[str, str] = {
     "revision": "--revision",
     **{c.config_key: c.flag for c in SUSPENDABLE if c.config_key and c.flag},
     "source": "--source",
+    **{o.config_key: o.flag for o in sources.path_options()},
     "forge": "--forge",
     "forge.kind": "--forge",
     "forge.url": "--forge-url",
@@ -388,6 +394,9 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     for c in SUSPENDABLE:
         if c.flag and c.config_key and getattr(args, flag_dest(c.flag), None):
             target[c.config_key] = getattr(args, flag_dest(c.flag))
+    for o in sources.path_options():
+        if getattr(args, flag_dest(o.flag), None):
+            target[o.config_key] = getattr(args, flag_dest(o.flag))
     named: dict[tuple[int | str, ...], str] = {("targets", 0, *key.split(".")): f for key, f in FLAG_NAMES.items()}
     cfg = parse_config({"targets": [target]}, source="command-line flags", flags=named)
     return None, cfg.targets

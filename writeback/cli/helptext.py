@@ -25,7 +25,7 @@ class CommandHelp:
 
 
 _KUBECONFIG = ("KUBECONFIG", "the kubeconfig when --kubeconfig is not given (then ~/.kube/config, then in-cluster)")
-_KUSTOMIZE = ("WRITEBACK_KUSTOMIZE", "the kustomize binary (default: kustomize on PATH)")
+_KUSTOMIZE = ("WRITEBACK_KUSTOMIZE, WRITEBACK_HELM", "the programs source kinds run (default: kustomize, helm on PATH)")
 _COLOR = ("NO_COLOR", "set and not empty: no colour with --color auto")
 _TOKENS = (
     "$VAR of --token-env, {env: VAR} in the config",

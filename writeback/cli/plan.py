@@ -8,7 +8,7 @@ the whole body) and the unified diff of each file; or, with ``--output json``, t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TextIO
 
@@ -47,9 +47,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def pull_requests_of(spec: TargetSpec, *, cluster_name: str) -> PullRequestOf:
+def pull_requests_of(
+    spec: TargetSpec, *, cluster_name: str, proofs: Mapping[str, str] | None = None
+) -> PullRequestOf:
+    """The pull request of each change set (``proofs``: the source's own proof of each, by change set id)."""
+
     def of(cs: ChangeSet) -> PullRequestSpec | None:  # a change set without file changes opens no pull request
-        return preview(spec, cs, cluster_name=cluster_name) if cs.files else None
+        proof = (proofs or {}).get(cs.id)
+        return preview(spec, cs, cluster_name=cluster_name, verification=proof) if cs.files else None
 
     return of
 
@@ -61,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     with stage_progress(targets=[spec.name], transient=True) as progress:  # drawn on a terminal only
         edges = replace(inputs.edges, on_step=lambda step: progress.stage(spec.name, step))
         outcome = plan_target(spec=spec, repo=inputs.repo, edges=edges)
-    pull_request = pull_requests_of(spec, cluster_name=inputs.edges.cluster_name)
+    proofs = {cs_id: p.proof for cs_id, p in outcome.rendered.items() if p.proof and not outcome.source.verified_live}
+    pull_request = pull_requests_of(spec, cluster_name=inputs.edges.cluster_name, proofs=proofs)
     problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
     problems += [str(e) for e in outcome.plan.errors]
     if args.output != "text":

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.errors import InputError
-from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of
+from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of, is_chart_version
 from writeback.kube.jsonpatch import Op, get_at, remove_op, set_op
 from writeback.kube.refs import ObjectRef
 
 API_VERSION = "argoproj.io/v1alpha1"
 TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
 INSTANCE_LABEL = "argocd.argoproj.io/instance"
+REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"  # "normal": compare with Git now (Argo CD removes it when done)
 SYNC_POLICY_POINTER = "/spec/syncPolicy"
 
 
@@ -62,6 +63,11 @@ class _Application(KindFacts):
         ns, sep, name = app.partition("_")
         return self.at(namespace=ns, name=name) if sep and ns and name else self.at(namespace=namespace, name=app)
 
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        return ref, [set_op(body, ("metadata", "annotations", REFRESH_ANNOTATION), "normal")]
+
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         present, _ = get_at(body, self.auto_sync_path)
         return [remove_op(self.auto_sync_path)] if present else []
@@ -73,9 +79,10 @@ class _Application(KindFacts):
 
 
 def _synced(status: Mapping[str, Any]) -> str | None:
+    """The synced Git revision (a multi-source app's first; a chart version of a Helm repository is none)."""
     sync = status.get("sync") or {}
-    revision = sync.get("revision") or next(iter(sync.get("revisions") or []), None)
-    return str(revision) if revision else None
+    found = [sync.get("revision"), *(sync.get("revisions") or [])]
+    return next((str(r) for r in found if r and not is_chart_version(str(r))), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,6 +100,11 @@ class _ApplicationSet(KindFacts):
             if (str(owner.get("apiVersion", "")).partition("/")[0], owner.get("kind")) == (self.group, self.kind):
                 return self.at(namespace=namespace, name=str(owner["name"]))
         return None
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        return None  # it applies Applications from its generators, not from a Git revision of its own
 
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         if held_for is None:

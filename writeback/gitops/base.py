@@ -24,6 +24,15 @@ _REVISION = re.compile(
 )
 
 
+_VERSION = re.compile(r"^v?[0-9]+(?:\.[0-9]+){1,2}(?:[-+][0-9A-Za-z.+-]*)?$")
+
+
+def is_chart_version(revision: str) -> bool:
+    """A chart's version (``6.14.1``), which a controller reports as the revision of a release whose chart comes from
+    a Helm repository: no Git commit."""
+    return _VERSION.match(revision.strip()) is not None
+
+
 def commit_of(revision: str) -> str:
     """The commit in a controller's revision text (``main@sha1:<sha>`` -> ``<sha>``; a bare commit as it is)."""
     value = revision.strip()
@@ -40,7 +49,8 @@ class ControllerState:
     source: str = ""  # where the revision was read, e.g. "Argo CD Application argocd/web status.sync.revision"
     revision: str | None = None  # as written in the status (``commit_of`` gives the commit)
     namespace: str | None = None  # destination / target namespace of manifests that name none
-    ignore_differences: tuple[Mapping[str, Any], ...] = ()  # Argo CD ``spec.ignoreDifferences`` entries
+    # ignore rules in the form of Argo CD's ``spec.ignoreDifferences`` entries (Flux's ``driftDetection.ignore`` too)
+    ignore_differences: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +142,13 @@ class GitOpsController(Protocol):
 
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         """The object of this kind that applies ``body`` (a live object in ``namespace``), if it says so."""
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        """How to ask the controller of this object to fetch from Git now, as ``argocd app get --refresh`` and
+        ``flux reconcile source git`` do: the object to patch and the operations (``token``: a value that changes
+        when a new fetch is wanted); None when it cannot be asked."""
 
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         """The JSON patch operations that switch auto-sync off (``held_for``: the child a parent is held for)."""

@@ -1,8 +1,9 @@
 """Flux: the Kustomization and the HelmRelease (auto-sync off is ``spec.suspend: true``), and the GitRepository,
 the source whose artifact revision says which commit the controllers have fetched. Pure.
 
-- Applied revision: ``Kustomization.status.lastAppliedRevision`` (``main@sha1:<sha>``); namespace:
-  ``spec.targetNamespace``.
+- Applied revision: ``Kustomization.status.lastAppliedRevision`` (``main@sha1:<sha>``; a HelmRelease's is its
+  chart's version, no commit); namespace: ``spec.targetNamespace``; ignore rules: a HelmRelease's
+  ``spec.driftDetection.ignore``.
 - Suspended: ``spec.suspend: true``, restored to its previous value (or removed).
 - Parents: a Kustomization or HelmRelease applied by a Kustomization or HelmRelease (the
   ``kustomize.toolkit.fluxcd.io/name``/``namespace`` labels, the ``helm.toolkit.fluxcd.io`` ones).
@@ -14,12 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of
+from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of, is_chart_version
 from writeback.kube.jsonpatch import Op, get_at, set_op
 from writeback.kube.refs import ObjectRef
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
 HELM_GROUP = "helm.toolkit.fluxcd.io"
+REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"  # a new value asks the controller to reconcile now
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +38,11 @@ class _Source(KindFacts):
 
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         return None
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        return ref, [set_op(body, ("metadata", "annotations", REQUESTED_AT), token)]
 
     def suspend_ops(self, body: Mapping[str, Any], *, held_for: ObjectRef | None) -> list[Op]:
         return [set_op(body, self.auto_sync_path, True)]
@@ -61,20 +68,37 @@ class _Applier(_Source):
     def state(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ControllerState:
         spec, status = body.get("spec") or {}, body.get("status") or {}
         revision, target = status.get("lastAppliedRevision"), spec.get("targetNamespace")
+        if revision and is_chart_version(str(revision)):  # a HelmRelease's chart version: no Git commit
+            revision = None
         return ControllerState(
             source=f"{self.where(ref)} status.lastAppliedRevision",
             revision=str(revision) if revision else None,
             namespace=str(target) if target else None,
+            ignore_differences=drift_ignores(spec),
         )
 
-    def fetched(self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter) -> Fetched:
+    def _source(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ObjectRef | None:
+        """Its GitRepository, if that is its source."""
         present, source = get_at(body, self.source_path)
         if not (present and isinstance(source, Mapping)) or source.get("kind") != GIT_REPOSITORY.kind:
-            return Fetched(where="its source (not a GitRepository)", commit=None)
+            return None
         if not source.get("name"):
+            return None
+        return GIT_REPOSITORY.at(namespace=str(source.get("namespace") or ref.namespace), name=str(source["name"]))
+
+    def fetched(self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter) -> Fetched:
+        repo = self._source(body, ref=ref)
+        if repo is None:
             return Fetched(where="its source (not a GitRepository)", commit=None)
-        repo = GIT_REPOSITORY.at(namespace=str(source.get("namespace") or ref.namespace), name=str(source["name"]))
         return GIT_REPOSITORY.fetched(get(repo) or {}, ref=repo, get=get)
+
+    def fetch_request(
+        self, body: Mapping[str, Any], *, ref: ObjectRef, get: Getter, token: str
+    ) -> tuple[ObjectRef, list[Op]] | None:
+        repo = self._source(body, ref=ref)
+        found = get(repo) if repo is not None else None
+        return None if repo is None or found is None else GIT_REPOSITORY.fetch_request(found, ref=repo, get=get,
+                                                                                       token=token)
 
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         labels = (body.get("metadata") or {}).get("labels") or {}
@@ -82,6 +106,28 @@ class _Applier(_Source):
         if not name:
             return None
         return self.at(namespace=str(labels.get(f"{self.label_group}/namespace") or namespace), name=str(name))
+
+
+def drift_ignores(spec: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """A HelmRelease's ``spec.driftDetection.ignore`` as ignoreDifferences entries: each ``paths`` (JSON pointers)
+    for the objects its ``target`` selects (group, kind, name, namespace; no target: every object). A
+    ``labelSelector`` or ``annotationSelector`` cannot be told from these entries: such a rule counts for every
+    object its other fields select (writeback ignores more, never less, than helm-controller)."""
+    detection = spec.get("driftDetection")
+    rules = detection.get("ignore") if isinstance(detection, Mapping) else None
+    out: list[Mapping[str, Any]] = []
+    for rule in rules if isinstance(rules, list) else ():
+        paths = rule.get("paths") if isinstance(rule, Mapping) else None
+        if not isinstance(paths, list) or not paths:
+            continue
+        target = rule.get("target") if isinstance(rule.get("target"), Mapping) else {}
+        entry: dict[str, Any] = {"group": str(target.get("group", "*")), "kind": str(target.get("kind") or "*"),
+                                 "jsonPointers": [str(p) for p in paths]}  # fmt: skip
+        for key in ("name", "namespace"):
+            if target.get(key):
+                entry[key] = str(target[key])
+        out.append(entry)
+    return tuple(out)
 
 
 KUSTOMIZATION = _Applier(

@@ -26,6 +26,8 @@ from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.verification import NOT_VERIFIED_LINE, PREFIX, verification_line
 from writeback.pr.text import reverted_for
+from writeback.sources.base import LocateRequest
+from writeback.sources.documents import normdir
 
 log = logging.getLogger(__name__)
 
@@ -154,22 +156,27 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
 
 
 def _verifier(*, spec: TargetSpec, edges: Edges, outcome: PlanOutcome, repo: Path) -> Verifier | None:
-    """The PR body's server-side verification line, from the change set's one rendering (None offline)."""
+    """The PR body's verification line, from the change set's one rendering: the server-side dry-run line, or the
+    source's own proof where the dry-run does not apply to what it edits (None offline, unless the source proves)."""
     cluster = edges.cluster
-    if cluster is None:
+    if cluster is None and outcome.source.verified_live:
         return None
+    request = outcome.request or LocateRequest(files={}, root=normdir(spec.path), repo=repo, tools=edges.tools)
 
-    def verify(cs: ChangeSet) -> str:
+    def verify(cs: ChangeSet) -> str | None:
+        patched = outcome.rendered.get(cs.id)
         if not outcome.source.verified_live:
-            return NOT_VERIFIED_LINE
-        objects = outcome.rendered.get(cs.id)
-        if objects is None:
+            proof = patched.proof if patched is not None else None
+            return proof or (NOT_VERIFIED_LINE if cluster is not None else None)
+        assert cluster is not None
+        if patched is None:
             try:
-                objects = outcome.source.render_patched(cs, repo=repo, path=spec.path, tools=edges.tools)
+                patched = outcome.source.render_patched(cs, request)
             except WritebackError as e:
                 log.warning("change set %s: cannot render the patched manifests: %s", cs.id, e)
                 return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
-        return verification_line(cluster=cluster, cs=cs, objects=objects, default_namespace=spec.default_namespace)
+        return verification_line(cluster=cluster, cs=cs, objects=patched.objects,
+                                 default_namespace=spec.default_namespace)  # fmt: skip
 
     return verify
 

@@ -50,7 +50,7 @@ from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.sources import registry as sources
-from writeback.sources.base import LoadRequest, Source, Tools
+from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,7 @@ class Detection:
     problems: tuple[Problem, ...] = ()
     revision_source: str = ""
     source: Source = PLAIN  # how the desired objects were obtained
+    controller: ControllerObject | None = None  # the GitOps controller object the target follows, as read live
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,13 +103,13 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     else:
         c = cluster
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
-    state = _controller_state(spec=spec, get=get, offline=cluster is None)
+    state, followed = _controller_state(spec=spec, get=get, offline=cluster is None)
     namespaced = _namespaced_fn(cluster)
     if cluster is None:  # offline: a CRD in the dump scopes its kind, else how the dump shows it (a namespace or none)
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
         namespaced = with_crds(namespaced, dump_scopes((o.ref.api_version, o.ref.kind, o.ref.namespace) for o in dump))
-    source = resolve_source(repo=repo, path=spec.path, source=spec.source)
-    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools,
+    source = resolve_source(repo=repo, path=spec.path, source=spec.source, controller=followed)
+    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
                    exclude=compared.excluded(live_path, repo=repo))  # fmt: skip
     step("read Git")
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
@@ -185,6 +186,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         problems=tuple(problems),
         revision_source=git.source,
         source=source,
+        controller=followed,
     )
 
 
@@ -216,9 +218,12 @@ def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
     )
 
 
-def resolve_source(*, repo: Path, path: str, source: str | None = None) -> Source:
-    """The named source kind, else the first that claims ``repo/path`` (Kustomize: it holds a kustomization)."""
-    return sources.resolve(source, exists=lambda rel: (repo / rel).is_file(), path=path)
+def resolve_source(
+    *, repo: Path, path: str, source: str | None = None, controller: ControllerObject | None = None
+) -> Source:
+    """The named source kind, else the first that claims ``repo/path`` (Kustomize: it holds a kustomization) or the
+    controller object the target follows (a Helm release)."""
+    return sources.resolve(source, exists=lambda rel: (repo / rel).is_file(), path=path, controller=controller)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,13 +234,15 @@ class _Loader:
     path: str
     source: Source
     tools: Tools
+    controller: ControllerObject | None = None
     exclude: frozenset[str] = frozenset()  # a --live dump inside the repository
 
     def __call__(
         self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
     ) -> LoadResult[DesiredObject]:
         request = LoadRequest(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced,
-                              tools=self.tools, where=where, exclude=self.exclude)  # fmt: skip
+                              tools=self.tools, where=where, controller=self.controller,
+                              exclude=self.exclude)  # fmt: skip
         return self.source.load(request)
 
 
@@ -254,16 +261,19 @@ def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
     return ask
 
 
-def _controller_state(*, spec: TargetSpec, get: Getter, offline: bool) -> ControllerState:
-    """What the first controller object the target follows says (nothing when it follows none)."""
+def _controller_state(
+    *, spec: TargetSpec, get: Getter, offline: bool
+) -> tuple[ControllerState, ControllerObject | None]:
+    """What the first controller object the target follows says, and the object (nothing when it follows none)."""
     if not spec.controllers:
-        return ControllerState()
+        return ControllerState(), None
     followed = spec.controllers[0]
     ref = followed.ref()
     body = get(ref)
     if body is None:
         raise controllers.not_found(followed.controller, ref, offline=offline)
-    return followed.controller.state(body, ref=ref)
+    obj = ControllerObject(controller=followed.controller, ref=ref, body=body, get=get, cluster=not offline)
+    return followed.controller.state(body, ref=ref), obj
 
 
 def _git_side(

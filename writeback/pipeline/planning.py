@@ -22,7 +22,7 @@ from writeback.pipeline.detecting import Detection, detect
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.verification import check_rendered
 from writeback.sources import registry as sources
-from writeback.sources.base import Rendered, Source, Tools
+from writeback.sources.base import ControllerObject, LocateRequest, Patched, Source, Tools
 from writeback.sources.changesets import Plan, plan_changesets
 from writeback.sources.documents import normdir
 from writeback.sources.locating import locate
@@ -39,13 +39,14 @@ class PlanOutcome:
     detection: Detection | None = None
     notes: tuple[str, ...] = ()
     # Each change set's patched manifests, rendered once (Kustomize: ``kustomize build``), by change set id: the
-    # abort check used them, and the PR's verification line uses them.
-    rendered: Mapping[str, Rendered] = field(default_factory=dict)
+    # abort check used them, and the PR's verification line uses them (or the source's own proof).
+    rendered: Mapping[str, Patched] = field(default_factory=dict)
+    request: LocateRequest | None = None  # what locating and rendering were given (a change set renders with it)
 
 
-def source_kind(files: Mapping[str, str], path: str) -> Source:
-    """The first source kind that claims ``path`` in the repo texts ``files``."""
-    return sources.resolve(None, exists=lambda rel: rel in files, path=normdir(path))
+def source_kind(files: Mapping[str, str], path: str, controller: ControllerObject | None = None) -> Source:
+    """The first source kind that claims ``path`` in the repo texts ``files`` (or the controller object)."""
+    return sources.resolve(None, exists=lambda rel: rel in files, path=normdir(path), controller=controller)
 
 
 def plan_files(
@@ -58,22 +59,28 @@ def plan_files(
     apps: Mapping[Identity, str] | None = None,
     repo: Path | None = None,
     tools: Tools | None = None,
+    controller: ControllerObject | None = None,
 ) -> PlanOutcome:
     """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a rendered source (Kustomize) is
-    verified by rendering each change set again (``tools``: the programs' paths). ``source``: as detected, else the
-    spec's, else the first kind that claims the path."""
+    verified by rendering each change set again (``tools``: the programs' paths; ``controller``: the GitOps
+    controller object the target follows). ``source``: as detected, else the spec's, else the first kind that
+    claims the path."""
     path = spec.path
     tools = tools or Tools()
     if source is None:
-        source = sources.by_name(spec.source) if spec.source else source_kind(files, path)
+        source = sources.by_name(spec.source) if spec.source else source_kind(files, path, controller)
+    request = LocateRequest(files=files, root=normdir(path), edit_base=spec.edit_base,
+                            default_namespace=spec.default_namespace, repo=repo, tools=tools,
+                            controller=controller)  # fmt: skip
     located = locate(
         files=files,
-        root=normdir(path),
+        root=request.root,
         source=source,
         drifts=drifts,
         edit_base=spec.edit_base,
         default_namespace=spec.default_namespace,
         live_refs=live_refs,
+        request=request,
     )
     plan = plan_changesets(
         target=spec.name,
@@ -83,15 +90,15 @@ def plan_files(
         apps=apps,
         fingerprint_key=spec.fingerprint_key,
     )
-    rendered: dict[str, Rendered] = {}
+    rendered: dict[str, Patched] = {}
     if source.renders and repo is not None:
-        kind, checkout = source, repo
+        kind = source
 
-        def render(cs: ChangeSet) -> Rendered:
-            return kind.render_patched(cs, repo=checkout, path=path, tools=tools)
+        def render(cs: ChangeSet) -> Patched:
+            return kind.render_patched(cs, request)
 
         plan, rendered = check_rendered(plan, render=render, source=source)
-    return PlanOutcome(plan=plan, source=source, rendered=rendered)
+    return PlanOutcome(plan=plan, source=source, rendered=rendered, request=request)
 
 
 def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
@@ -113,5 +120,6 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
         apps={o.ref.identity: app for o in detection.live if (app := app_of(o.body)) is not None},
         repo=repo,
         tools=edges.tools,
+        controller=detection.controller,
     )
     return replace(outcome, detection=detection)

@@ -94,7 +94,8 @@ def publish_settings(spec: TargetSpec) -> PublishSettings:
     return PublishSettings.from_pull_request(config.PullRequest(), target=spec.name)
 
 
-def preview(spec: TargetSpec, cs: ChangeSet, *, cluster_name: str) -> PullRequestSpec:
-    """The pull request ``run`` would open for ``cs`` (``plan``): the same texts and settings, by the same code."""
-    rendered = PullRequestText.for_spec(spec, cluster_name=cluster_name).render(cs)
+def preview(spec: TargetSpec, cs: ChangeSet, *, cluster_name: str, verification: str | None = None) -> PullRequestSpec:
+    """The pull request ``run`` would open for ``cs`` (``plan``): the same texts and settings, by the same code
+    (``verification``: what plan knows of it already, a source's own proof)."""
+    rendered = PullRequestText.for_spec(spec, cluster_name=cluster_name).render(cs, verification=verification)
     return publish_settings(spec).pull_request(cs, rendered)

@@ -24,9 +24,10 @@ from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.opening import read_secret
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.gitops.base import Followed
+from writeback.sources import registry as sources
 from writeback.sources.base import Tools
 
-__all__ = ["Edges", "TargetSpec", "spec_for"]
+__all__ = ["Edges", "TargetSpec", "spec_for", "tools_for"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +89,17 @@ def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None,
     }
     fields.update({k: v for k, v in overrides.items() if v is not None and v != ()})
     return TargetSpec(**fields)  # type: ignore[arg-type]
+
+
+def tools_for(target: config.Target | None, *, given: Mapping[str, str | None] | None = None) -> Tools:
+    """The paths source kinds take (``Source.paths``): a flag's value (``given``, by option name) beats the
+    config target's key."""
+    paths: dict[str, Path] = {}
+    for option in sources.path_options():
+        value = (given or {}).get(option.name) or getattr(target, option.config_key, None)
+        if isinstance(value, str) and value:
+            paths[option.name] = Path(value).expanduser()
+    return Tools(paths=paths)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,7 +25,7 @@ from writeback.errors import PatchError, ToolMissing, WritebackError
 from writeback.kube.paths import format_path
 from writeback.kube.refs import ObjectRef
 from writeback.model import ChangeSet, Decision
-from writeback.sources.base import Rendered, Source
+from writeback.sources.base import Patched, Source
 from writeback.sources.changesets import Plan, aborted
 from writeback.sources.live_values import find_rendered, mismatches
 
@@ -33,20 +33,21 @@ log = logging.getLogger(__name__)
 
 PREFIX = "Server-side dry-run apply of the patched manifests against the live cluster"
 
+
 def check_rendered(
-    plan: Plan, *, render: Callable[[ChangeSet], Rendered], source: Source
-) -> tuple[Plan, dict[str, Rendered]]:
+    plan: Plan, *, render: Callable[[ChangeSet], Patched], source: Source
+) -> tuple[Plan, dict[str, Patched]]:
     """Render each change set that changes files once (``render(cs)``), and abort the ones whose rendering does not
     hold the live values of their located drifts. Returns the plan and the renderings by change set id."""
     out: list[ChangeSet] = []
     errors = list(plan.errors)
-    rendered: dict[str, Rendered] = {}
+    rendered: dict[str, Patched] = {}
     for cs in plan.changesets:
         if not cs.files:
             out.append(cs)
             continue
         try:
-            objects = render(cs)
+            patched = render(cs)
         except ToolMissing:
             raise
         except PatchError as e:
@@ -55,13 +56,13 @@ def check_rendered(
             continue
         unresolved = {(u.resource.identity, u.path) for u in cs.unresolved}
         checked = [d for d in cs.drifts if (d.resource.identity, d.path) not in unresolved]
-        wrong = mismatches(objects, checked)
+        wrong = mismatches(patched.objects, checked)
         if wrong:
             why = f"{source.render_name} of the patch disagrees: " + "; ".join(str(w) for w in wrong)
             errors.append(aborted(cs.id, why))
             out.append(replace(cs, files=()))
             continue
-        rendered[cs.id] = objects
+        rendered[cs.id] = patched
         out.append(cs)
     return Plan(changesets=tuple(out), errors=tuple(errors)), rendered
 

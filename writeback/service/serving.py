@@ -34,7 +34,7 @@ from writeback.errors import ExitCode, WritebackError
 from writeback.model import Capture, Decision, Drift, EnsureResult, Outcome
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.planning import PlanOutcome
-from writeback.pipeline.targets import Edges, TargetSpec, spec_for
+from writeback.pipeline.targets import Edges, TargetSpec, spec_for, tools_for
 from writeback.service import breakglassing
 from writeback.service.guards import Coordinator
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
@@ -245,7 +245,9 @@ class Service:
             keep_going=ctx.keep_going,
         )
         run = TargetRun(
-            spec=runtime.spec(), edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name), options=options
+            spec=runtime.spec(),
+            edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name, tools=tools_for(runtime.target)),
+            options=options,
         )
         expiry, results = self._break_glass(ctx, runtime=runtime, run=run)
         if expiry is None or not expiry.backported:  # a backport cycle that ran is this cycle

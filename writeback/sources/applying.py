@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from writeback.errors import PatchError
@@ -36,10 +37,22 @@ def _needed(data: Any, path: FieldPath, value: Any) -> bool:
 
 
 def set_path(text: str, *, file: str, document: int, path: FieldPath, value: Any) -> str:
-    """Set (or with ABSENT remove) ``path`` in one document; missing parents are created by the editor."""
+    """Set (or with ABSENT remove) ``path`` in one document; missing parents are created by the editor. A text with
+    no document yet (empty, or comments only) gets its first keys in block style, after its comments."""
+    if document == 0 and not documents(text, source=file):
+        return text if value is ABSENT else _first_keys(text, Edit(document=0, path=path, value=value), source=file)
     if not _needed(_data(text, file=file, document=document), path, value):
         return text
     return apply_edits(text, [Edit(document=document, path=path, value=value)], source=file)
+
+
+_PLACEHOLDER = "writeback-placeholder"
+
+
+def _first_keys(text: str, edit: Edit, *, source: str) -> str:
+    """The editor adds keys to a mapping: give it one (a placeholder key), add the edit, take the placeholder out."""
+    base = (text if not text or text.endswith("\n") else text + "\n") + f"{_PLACEHOLDER}: 0\n"
+    return apply_edits(base, [edit, Edit(document=0, path=(Key(_PLACEHOLDER),))], source=source)
 
 
 def _live_text(value: Any) -> str:
@@ -141,7 +154,7 @@ def _value(text: str, loc: Location) -> str:
     if t in (Transform.IMAGE_TAG, Transform.IMAGE_NAME, Transform.IMAGE_DIGEST):
         value: Any = _image_part(loc)
     else:
-        value = ABSENT if loc.drift.op is Op.REMOVE else loc.drift.live
+        value = loc.written
     return set_path(text, file=loc.file, document=loc.document, path=loc.path, value=value)
 
 
@@ -170,6 +183,9 @@ def apply_location(texts: MutableMapping[str, str], loc: Location) -> None:
         raise EditRefused(f"{loc.file}: the file does not exist")
     text = texts[loc.file]
     if loc.transform is Transform.FILE_CONTENT:
+        if loc.value is not None:
+            texts[loc.file] = _live_text(loc.value.value)
+            return
         if loc.drift.op is Op.REMOVE:
             raise EditRefused(f"{loc.file}: removing a generator file source is left to a person")
         texts[loc.file] = _live_text(loc.drift.live)
@@ -178,20 +194,16 @@ def apply_location(texts: MutableMapping[str, str], loc: Location) -> None:
         texts[loc.file] = _env_line(text, loc)
         return
     if loc.inline is not None:
-        inner = lookup(_data(text, file=loc.file, document=0), loc.inline)
+        inner = lookup(_data(text, file=loc.file, document=loc.document), loc.inline)
+        if inner is ABSENT or inner is None:
+            inner = ""  # a values text that does not exist yet: created with the edit
         if not isinstance(inner, str):
-            raise VerifyError(f"{loc.file}: {format_path(loc.inline)} is not an inline patch")
+            raise VerifyError(f"{loc.file}: {format_path(loc.inline)} is not an embedded YAML text")
         source = f"{loc.file} {format_path(loc.inline)}"
-        new_inner = _value(inner, _inner(loc, source))
-        texts[loc.file] = set_path(text, file=loc.file, document=0, path=loc.inline, value=new_inner)
+        new_inner = _value(inner, replace(loc, file=source, document=0, inline=None))
+        texts[loc.file] = set_path(text, file=loc.file, document=loc.document, path=loc.inline, value=new_inner)
         return
     texts[loc.file] = _value(text, loc)
-
-
-def _inner(loc: Location, source: str) -> Location:
-    from dataclasses import replace
-
-    return replace(loc, file=source, inline=None)
 
 
 _BATCHED = (Transform.VALUE, Transform.IMAGE_TAG, Transform.IMAGE_NAME, Transform.IMAGE_DIGEST)
@@ -227,7 +239,7 @@ def _batch(texts: MutableMapping[str, str], file: str, locs: Sequence[Location])
             if loc.document >= len(docs):
                 raise EditRefused(f"{file}: has no document {loc.document + 1}")
             if loc.transform is Transform.VALUE:
-                value: Any = ABSENT if loc.drift.op is Op.REMOVE else loc.drift.live
+                value: Any = loc.written
             else:
                 value = _image_part(loc)
             if _needed(docs[loc.document], loc.path, value):

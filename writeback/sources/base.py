@@ -7,12 +7,14 @@ A source module defines one, ``registry.SOURCES`` lists them; nothing outside a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from writeback.adapters.files import LoadResult, NamespaceDefaults, NamespacedFn
+from writeback.gitops.base import Getter, GitOpsController
+from writeback.kube.refs import ObjectRef
 from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
 from writeback.sources.documents import Manifest
 from writeback.sources.locations import Location, NotFound
@@ -22,13 +24,42 @@ Rendered = tuple[Mapping[str, Any], ...]  # the objects a (patched) source rende
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tools:
-    """The external programs sources run, by name (``kustomize``, ``helm``), where a path is given; a source's
-    adapter finds any other itself (``$WRITEBACK_<NAME>``, else PATH)."""
+    """The external programs sources run and the paths they take, by name (``kustomize``, ``helm``, a source's
+    ``PathOption`` such as ``chart-cache``), where one is given; a source's adapter finds a program that is not
+    given itself (``$WRITEBACK_<NAME>``, else PATH)."""
 
     paths: Mapping[str, Path] = field(default_factory=dict)
 
     def get(self, name: str) -> Path | None:
         return self.paths.get(name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathOption:
+    """A path a source kind takes from a flag or a config key (``--chart-cache DIR``, ``chart_cache``); it reaches
+    the source as ``Tools.get(name)``."""
+
+    name: str  # the Tools key: ``chart-cache``
+    flag: str  # ``--chart-cache``
+    config_key: str  # the config target's key: ``chart_cache``
+    help: str
+
+
+def _no_object(ref: ObjectRef) -> Mapping[str, Any] | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerObject:
+    """The GitOps controller object the target follows, as read live (from the cluster, or the dump offline): its
+    kind, ref and body. ``get`` reads another object from the same place (a source it names); ``cluster``: it was
+    read from the cluster, so what the controller's own sources serve may be fetched."""
+
+    controller: GitOpsController
+    ref: ObjectRef
+    body: Mapping[str, Any]
+    get: Getter = _no_object
+    cluster: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,21 +72,36 @@ class LoadRequest:
     namespaced: NamespacedFn
     tools: Tools
     where: str = ""  # " (at the compared revision abc123)": problems say which tree
+    controller: ControllerObject | None = None  # the GitOps controller object the target follows, if any
     exclude: frozenset[str] = frozenset()  # files relative to the top that are never manifests (a --live dump)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LocateRequest:
-    """What locating in the repo texts needs: the texts, the target's path, and how to resolve namespaces."""
+    """What locating in the repo texts needs: the texts, the target's path, and how to resolve namespaces; a source
+    that renders also gets the checkout the texts were read from, its programs and the controller object."""
 
     files: Mapping[str, str]  # repo-relative path -> text
     root: str  # the target's path, normalized ("" for the top)
     edit_base: bool = False  # Kustomize: edit the shared base instead of the overlay
     default_namespace: str | None = None
+    repo: Path | None = None  # the checkout ``files`` were read from (None: texts only, nothing can be rendered)
+    tools: Tools = field(default_factory=Tools)
+    controller: ControllerObject | None = None
 
 
-# where one drifted field is written, or why it cannot be said (NotFound; Unresolved: with the resource's own words)
-Locator = Callable[[Drift], Location | Unresolved | NotFound]
+# Where one drifted field is written (one place, or several: an image string made of two values keys), or why it
+# cannot be said (NotFound; Unresolved: with the resource's own words).
+Found = tuple[Location, ...] | Unresolved | NotFound
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Patched:
+    """What merging a change set would apply, as its source renders it, and the source's own proof of it for the PR
+    body (where the server-side dry-run line does not apply: ``Source.verified_live``)."""
+
+    objects: Rendered
+    proof: str | None = None
 
 
 @runtime_checkable
@@ -85,19 +131,27 @@ class Source(Protocol):
 
     @property
     def verified_live(self) -> bool:
-        """Whether the PR's server-side dry-run line applies to its change sets (not when it edits chart values)."""
+        """Whether the PR's server-side dry-run line applies to its change sets (not when it edits chart values:
+        then the PR shows the source's own proof, ``Patched.proof``, where it gives one)."""
 
-    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
-        """Whether a target whose source is not set is of this kind (``exists``: is this repo-relative file there)."""
+    @property
+    def paths(self) -> tuple[PathOption, ...]:
+        """The paths it takes from flags or config keys (each reaches it through ``Tools``)."""
+
+    def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
+        """Whether a target whose source is not set is of this kind (``exists``: is this repo-relative file there;
+        ``controller``: the GitOps controller object the target follows, if any)."""
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
         """The desired objects of the target, read or rendered from ``request.root``."""
 
-    def locator(self, request: LocateRequest) -> Locator:
-        """Where each drifted field is written in the repo texts (pure)."""
+    def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> Sequence[Found]:
+        """Where each drifted field is written in the repo texts: one result per drift, in order (all at once: a
+        source that renders traces them together)."""
 
-    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
-        """The objects merging ``cs`` would apply (a PatchError when the patched source does not render)."""
+    def render_patched(self, cs: ChangeSet, request: LocateRequest) -> Patched:
+        """What merging ``cs`` would apply, rendered from ``request.repo`` with the change set's files (a PatchError
+        when the patched source does not render, or does not render as it must)."""
 
 
 def sops_encrypted(m: Manifest, files: Mapping[str, str]) -> bool:

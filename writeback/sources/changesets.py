@@ -85,7 +85,7 @@ def _verify(texts: Mapping[str, str], before: Mapping[str, str], locations: Sequ
             continue
         docs = read.get(loc.file) or documents(texts[loc.file], source=loc.file)
         got = lookup(docs[loc.document], loc.path)
-        want = ABSENT if loc.drift.live is ABSENT else loc.drift.live
+        want = loc.written
         if got != want:
             raise VerifyError(
                 f"{loc.file}: after patching, {format_path(loc.path)} in document {loc.document + 1} "

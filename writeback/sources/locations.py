@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
-from writeback.kube.pathtypes import FieldPath
-from writeback.model import Drift, PlanProblem, Unresolved
+from writeback.kube.pathtypes import ABSENT, FieldPath
+from writeback.model import Drift, Op, PlanProblem, Unresolved
 
 
 class Transform(enum.StrEnum):
@@ -33,17 +34,33 @@ class NewPatch:
     text: str  # its initial text: apiVersion, kind and metadata of the patched resource
 
 
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A value to write that is not the drift's live value (``ABSENT``: remove the key): the part of a live field
+    that one values key fills, for example."""
+
+    value: Any
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Location:
     drift: Drift
     file: str
-    document: int
-    path: FieldPath  # in the document (for an inline patch: in the patch text, see ``inline``)
+    document: int  # the document of ``file`` (with ``inline``: the one that holds the embedded text)
+    path: FieldPath  # in the document (with ``inline``: in the first document of the embedded text)
     transform: Transform = Transform.VALUE
     key: str | None = None  # LITERAL / ENV_LINE: the data key
-    inline: FieldPath | None = None  # the path of an inline patch string in ``file``'s document
+    inline: FieldPath | None = None  # the path of a string that holds YAML text (an inline patch, a values text)
     new_patch: NewPatch | None = None
+    value: Value | None = None  # VALUE / FILE_CONTENT: write this instead of the drift's live value
     via: str = ""  # for people: "overlay patch", "kustomize images entry", "marker at values.yaml:4", ...
+
+    @property
+    def written(self) -> Any:
+        """What a VALUE location writes: its explicit value, else the live value (ABSENT when the drift removes)."""
+        if self.value is not None:
+            return self.value.value
+        return ABSENT if self.drift.op is Op.REMOVE else self.drift.live
 
 
 @dataclass(frozen=True, slots=True)

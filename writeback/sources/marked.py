@@ -4,15 +4,15 @@ kind is for targets whose objects carry nothing else to edit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-from writeback.adapters.files import LoadResult
+from writeback.adapters.files import LoadResult, Problem
+from writeback.gitops import registry as controllers
 from writeback.kube.paths import format_path
-from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
-from writeback.sources.base import LoadRequest, LocateRequest, Locator, Rendered, Tools
-from writeback.sources.locations import Location, NotFound
+from writeback.model import ChangeSet, DesiredObject, Drift
+from writeback.sources.base import ControllerObject, Found, LoadRequest, LocateRequest, Patched, PathOption
+from writeback.sources.locations import NotFound
 from writeback.sources.plain import SOURCE as PLAIN
 from writeback.sources.plain import render_files
 
@@ -25,24 +25,37 @@ class Markers:
     render_name: str = "the patched files"
     render_failure: str = "the patched files do not read"
     verified_live: bool = False  # it edits chart values, not manifests
+    paths: tuple[PathOption, ...] = ()
 
-    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
+    def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return False  # chosen explicitly only
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
-        return PLAIN.load(request)
+        loaded = PLAIN.load(request)
+        followed = request.controller
+        if followed is None or not loaded.objects or any(controllers.find(o.ref) is None for o in loaded.objects):
+            return loaded
+        # Only controller objects here (a HelmRelease and its values): what they apply is rendered, never compared
+        # as it is; say so, instead of a comparison of the HelmRelease itself that finds "no drift".
+        kinds = ", ".join(sorted({controllers.describe(o.ref) for o in loaded.objects}))
+        why = (
+            f"{request.path} declares only GitOps controller objects ({kinds}): the objects "
+            f"{followed.controller.where(followed.ref)} applies are rendered, and source {self.name} compares "
+            "manifests as they are; leave `source` unset so that the kind that renders them is chosen"
+        )
+        return replace(loaded, problems=(*loaded.problems, Problem(file=request.path, message=why)))
 
-    def locator(self, request: LocateRequest) -> Locator:
-        def locate(drift: Drift) -> Location | Unresolved | NotFound:
-            return NotFound(
-                f"no $writeback marker binds {format_path(drift.path)} of this resource: it is rendered "
+    def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
+        return [
+            NotFound(
+                f"no $writeback marker binds {format_path(d.path)} of this resource: it is rendered "
                 "(for example by Helm), so its source cannot be found"
             )
+            for d in drifts
+        ]
 
-        return locate
-
-    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
-        return render_files(cs)
+    def render_patched(self, cs: ChangeSet, request: LocateRequest) -> Patched:
+        return Patched(objects=render_files(cs))
 
 
 SOURCE = Markers()

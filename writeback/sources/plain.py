@@ -4,16 +4,24 @@ one document that declares it."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from writeback.adapters.files import LoadResult, read_manifests
 from writeback.errors import PatchError
 from writeback.kube.manifests import expand_lists
 from writeback.kube.refs import ObjectRef
-from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
-from writeback.sources.base import LoadRequest, LocateRequest, Locator, Rendered, Tools, sops_encrypted
+from writeback.model import ChangeSet, DesiredObject, Drift
+from writeback.sources.base import (
+    ControllerObject,
+    Found,
+    LoadRequest,
+    LocateRequest,
+    Patched,
+    PathOption,
+    Rendered,
+    sops_encrypted,
+)
 from writeback.sources.documents import Manifest, is_yaml, manifests_in, under
 from writeback.sources.locations import Location, NotFound
 from writeback.yaml.reading import load_all
@@ -65,30 +73,31 @@ class Plain:
     render_name: str = "the patched manifests"
     render_failure: str = "the patched manifests do not read"
     verified_live: bool = True
+    paths: tuple[PathOption, ...] = ()
 
-    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
+    def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return True  # the fallback: registered last
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
         return read_manifests(root=request.root, path=request.path, namespaces=request.namespaces,
                               namespaced=request.namespaced, exclude=request.exclude)  # fmt: skip
 
-    def locator(self, request: LocateRequest) -> Locator:
+    def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
         declared = Declared(request.files, request.root)
 
-        def locate(drift: Drift) -> Location | Unresolved | NotFound:
+        def one(drift: Drift) -> Found:
             found = declared.find(drift.resource, default_namespace=request.default_namespace)
             if isinstance(found, NotFound):
                 return found
             if sops_encrypted(found, request.files):
                 return NotFound(f"{found.file} is SOPS-encrypted: report-only")
-            return Location(drift=drift, file=found.file, document=found.document, path=found.prefix + drift.path,
-                            via="manifest")  # fmt: skip
+            return (Location(drift=drift, file=found.file, document=found.document, path=found.prefix + drift.path,
+                             via="manifest"),)  # fmt: skip
 
-        return locate
+        return [one(d) for d in drifts]
 
-    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
-        return render_files(cs)
+    def render_patched(self, cs: ChangeSet, request: LocateRequest) -> Patched:
+        return Patched(objects=render_files(cs))
 
 
 SOURCE = Plain()

@@ -1,7 +1,7 @@
 """The registry of source kinds: ONE tuple, in order. Adding a source kind is one module plus one line here.
 
-A target whose ``source`` is not set is of the first kind that claims its path (Kustomize when the path holds a
-kustomization); plain manifests claim every path, so they come last.
+A target whose ``source`` is not set is of the first kind that claims it (Helm when the controller object it follows
+renders a chart, Kustomize when the path holds a kustomization); plain manifests claim every path, so they come last.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from collections.abc import Callable
 
 from writeback.errors import InputError
 from writeback.sources import marked, plain
-from writeback.sources.base import Source
+from writeback.sources.base import ControllerObject, PathOption, Source
+from writeback.sources.helm import source as helm
 from writeback.sources.kustomize import source as kustomize
 
 SOURCES: tuple[Source, ...] = (
+    helm.SOURCE,
     kustomize.SOURCE,
     marked.SOURCE,
     plain.SOURCE,
@@ -31,8 +33,20 @@ def by_name(name: str) -> Source:
     raise InputError(f"unknown source {name!r} (known: {', '.join(names())})")
 
 
-def resolve(name: str | None, *, exists: Callable[[str], bool], path: str) -> Source:
-    """The named source kind, else the first that claims ``path`` (``exists``: is a repo-relative file there)."""
+def resolve(
+    name: str | None, *, exists: Callable[[str], bool], path: str, controller: ControllerObject | None = None
+) -> Source:
+    """The named source kind, else the first that claims ``path`` (``exists``: is a repo-relative file there;
+    ``controller``: the GitOps controller object the target follows, if any)."""
     if name is not None:
         return by_name(name)
-    return next(s for s in SOURCES if s.claims(exists, path))
+    return next(s for s in SOURCES if s.claims(exists, path, controller))
+
+
+def path_options() -> tuple[PathOption, ...]:
+    """Every registered kind's path options (flags and config keys), once each."""
+    seen: dict[str, PathOption] = {}
+    for s in SOURCES:
+        for option in s.paths:
+            seen.setdefault(option.name, option)
+    return tuple(seen.values())

@@ -4,16 +4,23 @@ literal; the shared base only with ``--edit-base``), and every change set checke
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.files import LoadResult
 from writeback.errors import PatchError
 from writeback.kube.manifests import KUSTOMIZATION_FILES, expand_lists
 from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
-from writeback.sources.base import LoadRequest, LocateRequest, Locator, Rendered, Tools, sops_encrypted
+from writeback.sources.base import (
+    ControllerObject,
+    Found,
+    LoadRequest,
+    LocateRequest,
+    Patched,
+    PathOption,
+    sops_encrypted,
+)
 from writeback.sources.documents import join
 from writeback.sources.kustomize.model import KustomizeSourceError, Origin, Tree, load_tree
 from writeback.sources.kustomize.overlay import locate_in_overlay
@@ -37,8 +44,9 @@ class Kustomize:
     render_name: str = "kustomize build"
     render_failure: str = "the patched overlay does not build"
     verified_live: bool = True
+    paths: tuple[PathOption, ...] = ()
 
-    def claims(self, exists: Callable[[str], bool], path: str) -> bool:
+    def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return any(exists(join(path, name)) for name in KUSTOMIZATION_FILES)
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
@@ -47,14 +55,14 @@ class Kustomize:
             binary=request.tools.get(TOOL), where=request.where,
         )  # fmt: skip
 
-    def locator(self, request: LocateRequest) -> Locator:
+    def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
         tree: Tree | str
         try:
             tree = load_tree(request.files, request.root)
         except PatchError as e:
             tree = str(e)
 
-        def locate(drift: Drift) -> Location | Unresolved | NotFound:
+        def one(drift: Drift) -> Location | Unresolved | NotFound:
             if isinstance(tree, str):
                 return NotFound(f"the kustomization cannot be resolved: {tree}")
             ident, ns = drift.resource.identity, request.default_namespace
@@ -73,12 +81,15 @@ class Kustomize:
             except KustomizeSourceError as e:
                 return NotFound(str(e))
 
-        return locate
+        return [(found,) if isinstance(found := one(d), Location) else found for d in drifts]
 
-    def render_patched(self, cs: ChangeSet, *, repo: Path, path: str, tools: Tools) -> Rendered:
+    def render_patched(self, cs: ChangeSet, request: LocateRequest) -> Patched:
+        if request.repo is None:
+            raise ValueError("render_patched needs the repository checkout")
+        path = request.root or "."
         changes = {f.path: f.after for f in cs.files}
-        text = kustomize_cli.build_patched(repo, path=path, changes=changes, binary=tools.get(TOOL))
-        return tuple(expand_lists(load_all(text, source=f"kustomize build of {path} (patched)")))
+        text = kustomize_cli.build_patched(request.repo, path=path, changes=changes, binary=request.tools.get(TOOL))
+        return Patched(objects=tuple(expand_lists(load_all(text, source=f"kustomize build of {path} (patched)"))))
 
 
 SOURCE = Kustomize()
