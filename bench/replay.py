@@ -192,10 +192,30 @@ def time_stages() -> dict[str, float]:
     return spent
 
 
+# Captures recorded before issue 20's moves pickled these classes under their old module paths.
+_MOVED = {
+    ("writeback.model", "ObjectRef"): ("writeback.kube.refs", "ObjectRef"),
+    ("writeback.config", "Selector"): ("writeback.settings", "Selector"),
+    ("writeback.adapters.cluster", "Resource"): ("writeback.adapters.kube.cluster", "Resource"),
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Loads a capture whatever the module paths it was recorded with (see ``_MOVED``)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return super().find_class(module, name)
+        except (ImportError, AttributeError):
+            if (module, name) not in _MOVED:
+                raise
+            return super().find_class(*_MOVED[(module, name)])
+
+
 def run(args: argparse.Namespace) -> int:
     spent = time_stages() if args.stages else None
     with args.capture.open("rb") as f:
-        data = pickle.load(f)
+        data = _Unpickler(f).load()
     data["pickled_lists"] = {k: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in data["lists"].items()}
     del data["lists"]
     from writeback.yaml import reading as yamlreading

@@ -8,12 +8,18 @@ Nothing here does I/O. Every type is a frozen dataclass with keyword-only fields
 from __future__ import annotations
 
 import enum
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# The decision vocabulary lives in writeback.decisions; it is re-exported here with the types that carry it.
+from writeback.decisions import Decision as Decision
+from writeback.decisions import Explanation as Explanation
+from writeback.decisions import Rule as Rule
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import ObjectRef
 
@@ -66,15 +72,38 @@ class DryRun:
 # ---------------------------------------------------------------- ownership
 
 
+class ManagerOperation(enum.StrEnum):
+    """How a field manager wrote, as its managedFields entry records it."""
+
+    APPLY = "Apply"  # server-side apply
+    UPDATE = "Update"  # any other write (create, update, patch, client-side apply)
+    UNKNOWN = ""  # the entry records none (or one the API does not define)
+
+    @classmethod
+    def of(cls, value: object) -> ManagerOperation:
+        """The operation of an entry's ``operation`` field (UNKNOWN when it is missing or unknown)."""
+        try:
+            return cls(str(value or ""))
+        except ValueError:
+            return cls.UNKNOWN
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FieldOwner:
     manager: str
-    operation: str  # "Apply" | "Update"
+    operation: ManagerOperation
     subresource: str = ""
     time: str | None = None
 
 
 # ---------------------------------------------------------------- drift
+
+
+class Side(enum.StrEnum):
+    """The object a field was read from: the live one, or Git's."""
+
+    LIVE = "live"
+    GIT = "git"
 
 
 class Op(enum.StrEnum):
@@ -85,14 +114,20 @@ class Op(enum.StrEnum):
     REMOVE = "remove"
 
 
-class Decision(enum.StrEnum):
-    WRITEBACK = "writeback"
-    IGNORE = "ignore"
-    FLAG = "flag"
-    NEW = "new"
-    DELETED = "deleted"
-    PENDING = "pending"  # Git head changed the field since the applied revision
-    UNATTRIBUTED = "unattributed"  # no managedFields: no evidence of who made it (written back only by policy)
+# Stands in for a sensitive value wherever a drift is kept or shown: the value never leaves the process.
+REDACTED = "changed (value redacted)"
+
+
+def keyed_digest(key: bytes | None, value: Any) -> str | None:
+    """The one digest of a sensitive value: HMAC-SHA256 with the configured key over its canonical JSON.
+
+    It is all of the value that may count anywhere (a change set's fingerprint). None without a key (an unkeyed
+    hash in a public PR would let anyone test guesses of the value offline) and for an absent value.
+    """
+    if not key or value is ABSENT:
+        return None
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return "hmac-sha256:" + hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,12 +138,13 @@ class Drift:
     live: Any = ABSENT
     git: Any = ABSENT
     manager: str | None = None
-    operation: str | None = None
+    operation: ManagerOperation | None = None
     time: str | None = None
     decision: Decision = Decision.WRITEBACK
     reason: str = ""
+    rule: Rule | None = None  # the rule that decided it (``reason`` is its text, with what the engine adds)
     sensitive: bool = False  # value redacted: never leaves the process
-    digest: str | None = None  # sensitive only: an HMAC of the live value (with the configured key), for fingerprints
+    digest: str | None = None  # sensitive only: ``keyed_digest`` of the live value before it was redacted
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,7 +154,7 @@ class Dropped:
     resource: ObjectRef
     path: FieldPath
     rule: str
-    side: str = "live"  # "live" | "git" | "both"
+    side: Side = Side.LIVE
 
 
 # ---------------------------------------------------------------- patching
@@ -200,7 +236,7 @@ class Capture:
     target: str
     ref: ObjectRef
     manager: str
-    operation: str
+    operation: ManagerOperation
     time: str | None  # the managedFields time of the person's write
     captured_at: str  # when writeback saw it (UTC, RFC 3339)
     body: Mapping[str, Any]  # the object as the person left it, without its sensitive fields
@@ -230,13 +266,11 @@ class Capture:
     @classmethod
     def from_json(cls, text: str) -> Capture:
         doc = json.loads(text)
-        r = doc["ref"]
-        ref = ObjectRef(api_version=r["apiVersion"], kind=r["kind"], namespace=r.get("namespace"), name=r["name"])
         return cls(
             target=doc["target"],
-            ref=ref,
+            ref=ObjectRef.from_json(doc["ref"]),
             manager=doc["manager"],
-            operation=doc.get("operation", ""),
+            operation=ManagerOperation.of(doc.get("operation")),
             time=doc.get("time"),
             captured_at=doc["captured_at"],
             body=doc["object"],

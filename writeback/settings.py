@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.gitops.registry import gitops_managers
+from writeback.kube.wellknown import DRY_RUN_MANAGER
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -139,7 +140,7 @@ class Policy(SettingsModel):
         "sources)",
     )
     gitops_managers: tuple[str, ...] = Field(
-        default=(*gitops_managers(), "writeback-dryrun"),
+        default=(*gitops_managers(), DRY_RUN_MANAGER),
         description="glob patterns of the GitOps controller's own managers (pending or failed sync)",
     )
     extra_controller_managers: tuple[str, ...] = ()

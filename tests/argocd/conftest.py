@@ -86,12 +86,13 @@ def argocd_bin_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def argocd(controlplane: cp.ControlPlane) -> Iterator[ArgoCD]:
+def argocd(controlplane: cp.ControlPlane, helm_bin: Path) -> Iterator[ArgoCD]:
     """ONE redis + repo-server + application-controller (v3.6.1) for the session, healthy, reconciling the
-    Applications of namespace `argocd` into the session control plane; `.serve(bare) -> url` for repoURLs."""
+    Applications of namespace `argocd` into the session control plane; `.serve(bare) -> url` for repoURLs. The
+    repo-server renders Helm sources with the tests' helm (v3.22.0, tests/helm/build), as writeback does."""
     bin_dir = _bin_dir()
     try:
-        running = server.start(plane=controlplane, bin_dir=bin_dir)
+        running = server.start(plane=controlplane, bin_dir=bin_dir, tools=(helm_bin.parent,))
     except (ArgoCDError, cp.ControlPlaneError) as exc:
         pytest.fail(f"Argo CD could not start: {exc}", pytrace=False)
     try:
@@ -173,12 +174,18 @@ def make_argo_shop(
         automated: Mapping[str, Any] | None = SELF_HEAL,
         sync_options: Sequence[str] = (),
         ignore_differences: Sequence[Mapping[str, Any]] = (),
+        repo_files: Mapping[str, str] | None = None,
+        path: str = APP_PATH,
+        source: Mapping[str, Any] | None = None,
     ) -> ArgoShop:
+        """``repo_files`` (repo-relative) instead of the demo's files under apps/checkout; ``path`` and ``source``
+        (more keys of spec.source, e.g. ``helm``) for the Application."""
         assert not made, "one shop per test"
         files = files if files is not None else {name: example_manifest(name, namespace) for name in FILES}
-        sha = push(git_remote, {f"{APP_PATH}/{k}": v for k, v in files.items()}, "checkout: the app")
-        app = argocd_app(namespace=namespace, remote=git_remote, path=APP_PATH, automated=automated,
-                         sync_options=sync_options, ignore_differences=ignore_differences)  # fmt: skip
+        pushed = dict(repo_files) if repo_files is not None else {f"{APP_PATH}/{k}": v for k, v in files.items()}
+        sha = push(git_remote, pushed, "checkout: the app")
+        app = argocd_app(namespace=namespace, remote=git_remote, path=path, automated=automated,
+                         sync_options=sync_options, ignore_differences=ignore_differences, source=source)  # fmt: skip
         if automated is None:  # manual sync: sync the first commit once, as a person would
             app.sync(sha)
         app.wait_synced(sha)

@@ -67,6 +67,7 @@ class ArgoCD:
     workdir: Path
     namespace: str  # where the controller reads argocd-cm, argocd-secret, AppProjects and Applications
     git_server: GitHTTPServer
+    tools: tuple[Path, ...] = ()  # directories first on the processes' PATH (helm for the repo-server)
     pids: dict[str, int] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)  # redis, repo-server, and each one's metrics/health port
     _stopped: bool = field(default=False, repr=False)
@@ -116,9 +117,13 @@ def _stop_started() -> None:
         argocd.stop()
 
 
-def start(*, plane: ControlPlane, bin_dir: Path, namespace: str = "argocd", timeout: float = HEALTH_TIMEOUT) -> ArgoCD:
+def start(
+    *, plane: ControlPlane, bin_dir: Path, namespace: str = "argocd", timeout: float = HEALTH_TIMEOUT,
+    tools: tuple[Path, ...] = (),
+) -> ArgoCD:
     """Install the CRDs and the objects Argo CD reads, start the git server, redis, the repo-server and the
-    application-controller against `plane`; return once all three are healthy."""
+    application-controller against `plane`; return once all three are healthy. `tools`: directories put first on the
+    processes' PATH (the repo-server runs `helm` from there, as upstream's image carries its own)."""
     workdir = Path(tempfile.mkdtemp(prefix="writeback-argocd-"))
     (workdir / "git").mkdir()
     argocd = ArgoCD(
@@ -127,6 +132,7 @@ def start(*, plane: ControlPlane, bin_dir: Path, namespace: str = "argocd", time
         workdir=workdir,
         namespace=namespace,
         git_server=GitHTTPServer(root=workdir / "git").start(),
+        tools=tools,
     )
     _STARTED.append(argocd)
     try:
@@ -181,7 +187,8 @@ def _command(argocd: ArgoCD, name: str) -> tuple[list[str], dict[str, str]]:
         return [str(argocd.bin_dir / "argocd-redis"), f"--addr=127.0.0.1:{ports['redis']}"], {}
     common = [f"--redis=127.0.0.1:{ports['redis']}", "--logformat=text", "--loglevel=info"]
     ports[f"{name}-metrics"] = processes.free_port()
-    env = {**_dirs(argocd), "PATH": f"{argocd.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    path = os.pathsep.join([*(str(t) for t in argocd.tools), str(argocd.bin_dir), os.environ.get("PATH", "")])
+    env = {**_dirs(argocd), "PATH": path}
     if name == "repo-server":
         ports["repo-server"] = processes.free_port()
         cmd = [

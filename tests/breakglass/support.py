@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, seed_bare
-from writeback.breakglass.record import ANNOTATION
+from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION as ANNOTATION
 
 TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
 ADMIN = "writeback-test-admin"  # the test control plane's client certificate (what a SelfSubjectReview says)

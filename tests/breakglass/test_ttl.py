@@ -12,6 +12,7 @@ from writeback.breakglass import record as bg
 from writeback.errors import InputError
 from writeback.gitops import argocd, flux
 from writeback.gitops.registry import parent_of as parent_ref
+from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION as ANNOTATION
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 
@@ -70,7 +71,7 @@ def test_patches_test_the_resource_version_and_restore_exactly() -> None:
     assert ops[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "41"}
     assert ops[1]["path"] == "/metadata/annotations"  # no annotations yet: the whole map is added
     assert ops[2] == {"op": "remove", "path": "/spec/syncPolicy/automated"}
-    suspended = _app(None, annotations={bg.ANNOTATION: bg.dump_record(rec)})
+    suspended = _app(None, annotations={ANNOTATION: bg.dump_record(rec)})
     back = patches.resume_patch(kind=argocd.APPLICATION, body=suspended, record=rec)
     assert back[1] == {"op": "remove", "path": "/metadata/annotations/writeback.io~1break-glass"}
     assert back[2] == {"op": "add", "path": "/spec/syncPolicy/automated", "value": prev}
@@ -82,7 +83,7 @@ def test_patches_test_the_resource_version_and_restore_exactly() -> None:
     frec = bg.new_record(kind=flux.KUSTOMIZATION, body=ks, by="a", reason="r", ttl=timedelta(hours=1), now=NOW)
     assert patches.suspend_patch(kind=flux.KUSTOMIZATION, body=ks, record=frec)[2] == {
         "op": "add", "path": "/spec/suspend", "value": True}  # fmt: skip
-    held = {"metadata": {"resourceVersion": "8", "annotations": {bg.ANNOTATION: "{}"}}, "spec": {"suspend": True}}
+    held = {"metadata": {"resourceVersion": "8", "annotations": {ANNOTATION: "{}"}}, "spec": {"suspend": True}}
     assert patches.resume_patch(kind=flux.KUSTOMIZATION, body=held, record=frec)[2] == {
         "op": "remove", "path": "/spec/suspend"}  # fmt: skip
 
@@ -114,7 +115,7 @@ def test_an_applicationset_parent_is_held_by_an_ignore_entry_and_restored_exactl
     ops = patches.suspend_patch(kind=argocd.APPLICATIONSET, body=appset, record=rec)
     entry = {"name": "web", "jsonPointers": ["/spec/syncPolicy"]}
     assert ops[2] == {"op": "add", "path": "/spec/ignoreApplicationDifferences", "value": [*before, entry]}
-    held = {"metadata": {"resourceVersion": "4", "annotations": {bg.ANNOTATION: bg.dump_record(rec)}},
+    held = {"metadata": {"resourceVersion": "4", "annotations": {ANNOTATION: bg.dump_record(rec)}},
             "spec": {"ignoreApplicationDifferences": [*before, entry]}}  # fmt: skip
     assert not patches.auto_sync_on(kind=argocd.APPLICATIONSET, body=held, application="web")
     assert patches.auto_sync_on(kind=argocd.APPLICATIONSET, body=held, application="api")  # only web's

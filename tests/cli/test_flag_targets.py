@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+from pathlib import Path
 
 import pytest
 
-from writeback.cli.common import flag_target_name, targets_from_args
+from tests.cli.process import ROOT
+from tests.support.cli import run_cli
+from tests.support.gitrepos import commit, init_repo
+from writeback.cli.common import flag_target_name, target_name, targets_from_args
 
 
 def _args(**kw: object) -> argparse.Namespace:
@@ -49,3 +55,30 @@ def test_target_names_that_git_refuses_in_branch_names_are_config_errors(name: s
 
     with pytest.raises(ConfigError, match=r"targets\[0\]\.name: .*git branch name"):
         parse_config({"targets": [{"name": name, "repo_url": "/srv/git/x.git"}]}, source="t.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "fallback", "name"),
+    [
+        (None, "GitOps", "gitops"),
+        ("apps/Prod EU/", "x", "prod-eu"),
+        ("./apps/shop/.", "x", "shop"),
+        (".", "Shop Config", "shop-config"),
+        ("..", "repo", "repo"),
+        (None, "%%%", "default"),
+    ],
+)
+def test_one_rule_names_a_target_built_from_flags(path: str | None, fallback: str, name: str) -> None:
+    assert target_name(path, fallback=fallback) == name
+
+
+def test_diff_and_plan_name_their_target_by_the_same_rule_as_run(tmp_path: Path) -> None:
+    repo = tmp_path / "Shop Config"
+    shutil.copytree(ROOT / "examples" / "hotfix" / "gitops", repo / "Apps EU")
+    init_repo(repo)
+    commit(repo, "manifests")
+    live = str(ROOT / "examples" / "hotfix" / "live.yaml")
+    for path, name in ((".", "shop-config"), ("Apps EU", "apps-eu")):
+        code, out, err = run_cli("plan", "--live", live, "--repo", str(repo), "--path", path, "--output", "json")
+        assert code == 0, err
+        assert {cs["target"] for cs in json.loads(out)["changesets"]} == {name}

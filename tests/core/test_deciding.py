@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
-from writeback.drift.deciding import Role, image_registry, manager_role
+from writeback.drift.deciding import Role, manager_role
 from writeback.drift.engine import EngineOptions, compute_drift
+from writeback.kube.images import image_registry
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT
-from writeback.model import Decision, Drift, Op
+from writeback.model import Decision, Drift, ManagerOperation, Op, Rule
 from writeback.settings import Policy
 
 CONTAINER = "spec.template.spec.containers[name=web]"
@@ -46,7 +47,7 @@ def test_hpa_scaling_through_the_scale_subresource_is_ignored_with_the_owner_nam
     assert list(drifts) == ["spec.replicas"]
     d = drifts["spec.replicas"]
     assert (d.op, d.live, d.git, d.decision) == (Op.CHANGE, 45, 3, Decision.IGNORE)
-    assert d.manager == "kube-controller-manager"
+    assert (d.manager, d.rule) == ("kube-controller-manager", Rule.CONTROLLER_OWNED)
     assert d.reason == "owned by kube-controller-manager (scale subresource)"
 
 
@@ -61,11 +62,10 @@ def test_replicas_scaled_while_nobody_owned_them_are_no_default_and_no_webhook()
     del fields["f:spec"]["f:replicas"]
     live["metadata"]["managedFields"] = [entry("kustomize-controller", fields, operation="Apply")]
     d = run(copy.deepcopy(live), git)["spec.replicas"]
-    assert (d.op, d.live, d.decision, d.manager) == (Op.ADD, 45, Decision.UNATTRIBUTED, None)
-    assert "scale subresource" in d.reason and "default" not in d.reason and "webhook" not in d.reason
-    assert run(copy.deepcopy(live), git, policy=Policy(write_unattributed=True))["spec.replicas"].decision is (
-        Decision.WRITEBACK
-    )
+    assert (d.op, d.live, d.decision, d.manager, d.rule) == (Op.ADD, 45, Decision.UNATTRIBUTED, None,
+                                                             Rule.UNRECORDED_SCALE)  # fmt: skip
+    written = run(copy.deepcopy(live), git, policy=Policy(write_unattributed=True))["spec.replicas"]
+    assert (written.decision, written.rule) == (Decision.WRITEBACK, Rule.UNRECORDED_SCALE)
     live["spec"]["replicas"] = 1  # the server's default for a Deployment: still explained away
     assert "spec.replicas" not in run(live, git)
 
@@ -75,8 +75,8 @@ def test_a_person_scaling_is_written_back() -> None:
     live["spec"]["replicas"] = 5
     scale = entry("kubectl", {"f:spec": {"f:replicas": {}}}, subresource="scale", time=EDIT_TIME)
     d = run(with_fields(live, scale))["spec.replicas"]
-    assert d.decision is Decision.WRITEBACK
-    assert (d.manager, d.operation, d.time) == ("kubectl", "Update", EDIT_TIME)
+    assert (d.decision, d.rule) == (Decision.WRITEBACK, Rule.PERSON)
+    assert (d.manager, d.operation, d.time) == ("kubectl", ManagerOperation.UPDATE, EDIT_TIME)
     assert "kubectl (scale subresource)" in d.reason
 
 
@@ -87,15 +87,15 @@ def test_controller_patterns_are_globs_and_extendable() -> None:
     assert run(copy.deepcopy(live))["spec.replicas"].decision is Decision.WRITEBACK
     policy = Policy(extra_controller_managers=("acme-scaler-*",))
     d = run(live, policy=policy)["spec.replicas"]
-    assert d.decision is Decision.IGNORE and d.reason.startswith("owned by acme-scaler-7f9c")
+    assert (d.decision, d.rule) == (Decision.IGNORE, Rule.CONTROLLER_OWNED)
+    assert d.reason.startswith("owned by acme-scaler-7f9c")
 
 
 def test_drift_on_a_field_the_gitops_controller_owns_is_a_pending_or_failed_sync() -> None:
     live = defaulted_live(deployment_git())
     live["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example.com/shop/web:1.4.1"
     d = run(with_fields(live))[f"{CONTAINER}.image"]
-    assert d.decision is Decision.IGNORE
-    assert d.manager == "argocd-controller"
+    assert (d.decision, d.rule, d.manager) == (Decision.IGNORE, Rule.GITOPS_OWNED, "argocd-controller")
     assert d.reason.startswith("pending or failed sync: field managed by the GitOps controller")
 
 
@@ -118,6 +118,7 @@ def test_a_person_changes_an_image_tag_and_adds_an_env_var() -> None:
         "kubectl-edit",
         EDIT_TIME,
     )
+    assert image.rule is env.rule is Rule.PERSON
     assert image.reason == f"kubectl-edit (Update) changed a field Git declares at {EDIT_TIME}"
     assert (env.op, env.live, env.git, env.decision) == (
         Op.ADD,
@@ -131,47 +132,52 @@ def test_a_removal_has_no_recorded_remover() -> None:
     live = defaulted_live(deployment_git())
     live["spec"]["template"]["spec"]["containers"][0]["env"].pop(0)
     d = run(with_fields(live))[f"{CONTAINER}.env[name=LOG_LEVEL]"]
-    assert (d.op, d.decision, d.manager, d.live) == (Op.REMOVE, Decision.WRITEBACK, None, ABSENT)
+    assert (d.op, d.decision, d.rule, d.manager, d.live) == (Op.REMOVE, Decision.WRITEBACK, Rule.PERSON, None, ABSENT)
     assert d.git == {"name": "LOG_LEVEL", "value": "info"}
     assert "nobody is recorded as the remover" in d.reason
 
 
 @pytest.mark.parametrize(
-    ("mutate", "fields", "path", "why"),
+    ("mutate", "fields", "path", "rule", "why"),
     [
         (
             lambda c, pod: c.setdefault("securityContext", {}).update(privileged=True),
             under_container({"f:securityContext": {".": {}, "f:privileged": {}}}),
             f"{CONTAINER}.securityContext.privileged",
+            Rule.SECURITY_FIELD,
             "security-sensitive field (securityContext)",
         ),
         (
             lambda c, pod: pod.update(hostNetwork=True),
             {"f:spec": {"f:template": {"f:spec": {"f:hostNetwork": {}}}}},
             "spec.template.spec.hostNetwork",
+            Rule.SECURITY_FIELD,
             "security-sensitive field (hostNetwork)",
         ),
         (
             lambda c, pod: pod.update(serviceAccountName="admin"),
             {"f:spec": {"f:template": {"f:spec": {"f:serviceAccountName": {}}}}},
             "spec.template.spec.serviceAccountName",
+            Rule.SECURITY_FIELD,
             "security-sensitive field (serviceAccountName)",
         ),
         (
             lambda c, pod: c.update(image="docker.io/evil/web:1.4.2"),
             under_container({"f:image": {}}),
             f"{CONTAINER}.image",
+            Rule.IMAGE_REGISTRY,
             "image moved to another registry (registry.example.com -> docker.io)",
         ),
     ],
 )
-def test_security_sensitive_changes_are_flagged(mutate: Any, fields: dict[str, Any], path: str, why: str) -> None:
+def test_security_sensitive_changes_are_flagged(
+    mutate: Any, fields: dict[str, Any], path: str, rule: Rule, why: str
+) -> None:
     live = defaulted_live(deployment_git())
     pod = live["spec"]["template"]["spec"]
     mutate(pod["containers"][0], pod)
     d = run(with_fields(live, entry("kubectl-edit", fields, time=EDIT_TIME)))[path]
-    assert d.decision is Decision.FLAG
-    assert d.manager == "kubectl-edit"
+    assert (d.decision, d.rule, d.manager) == (Decision.FLAG, rule, "kubectl-edit")
     assert why in d.reason
 
 
@@ -188,7 +194,7 @@ def test_rbac_rules_and_subjects_are_flagged() -> None:
         entry("kubectl-edit", {"f:rules": {}}, api_version="rbac.authorization.k8s.io/v1")
     ]
     d = run(role_live, role_git)["rules[0].verbs[1]"]
-    assert d.decision is Decision.FLAG and "RBAC rules of a Role" in d.reason
+    assert (d.decision, d.rule) == (Decision.FLAG, Rule.RBAC) and "RBAC rules of a Role" in d.reason
     binding_git = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
@@ -200,7 +206,7 @@ def test_rbac_rules_and_subjects_are_flagged() -> None:
     binding_live["subjects"].append({"kind": "User", "name": "mallory"})
     binding_live["metadata"]["managedFields"] = [entry("kubectl-patch", {"f:subjects": {}})]
     d = run(binding_live, binding_git)["subjects[1]"]
-    assert d.decision is Decision.FLAG and "RBAC subjects" in d.reason
+    assert (d.decision, d.rule) == (Decision.FLAG, Rule.RBAC) and "RBAC subjects" in d.reason
 
 
 def test_configured_flag_paths_and_allowed_registries() -> None:
@@ -227,8 +233,11 @@ def test_configured_flag_paths_and_allowed_registries() -> None:
     assert {d.decision for d in plain.values()} == {Decision.WRITEBACK}
     policy = Policy(flag_paths=("**.env[name=LOG_LEVEL]",), allowed_registries=("ghcr.io",))
     flagged = run(live, policy=policy)
-    assert flagged[f"{CONTAINER}.env[name=LOG_LEVEL].value"].decision is Decision.FLAG
-    assert "not allowed (registry.example.com)" in flagged["spec.template.spec.containers[name=metrics].image"].reason
+    env = flagged[f"{CONTAINER}.env[name=LOG_LEVEL].value"]
+    image = flagged["spec.template.spec.containers[name=metrics].image"]
+    assert (env.decision, env.rule) == (Decision.FLAG, Rule.FLAG_PATH)
+    assert (image.decision, image.rule) == (Decision.FLAG, Rule.IMAGE_REGISTRY)
+    assert "not allowed (registry.example.com)" in image.reason
 
 
 @pytest.mark.parametrize(
@@ -266,3 +275,26 @@ def test_default_manager_roles(manager: str, role: Role) -> None:
 )
 def test_image_registry(image: str, registry: str) -> None:
     assert image_registry(image) == registry
+
+
+def test_the_rules_are_tried_in_order_and_the_first_that_decides_wins() -> None:
+    """A field a configured rule ignores and a controller owns is ignored by the configured rule (it comes first);
+    without the rule, by the controller's ownership; a pending change comes before both."""
+    from writeback.drift.deciding import RULES
+    from writeback.settings import IgnoreRule
+
+    names = [r.__name__ for r in RULES]
+    assert names.index("_pending_sync") < names.index("_ignore_rule") < names.index("_other_manager")
+    assert names[-1] == "_persons_change"  # the last rule always decides
+    live = defaulted_live(deployment_git())
+    live["spec"]["replicas"] = 45
+    live = with_fields(live, entry("kube-controller-manager", {"f:spec": {"f:replicas": {}}}, subresource="scale"))
+    ignore = IgnoreRule(paths=("spec.replicas",), reason="the HPA's")
+    assert run(copy.deepcopy(live))["spec.replicas"].rule is Rule.CONTROLLER_OWNED
+    assert run(copy.deepcopy(live), ignore=(ignore,))["spec.replicas"].rule is Rule.IGNORE_RULE
+    head = deployment_git()
+    head["spec"]["replicas"] = 4
+    report = compute_drift(live=[live_obj(live)], desired=[desired_obj(deployment_git())],
+                           head=[desired_obj(head)], options=EngineOptions(ignore=(ignore,)))  # fmt: skip
+    (d,) = report.drifts
+    assert (d.decision, d.rule) == (Decision.PENDING, Rule.PENDING_SYNC)

@@ -20,7 +20,7 @@ from writeback.drift.engine import (
 )
 from writeback.errors import InputError
 from writeback.kube.paths import format_path
-from writeback.model import Decision, Drift, DryRun, DryRunKind, Op
+from writeback.model import Decision, Drift, DryRun, DryRunKind, Op, Rule
 from writeback.settings import Policy
 
 CONTAINER = "spec.template.spec.containers[name=web]"
@@ -67,6 +67,7 @@ def test_offline_without_managed_fields_says_what_it_could_not_judge() -> None:
     drifts = by_path(report)
     assert set(drifts) == {"spec.replicas", f"{CONTAINER}.env[name=NEW]"}  # defaults still dropped (table)
     assert all(d.manager is None and "manager is unknown" in d.reason for d in drifts.values())
+    assert {(d.decision, d.rule) for d in drifts.values()} == {(Decision.UNATTRIBUTED, Rule.NO_MANAGED_FIELDS)}
     assert any("no managedFields" in n and "Deployment.apps shop/web" in n for n in report.notes)
     assert any("offline mode" in n for n in report.notes)
     assert any(d.rule == "defaulted by the API server (built-in defaults table)" for d in report.dropped)
@@ -225,9 +226,10 @@ def test_new_and_deleted_objects() -> None:
     got = {(d.resource.name, d.decision) for d in report.drifts}
     assert got == {("debug-settings", Decision.NEW), ("missing", Decision.DELETED)}
     new = next(d for d in report.drifts if d.decision is Decision.NEW)
-    assert (new.op, new.manager, new.time) == (Op.ADD, "kubectl-create", "2024-05-02T03:00:00Z")
+    assert (new.op, new.manager, new.time, new.rule) == (Op.ADD, "kubectl-create", "2024-05-02T03:00:00Z",
+                                                         Rule.CREATED_LIVE)  # fmt: skip
     deleted = next(d for d in report.drifts if d.decision is Decision.DELETED)
-    assert deleted.op is Op.REMOVE and "cm/missing.yaml" in deleted.reason
+    assert (deleted.op, deleted.rule) == (Op.REMOVE, Rule.MISSING_LIVE) and "cm/missing.yaml" in deleted.reason
     wider = compute_drift(
         live=[live_obj(declared), live_obj(other_kind)],
         desired=[desired_obj(declared)],
@@ -353,3 +355,4 @@ def test_objects_added_or_removed_at_the_head_are_pending() -> None:
     got = {(d.resource.name, d.op, d.decision) for d in report.drifts}
     assert got == {("added-at-head", Op.ADD, Decision.PENDING), ("removed-at-head", Op.REMOVE, Decision.PENDING)}
     assert all("after the applied revision r1" in d.reason for d in report.drifts)
+    assert {d.rule for d in report.drifts} == {Rule.PENDING_SYNC}

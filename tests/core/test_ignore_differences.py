@@ -11,6 +11,7 @@ from writeback.drift.listkeys import resolver
 from writeback.kube.paths import parse_path
 from writeback.kube.pathtypes import Index, Key, Select
 from writeback.kube.refs import ObjectRef
+from writeback.model import Rule
 
 REF = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
 KEYS = resolver(kind="Deployment", learned={})
@@ -36,11 +37,14 @@ def body() -> dict[str, Any]:
 
 
 def reason(entry: dict[str, Any], path: str, *, live: Any = None, git: Any = None) -> str | None:
+    """The text of the entry's explanation, or None (every explanation names the ignoreDifferences rule)."""
     ignores = build_ignores(rules=(), presets=(), argocd=({"group": "apps", "kind": "Deployment", **entry},))
     assert not ignores.notes, ignores.notes
-    return ignores.argo_reason(
+    why = ignores.argocd(
         ref=REF, path=parse_path(path), owner=None, live=body() if live is None else live, git=git or {}, keys=KEYS
     )
+    assert why is None or why.rule is Rule.ARGOCD_IGNORE_DIFFERENCES, why
+    return None if why is None else why.text
 
 
 def notes_for(**entry: Any) -> tuple[str, ...]:
@@ -78,7 +82,7 @@ def test_a_runtime_error_selects_nothing_and_its_message_never_reaches_a_note() 
     entry = {"group": "*", "kind": "*", "jqPathExpressions": [f"{JQ_C}[]"]}
     ignores = build_ignores(rules=(), presets=(), argocd=(entry,))
     assert ignores.notes == ()
-    assert ignores.argo_reason(ref=REF, path=parse_path(C), owner=None, live=live, git={}, keys=KEYS) is None
+    assert ignores.argocd(ref=REF, path=parse_path(C), owner=None, live=live, git={}, keys=KEYS) is None
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from tests.core.support import applied_fields, defaulted_live, deployment_git, d
 from writeback.drift.engine import EngineOptions, compute_drift
 from writeback.drift.ignores.rules import build_ignores
 from writeback.kube.paths import format_path
-from writeback.model import Decision, Drift
+from writeback.model import Decision, Drift, Rule
 from writeback.settings import IgnoreRule, Policy
 
 CONTAINER = "spec.template.spec.containers[name=web]"
@@ -82,7 +82,7 @@ def test_istio_preset_ignores_the_injection() -> None:
     drifts, _ = run(injected())
     assert set(drifts) == INJECTED
     for d in drifts.values():
-        assert d.decision is Decision.IGNORE
+        assert (d.decision, d.rule) == (Decision.IGNORE, Rule.WEBHOOK_PRESET)
         assert d.reason == "injected by a mutating webhook (istio preset)"
 
 
@@ -97,9 +97,7 @@ def test_unowned_injections_are_ignored_even_without_a_preset() -> None:
     live["metadata"]["managedFields"].pop()  # the API server did not record the webhook's changes
     drifts, _ = run(live, policy=Policy(presets=()))
     assert set(drifts) == INJECTED
-    assert all(
-        d.decision is Decision.IGNORE and d.reason.startswith("injected by a mutating webhook") for d in drifts.values()
-    )
+    assert {(d.decision, d.rule) for d in drifts.values()} == {(Decision.IGNORE, Rule.WEBHOOK_INJECTED)}
 
 
 def test_presets_only_explain_additions() -> None:
@@ -206,6 +204,7 @@ def test_argocd_ignore_differences(entry_: dict[str, Any], ignored: set[str]) ->
     drifts, _ = run(hotfix(), argocd_ignore=(entry_,))
     assert {p for p, d in drifts.items() if d.decision is Decision.IGNORE} == ignored
     for p in ignored:
+        assert drifts[p].rule is Rule.ARGOCD_IGNORE_DIFFERENCES
         assert drifts[p].reason.startswith("Argo CD ignoreDifferences")
 
 
@@ -224,7 +223,7 @@ def test_flux_annotations(key: str, value: str) -> None:
     live = hotfix()
     live["metadata"]["annotations"][f"kustomize.toolkit.fluxcd.io/{key}"] = value
     drifts, _ = run(live, git)
-    assert {d.decision for d in drifts.values()} == {Decision.IGNORE}
+    assert {(d.decision, d.rule) for d in drifts.values()} == {(Decision.IGNORE, Rule.FLUX_ANNOTATION)}
     assert all("Flux does not" in d.reason for d in drifts.values())
 
 
@@ -236,7 +235,7 @@ def test_configured_rules_with_kind_and_manager_filters() -> None:
         reason="hotfixes expire",
     )
     drifts, _ = run(hotfix(), ignore=(rule,))
-    assert {d.reason for d in drifts.values()} == {"hotfixes expire"}
+    assert {(d.rule, d.reason) for d in drifts.values()} == {(Rule.IGNORE_RULE, "hotfixes expire")}
     other_kind = IgnoreRule(paths=("spec.replicas",), kind="StatefulSet")
     other_manager = IgnoreRule(paths=("spec.replicas",), managers=("helm",))
     drifts, _ = run(hotfix(), ignore=(other_kind, other_manager))

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from tests.fuzzing import fuzz
 from writeback.errors import PathSyntaxError
-from writeback.kube.paths import format_path, match, parse_path, parse_pattern
-from writeback.kube.pathtypes import Index, Key, Select, Wildcard
+from writeback.kube.jsonpatch import json_pointer, parse_pointer, pointer_index, pointer_to
+from writeback.kube.paths import format_path, match, parse_path, parse_pattern, without
+from writeback.kube.pathtypes import ABSENT, Index, Key, Select, Wildcard
 
 BARE = st.from_regex(r"[A-Za-z0-9_$/:@+\-]{1,12}", fullmatch=True)
 ANY_TEXT = st.text(min_size=0, max_size=12)
@@ -136,3 +137,30 @@ def test_parse_errors_name_the_column(text: str) -> None:
 def test_error_columns(text: str, column: int) -> None:
     with pytest.raises(PathSyntaxError, match=f"at column {column}:"):
         parse_path(text)
+
+
+def test_without_removes_one_field_and_what_it_empties() -> None:
+    value = {"a": {"b": 1, "c": [{"d": 2}, {"e": 3}]}, "f": {"g": 4}}
+    assert without(value, parse_path("a.b")) == {"a": {"c": [{"d": 2}, {"e": 3}]}, "f": {"g": 4}}
+    assert without(value, parse_path("a.c[0].d")) == {"a": {"b": 1, "c": [{}, {"e": 3}]}, "f": {"g": 4}}
+    assert without(value, parse_path("a.c[1]")) == {"a": {"b": 1, "c": [{"d": 2}]}, "f": {"g": 4}}
+    assert without(value, parse_path("f.g")) == {"a": value["a"]}  # the emptied map goes too (not an emptied item)
+    assert without(value, parse_path("a.x")) == value and without(value, parse_path("a.c[5]")) == value
+    assert without(value, parse_path("a.c[name=x]")) == value  # keyed items are removed by position only
+    assert without(value, ()) is ABSENT
+    assert value == {"a": {"b": 1, "c": [{"d": 2}, {"e": 3}]}, "f": {"g": 4}}  # a copy: the input is untouched
+
+
+def test_json_pointers_of_field_paths_and_back() -> None:
+    data = {"spec": {"containers": [{"name": "a"}, {"name": "b", "env": [{"name": "X"}]}]}, "a/b~c": 1}
+    assert pointer_to(data, parse_path("spec.containers[name=b].env[name=X].value")) == (
+        "/spec/containers/1/env/0/value"
+    )
+    assert pointer_to(data, parse_path('["a/b~c"]')) == "/a~1b~0c"
+    assert pointer_to(data, parse_path("spec.containers[name=z].image")) is None
+    assert parse_pointer("/a~1b~0c/0") == ("a/b~c", "0")
+    with pytest.raises(PathSyntaxError):
+        parse_pointer("/a~2")
+    assert json_pointer(["a/b~c", 0]) == "/a~1b~0c/0"
+    items = ["x", "y"]
+    assert [pointer_index(items, t) for t in ("0", "1", "2", "01", "-", "a")] == [0, 1, None, None, None, None]

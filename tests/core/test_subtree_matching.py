@@ -62,10 +62,10 @@ def test_a_new_object_holding_a_sensitive_value_is_redacted() -> None:
 
 
 def test_a_flag_path_inside_an_added_item_needs_security_review() -> None:
-    from writeback.drift.deciding import security_reason
     from writeback.drift.diffing import Leaf
+    from writeback.drift.security import security_flag
     from writeback.kube.refs import ObjectRef
-    from writeback.model import Op
+    from writeback.model import Explanation, Op, Rule
 
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
     flag = [parse_pattern("spec.template.spec.containers[*].env[name=LD_PRELOAD]")]
@@ -73,7 +73,7 @@ def test_a_flag_path_inside_an_added_item_needs_security_review() -> None:
     added = Leaf(path=path, op=Op.ADD, live={"name": "debug", "env": [{"name": "LD_PRELOAD", "value": "/x.so"}]})
     plain = Leaf(path=path, op=Op.ADD, live={"name": "debug", "image": "registry.example.com/shop/web:1"})
 
-    assert security_reason(ref=ref, leaf=added, policy=Policy(), flag_patterns=flag) == (
-        "matches a configured flag path: needs security review"
+    assert security_flag(ref=ref, leaf=added, policy=Policy(), flag_patterns=flag) == Explanation(
+        Rule.FLAG_PATH, "matches a configured flag path: needs security review"
     )
-    assert security_reason(ref=ref, leaf=plain, policy=Policy(), flag_patterns=flag) is None
+    assert security_flag(ref=ref, leaf=plain, policy=Policy(), flag_patterns=flag) is None

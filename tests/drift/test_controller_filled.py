@@ -243,7 +243,7 @@ def world(controlplane: Any, crds: list[str], tmp_path_factory: pytest.TempPathF
 
 
 def _diff(repo: Path, ns: str, *args: str) -> dict[str, Any]:
-    code, out, err = run_cli("diff", "--repo", str(repo), "--namespace", ns, "--output", "json", *args)
+    code, out, err = run_cli("diff", "--repo", str(repo), "--namespace", ns, "--output", "json", "--explain", *args)
     assert code == 0, out + err
     doc: dict[str, Any] = json.loads(out)
     return doc
@@ -263,6 +263,8 @@ def test_rules_of_an_aggregated_clusterrole_are_the_controllers(doc: dict[str, A
     found = drifts_of(doc, kind="ClusterRole", name=name)
     assert found and all(d["path"].startswith("rules") for d in found), found
     assert all(d["decision"] == "ignore" and "aggregation" in d["reason"] for d in found), found
+    # the aggregation controller's ownership where managedFields show it, else the aggregationRule's evidence
+    assert {d["rule"] for d in found} <= {"aggregated", "controller-owned"}, found
 
 
 @pytest.mark.parametrize(
@@ -279,6 +281,7 @@ def test_injected_ca_bundles_are_the_injectors(
     found = by_path(drifts_of(doc, kind=kind, name=_names(world.suffix)[key]))
     assert path in found, found
     assert found[path]["decision"] == "ignore", found[path]
+    assert found[path]["rule"] == "ca-injected", found[path]
     assert "cainjector" in found[path]["reason"] or "inject-ca-from" in found[path]["reason"]
     assert not _actionable(doc, kind, _names(world.suffix)[key])
 
@@ -298,6 +301,7 @@ def test_autoscaled_replicas_belong_to_the_autoscaler(doc: dict[str, Any], name:
     replicas = by_path(drifts_of(doc, kind="Deployment", name=name))["spec.replicas"]
     assert replicas["decision"] == "ignore", replicas
     assert scaler in replicas["reason"] or "kube-controller-manager" in replicas["reason"]
+    assert replicas["rule"] in ("autoscaled", "controller-owned"), replicas
     assert not _actionable(doc, "Deployment", name)
 
 
@@ -384,3 +388,4 @@ def test_the_service_account_token_volume_is_the_admission_plugins(sa_plane: Any
         assert not [d for d in found if d["decision"] in ACTIONABLE], found
         token = [d for d in found if "kube-api-access-" in d["path"]]
         assert token and all("ServiceAccount admission" in d["reason"] for d in token), token
+        assert {d["rule"] for d in token} == {"service-account-token"}, token

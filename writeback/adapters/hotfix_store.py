@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 from writeback.adapters.kube.api_errors import api_error
 from writeback.errors import InputError
+from writeback.kube.refs import split_ns_name
+from writeback.kube.wellknown import MANAGED_BY, WRITEBACK
 from writeback.model import Capture
 
 log = logging.getLogger(__name__)
@@ -102,9 +104,7 @@ class ConfigMapStore:
     """One data key per capture in a ConfigMap (``namespace/name``) in writeback's own namespace."""
 
     def __init__(self, *, api_client: Any, configmap: str) -> None:
-        namespace, sep, name = configmap.partition("/")
-        if not sep or not namespace or not name:
-            raise InputError(f"state_configmap: expected namespace/name, got {configmap!r}")
+        namespace, name = split_ns_name(configmap, what="state_configmap")
         self._api = api_client
         self.namespace, self.name = namespace, name
 
@@ -134,7 +134,7 @@ class ConfigMapStore:
         except ApiException as e:
             if e.status != 404:
                 raise api_error(e, what=f"state ConfigMap {self.namespace}/{self.name}: patch") from e
-            created = {"metadata": {"name": self.name, "labels": {"app.kubernetes.io/managed-by": "writeback"}}}
+            created = {"metadata": {"name": self.name, "labels": {MANAGED_BY: WRITEBACK}}}
             created["data"] = {k: v for k, v in data.items() if v is not None}
             try:
                 core.create_namespaced_config_map(namespace=self.namespace, body=created)

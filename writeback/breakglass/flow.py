@@ -29,6 +29,7 @@ from writeback.errors import ClusterConflict, InputError, WritebackError
 from writeback.gitops.base import GitOpsController
 from writeback.gitops.registry import RECORDED, kind_of
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import BREAK_GLASS_MANAGER
 from writeback.model import EnsureResult, Outcome
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class Held:
 
     @property
     def name(self) -> str:
-        return f"{self.ref.namespace}/{self.ref.name}"
+        return self.ref.ns_name
 
 
 class EndState(enum.StrEnum):
@@ -120,17 +121,13 @@ def now_utc() -> datetime:
 def read_object(objects: Objects, ref: ObjectRef) -> dict[str, Any]:
     body = objects.get(ref=ref)
     if body is None:
-        raise InputError(f"{ref.kind} {ref.namespace}/{ref.name}: not found")
+        raise InputError(f"{ref.named()}: not found")
     return body
-
-
-def label(ref: ObjectRef) -> str:
-    return f"{ref.kind} {ref.namespace}/{ref.name}"
 
 
 def get_held(*, objects: Objects, ref: ObjectRef) -> Held | None:
     """The break-glass record of one object (None when it is not in break-glass)."""
-    record = bg.record_of(read_object(objects, ref), where=label(ref))
+    record = bg.record_of(read_object(objects, ref), where=ref.named())
     return None if record is None else Held(ref=ref, kind=kind_of(ref), record=record)
 
 
@@ -149,7 +146,7 @@ def held(*, objects: Objects, namespace: str | None) -> list[Held]:
 def held_in(ref: ObjectRef, body: dict[str, Any]) -> Held | None:
     """The record on an object read while listing or sweeping; an unreadable record is logged and skipped."""
     try:
-        record = bg.record_of(body, where=label(ref))
+        record = bg.record_of(body, where=ref.named())
     except InputError as e:
         log.warning("%s", e)
         return None
@@ -167,7 +164,7 @@ def patch(objects: Objects, ref: ObjectRef, compute: Callable[[dict[str, Any]], 
     body = read_object(objects, ref)
     for attempt in range(1, _ATTEMPTS + 1):
         try:
-            objects.json_patch(ref=ref, ops=compute(body), field_manager=bg.FIELD_MANAGER)
+            objects.json_patch(ref=ref, ops=compute(body), field_manager=BREAK_GLASS_MANAGER)
             return
         except ClusterConflict as e:
             fresh = read_object(objects, ref)
@@ -178,9 +175,9 @@ def patch(objects: Objects, ref: ObjectRef, compute: Callable[[dict[str, Any]], 
 
 
 def check_same(fresh: dict[str, Any], ref: ObjectRef, start: datetime | None) -> bg.Record | None:
-    again = bg.record_of(fresh, where=label(ref))
+    again = bg.record_of(fresh, where=ref.named())
     if (again is None) != (start is None) or (again is not None and again.start != start):
-        raise InputError(f"{label(ref)}: its break-glass record changed meanwhile (ended or restarted); left alone")
+        raise InputError(f"{ref.named()}: its break-glass record changed meanwhile (ended or restarted); left alone")
     return again
 
 
@@ -202,7 +199,7 @@ def restore(*, objects: Objects, item: Held, now: datetime | None = None, detail
     chain = {item.ref, *item.record.parents}
     for p in item.record.parents:
         body = objects.get(ref=p)
-        rec = bg.record_of(body, where=label(p)) if body is not None else None
+        rec = bg.record_of(body, where=p.named()) if body is not None else None
         if rec is not None and rec.held_for in chain and rec.start == item.record.start:
             parents.append(p)
     guards.require(objects, [item.ref, *parents])
@@ -310,7 +307,7 @@ def end(
     guards.emit(objects, ref=item.ref, body=objects.get(ref=item.ref), record=record, reason=bg.EventReason.ENDED,
                 now=moment, detail=f"{text}; auto-sync stays suspended",
                 key=",".join(str(p.number) for p in wait_for))  # fmt: skip
-    log.warning("break-glass on %s: backport ensured; auto-sync stays suspended, %s", label(item.ref), text)
+    log.warning("break-glass on %s: backport ensured; auto-sync stays suspended, %s", item.ref.named(), text)
     return Ended(held=Held(ref=item.ref, kind=item.kind, record=record), state=EndState.WAITING, results=results,
                  backported=True, detail=f"backport ensured; auto-sync stays suspended, {text}")  # fmt: skip
 
@@ -319,7 +316,7 @@ def _restored(objects: Objects, item: Held, now: datetime, dry_run: bool, detail
     if dry_run:
         return Ended(held=item, state=EndState.DRY_RUN, detail="dry run: auto-sync would be restored")
     restore(objects=objects, item=item, now=now, detail=detail)
-    log.warning("break-glass ended on %s %s: %s", item.ref.kind, item.name, detail)
+    log.warning("break-glass ended on %s: %s", item.ref.named(), detail)
     return Ended(held=item, state=EndState.RESTORED, detail=detail)
 
 
@@ -331,7 +328,7 @@ def _orphaned(objects: Objects, item: Held) -> bool:
         if below is None:
             return True
         body = objects.get(ref=below)
-        rec = bg.record_of(body, where=label(below)) if body is not None else None
+        rec = bg.record_of(body, where=below.named()) if body is not None else None
         if rec is None or rec.start != item.record.start:
             return True
         if rec.held_for is None:
@@ -382,6 +379,6 @@ def _expired_waiting(objects: Objects, ended: Ended, *, now: datetime, dry_run: 
     if not dry_run:
         guards.emit(objects, ref=item.ref, body=None, record=item.record, reason=bg.EventReason.EXPIRED_WAITING,
                     now=now, detail=ended.detail, key=bg.format_time(item.record.expires))  # fmt: skip
-    log.error("break-glass on %s expired %s ago and stays suspended: %s", label(item.ref), late, ended.detail)
+    log.error("break-glass on %s expired %s ago and stays suspended: %s", item.ref.named(), late, ended.detail)
     return Ended(held=item, state=ended.state, detail=f"expired {late} ago; {ended.detail}", results=ended.results,
                  backported=ended.backported, unmerged=ended.unmerged, expired_waiting=True)  # fmt: skip

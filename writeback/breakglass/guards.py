@@ -21,6 +21,7 @@ from writeback.errors import AccessDenied, ClusterError, InputError, KindNotServ
 from writeback.gitops.base import GitOpsController
 from writeback.gitops.registry import describe, kind_of, parent_of
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import BREAK_GLASS_EVENT_COMPONENT
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def emit(
         warning=reason is bg.EventReason.EXPIRED_WAITING,
     )  # fmt: skip
     try:
-        objects.emit_event(event, component=bg.EVENT_COMPONENT, now=now)
+        objects.emit_event(event, component=BREAK_GLASS_EVENT_COMPONENT, now=now)
     except ClusterError as e:
         log.warning("break-glass: no %s Event on %s: %s", reason, describe(ref), e)
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from writeback.breakglass.record import ANNOTATION, Record, dump_record
+from writeback.breakglass.record import Record, dump_record
 from writeback.gitops.base import GitOpsController
 from writeback.kube.jsonpatch import Op, get_at, remove_op, set_op, version_test_op
+from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION
 
-_RECORD_PATH = ("metadata", "annotations", ANNOTATION)
+_RECORD_PATH = ("metadata", "annotations", BREAK_GLASS_ANNOTATION)
 
 
 def suspend_patch(*, kind: GitOpsController, body: Mapping[str, Any], record: Record) -> list[Op]:

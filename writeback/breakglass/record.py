@@ -22,10 +22,8 @@ from writeback.errors import InputError
 from writeback.gitops.base import GitOpsController
 from writeback.kube.jsonpatch import get_at
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION
 
-ANNOTATION = "writeback.io/break-glass"
-FIELD_MANAGER = "writeback-break-glass"
-EVENT_COMPONENT = "writeback-break-glass"
 RECORD_VERSION = 1
 DEFAULT_MAX_TTL = timedelta(hours=24)
 
@@ -156,15 +154,6 @@ def new_record(
     )  # fmt: skip
 
 
-def _ref_json(ref: ObjectRef) -> dict[str, Any]:
-    return {"apiVersion": ref.api_version, "kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
-
-
-def _ref_of(doc: Mapping[str, Any]) -> ObjectRef:
-    return ObjectRef(api_version=str(doc["apiVersion"]), kind=str(doc["kind"]), namespace=doc.get("namespace"),
-                     name=str(doc["name"]))  # fmt: skip
-
-
 def dump_record(record: Record) -> str:
     doc: dict[str, Any] = {
         "version": RECORD_VERSION,
@@ -180,9 +169,9 @@ def dump_record(record: Record) -> str:
     if record.extensions:
         doc["extensions"] = [dict(e) for e in record.extensions]
     if record.parents:
-        doc["parents"] = [_ref_json(p) for p in record.parents]
+        doc["parents"] = [p.as_json() for p in record.parents]
     if record.held_for is not None:
-        doc["heldFor"] = _ref_json(record.held_for)
+        doc["heldFor"] = record.held_for.as_json()
     if record.ending is not None:
         e = record.ending
         doc["ending"] = {"by": e.by, "at": format_time(e.at), "target": e.target,
@@ -214,17 +203,17 @@ def load_record(text: str, *, where: str) -> Record:
             expires=parse_time(doc["expires"]),
             previous=Previous(present=bool(prev["present"]), value=prev.get("value")),
             extensions=tuple(dict(e) for e in doc.get("extensions") or ()),
-            parents=tuple(_ref_of(p) for p in doc.get("parents") or ()),
-            held_for=_ref_of(doc["heldFor"]) if doc.get("heldFor") else None,
+            parents=tuple(ObjectRef.from_json(p) for p in doc.get("parents") or ()),
+            held_for=ObjectRef.from_json(doc["heldFor"]) if doc.get("heldFor") else None,
             ending=_ending_of(doc.get("ending")),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise InputError(f"{where}: annotation {ANNOTATION} is not a valid break-glass record: {e}") from e
+        raise InputError(f"{where}: annotation {BREAK_GLASS_ANNOTATION} is not a valid break-glass record: {e}") from e
 
 
 def record_of(body: Mapping[str, Any], *, where: str) -> Record | None:
     annotations = (body.get("metadata") or {}).get("annotations") or {}
-    text = annotations.get(ANNOTATION)
+    text = annotations.get(BREAK_GLASS_ANNOTATION)
     return None if text is None else load_record(str(text), where=where)
 
 
@@ -237,7 +226,7 @@ def incident_text(record: Record, *, ref: ObjectRef) -> str:
     """The PR body's incident/rationale field for a backport made when break-glass ends."""
     who = record.by + (f" (Kubernetes user {record.kube_user})" if record.kube_user not in (None, record.by) else "")
     text = (
-        f"Break-glass on {ref.kind} {ref.namespace}/{ref.name} by {who}, started {format_time(record.start)}, "
+        f"Break-glass on {ref.named()} by {who}, started {format_time(record.start)}, "
         f"expiring {format_time(record.expires)}: {record.reason}"
     )
     return text + (f" (incident: {record.incident})" if record.incident else "")

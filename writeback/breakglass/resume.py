@@ -25,6 +25,7 @@ from writeback.errors import ClusterError, KindNotServed
 from writeback.gitops import registry
 from writeback.gitops.base import Fetched
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import BREAK_GLASS_MANAGER
 from writeback.pipeline.cycling import TargetRun, git_auth, target_forge
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ def request_fetch(objects: Objects, *, ref: ObjectRef, token: str) -> bool:
         return False
     target, ops = request
     try:
-        objects.json_patch(ref=target, ops=ops, field_manager=bg.FIELD_MANAGER)
+        objects.json_patch(ref=target, ops=ops, field_manager=BREAK_GLASS_MANAGER)
     except ClusterError as e:
         log.warning("break-glass: could not ask %s to fetch from Git: %s", registry.describe(target), e)
         return False

@@ -20,7 +20,7 @@ from typing import Any
 
 from writeback.breakglass import guards, patches
 from writeback.breakglass import record as bg
-from writeback.breakglass.flow import Held, check_same, label, patch, read_object, resume_one
+from writeback.breakglass.flow import Held, check_same, patch, read_object, resume_one
 from writeback.breakglass.guards import Objects
 from writeback.errors import InputError, WritebackError
 from writeback.gitops.registry import describe, kind_of
@@ -66,7 +66,7 @@ def start(
     """Suspend auto-sync and record why; refuse while a break-glass is running unless ``extend``, and while a
     GitOps parent would undo it unless ``parents`` says otherwise. The access review comes before any write."""
     kind = kind_of(ref)
-    at = label(ref)
+    at = ref.named()
     body = read_object(objects, ref)
     current = bg.record_of(body, where=at)
     if current is not None and not extend:

@@ -18,7 +18,7 @@ from datetime import datetime
 from writeback import config
 from writeback.breakglass import record as bg
 from writeback.breakglass import resume
-from writeback.breakglass.flow import DEFAULT_POLICY, Backing, Ended, EndPolicy, Held, held_in, label, sweep
+from writeback.breakglass.flow import DEFAULT_POLICY, Backing, Ended, EndPolicy, Held, held_in, sweep
 from writeback.breakglass.guards import Objects
 from writeback.errors import ConfigError, InputError
 from writeback.kube.refs import ObjectRef
@@ -76,7 +76,7 @@ def held_for_target(*, objects: Objects, target: config.Target) -> list[Held]:
     for ref in target_refs(target):
         body = objects.get(ref=ref)
         if body is None:
-            log.debug("%s not found: no break-glass to check", label(ref))
+            log.debug("%s not found: no break-glass to check", ref.named())
             continue
         item = held_in(ref, body)
         if item is not None:

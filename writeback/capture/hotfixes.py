@@ -14,7 +14,7 @@ from typing import Any
 from writeback.capture.redaction import LAST_APPLIED, restore, scrub
 from writeback.drift.deciding import Role, manager_role
 from writeback.kube.paths import format_path, parse_path, parse_pattern
-from writeback.model import Capture, FieldOwner
+from writeback.model import Capture, FieldOwner, ManagerOperation
 from writeback.settings import Policy
 
 __all__ = [
@@ -46,7 +46,7 @@ def newest_writer(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | No
     e = tied[0]
     return FieldOwner(
         manager=str(e.get("manager", "")),
-        operation=str(e.get("operation", "")),
+        operation=ManagerOperation.of(e.get("operation")),
         subresource=str(e.get("subresource", "")),
         time=str(e.get("time")) if e.get("time") else None,
     )
@@ -88,7 +88,7 @@ def reverting_writer(*, live: Mapping[str, Any], capture: Capture, policy: Polic
     e = max(after, key=lambda e: str(e.get("time") or ""))
     return FieldOwner(
         manager=str(e.get("manager", "")),
-        operation=str(e.get("operation", "")),
+        operation=ManagerOperation.of(e.get("operation")),
         time=str(e.get("time")) if e.get("time") else None,
     )
 

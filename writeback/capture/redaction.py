@@ -21,10 +21,10 @@ from writeback.drift.ownership import parse_managed_fields
 from writeback.drift.subtree_matching import matches_within
 from writeback.kube.paths import lookup_as_served, match
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, PatternSegment, Segment, Select, scalar_text
+from writeback.kube.wellknown import LAST_APPLIED, last_applied
 
 __all__ = ["LAST_APPLIED", "PLACEHOLDER", "Scrubbed", "restore", "scrub"]
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # Stands in for a sensitive value a capture removed and the live object does not have.
 PLACEHOLDER = "(sensitive value: not captured)"
 
@@ -112,30 +112,18 @@ def _annotations(body: Any) -> Any:
     return meta.get("annotations") if isinstance(meta, Mapping) else None
 
 
-def _last_applied(body: Any) -> dict[str, Any] | None:
-    notes = _annotations(body)
-    text = notes.get(LAST_APPLIED) if isinstance(notes, Mapping) else None
-    if not isinstance(text, str):
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
 def _dump(doc: Any, *, like: str) -> str:
     return json.dumps(doc, separators=(",", ":")) + ("\n" if like.endswith("\n") else "")
 
 
 def scrub(body: Mapping[str, Any], *, patterns: Patterns, kind: str) -> Scrubbed:
     """``body`` (copied) without any field a pattern reaches; the removed paths name no value."""
-    if not patterns or (not matches_within(patterns, path=(), values=(body,)) and _last_applied(body) is None):
+    if not patterns or (not matches_within(patterns, path=(), values=(body,)) and last_applied(body) is None):
         return Scrubbed(body=copy.deepcopy(dict(body)))
     keys = resolver(kind=kind, learned=parse_managed_fields(body).list_keys)
     out, removed = _walk(body, patterns=patterns, keys=keys)
     inner_removed: list[FieldPath] = []
-    applied = _last_applied(out)
+    applied = last_applied(out)
     if applied is not None:
         inner, inner_removed = _walk(applied, patterns=patterns, keys=resolver(kind=kind, learned={}))
         if inner_removed:
@@ -171,9 +159,9 @@ def restore(
     """``body`` (copied) with every removed path taken from ``live`` (a placeholder where live has none)."""
     out = copy.deepcopy(dict(body))
     _put(out, source=live, paths=removed)
-    applied = _last_applied(out)
+    applied = last_applied(out)
     if removed_last_applied and applied is not None:
-        _put(applied, source=_last_applied(live) or {}, paths=removed_last_applied)
+        _put(applied, source=last_applied(live) or {}, paths=removed_last_applied)
         notes = _annotations(out)
         notes[LAST_APPLIED] = _dump(applied, like=notes[LAST_APPLIED])
     return out

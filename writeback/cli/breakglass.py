@@ -23,9 +23,10 @@ from writeback.breakglass import start as starting
 from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
 from writeback.cli.common import add_repo_forge_flags, edges_for, namespace_name, targets_from_args
+from writeback.cli.exits import Tally
 from writeback.cli.helptext import summary
 from writeback.config import BreakGlass, Config, Target, load_config
-from writeback.errors import ExitCode, InputError
+from writeback.errors import InputError
 from writeback.gitops.registry import SUSPENDABLE, describe
 from writeback.kube.refs import ObjectRef
 from writeback.pipeline.cycling import CycleOptions, TargetRun
@@ -190,12 +191,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         items = flow.held(objects=objects, namespace=_scope(args))
     if args.output == "json":
         output.print_json([output.item_json(i, now=now) for i in items])
-        return ExitCode.OK
+        return Tally().exit_code()
     for i in items:
         print(output.item_line(i, now=now))
     if not items:
-        print("no break-glass" + (f" on {ref.kind} {ref.namespace}/{ref.name}" if ref else ""))
-    return ExitCode.OK
+        print("no break-glass" + (f" on {ref.named()}" if ref else ""))
+    return Tally().exit_code()
 
 
 # ---------------------------------------------------------------- end and expire
@@ -241,7 +242,7 @@ def cmd_end(args: argparse.Namespace) -> int:
     objects = _objects(args)
     item = flow.get_held(objects=objects, ref=ref)
     if item is None:
-        raise InputError(f"{ref.kind} {ref.namespace}/{ref.name} is not in break-glass")
+        raise InputError(f"{ref.named()} is not in break-glass")
     if item.record.held_for is not None:
         raise InputError(f"{describe(ref)} was suspended as the parent of {describe(item.record.held_for)}: "
                          "end that one (it restores its parents too)")  # fmt: skip
@@ -251,7 +252,7 @@ def cmd_end(args: argparse.Namespace) -> int:
         backing = _backing_for(args, cfg, targets, _workdir(args, cfg, tmp))(item) if args.backport else None
         if args.backport and backing is None:
             names = ", ".join(t.name for t in targets)
-            raise InputError(f"{args.config}: no target backports {ref.kind} {item.name} (have: {names}); "
+            raise InputError(f"{args.config}: no target backports {ref.named()} (have: {names}); "
                              "name one with --target")  # fmt: skip
         ended = flow.end(objects=objects, item=item, backing=backing, policy=policy, dry_run=args.dry_run)
     output.warn_resumed(ended, backport=args.backport, policy=policy)
@@ -275,7 +276,7 @@ def cmd_expire(args: argparse.Namespace) -> int:
         backing_for = _backing_for(args, cfg, targets, _workdir(args, cfg, tmp)) if args.backport else None
         ended = flow.sweep(objects=objects, found=found, backing_for=backing_for, policy=policy, dry_run=args.dry_run)
     if not ended and args.output == "text":
-        print(f"{ref.kind} {ref.namespace}/{ref.name}: no expired break-glass" if ref else "no expired break-glass")
+        print(f"{ref.named()}: no expired break-glass" if ref else "no expired break-glass")
     for e in ended:
         output.warn_resumed(e, backport=args.backport, policy=policy)
     return output.report(ended, json_output=args.output == "json")

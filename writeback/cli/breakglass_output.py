@@ -11,8 +11,8 @@ from typing import Any
 from writeback.breakglass import flow
 from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
+from writeback.cli.exits import Tally
 from writeback.durations import format_duration
-from writeback.errors import ExitCode
 from writeback.gitops.registry import describe
 
 
@@ -60,17 +60,17 @@ def item_line(item: flow.Held, *, now: datetime) -> str:
 def started(result: starting.Started, *, ttl: timedelta, now: datetime, json_output: bool) -> int:
     item = result.held
     for p in result.ignored:
-        print(f"warning: --ignore-parent: {item.ref.kind} {item.name} is applied by {_ref_text(p)}, whose next sync "
+        print(f"warning: --ignore-parent: {item.ref.named()} is applied by {_ref_text(p)}, whose next sync "
               "may put auto-sync back", file=sys.stderr)  # fmt: skip
     if json_output:
         print_json({**item_json(item, now=now), "extended": result.extended, "dryRun": result.dry_run,
                     "parentsSuspended": [p.as_json() for p in result.parents],
                     "parentsIgnored": [p.as_json() for p in result.ignored],
                     "patch": list(result.ops) if result.dry_run else None})  # fmt: skip
-        return ExitCode.OK
+        return Tally().exit_code()
     verb = "would " + ("extend" if result.extended else "start") if result.dry_run else (
         "extended" if result.extended else "started")  # fmt: skip
-    print(f"break-glass {verb}: {item.ref.kind} {item.name} until {bg.format_time(item.record.expires)} "
+    print(f"break-glass {verb}: {item.ref.named()} until {bg.format_time(item.record.expires)} "
           f"({format_duration(ttl)}), by {item.record.by}: {item.record.reason}")  # fmt: skip
     for p in result.parents:
         print(f"{'would also suspend' if result.dry_run else 'also suspended'} the parent {_ref_text(p)}")
@@ -81,7 +81,7 @@ def started(result: starting.Started, *, ttl: timedelta, now: datetime, json_out
     else:
         print("end it with `writeback break-glass end` (it backports the live state by PR first; auto-sync "
               "resumes once that PR is merged)")  # fmt: skip
-    return ExitCode.OK
+    return Tally().exit_code()
 
 
 def warn_resumed(ended: flow.Ended, *, backport: bool, policy: flow.EndPolicy) -> None:
@@ -112,4 +112,4 @@ def report(ended: Sequence[flow.Ended], *, json_output: bool) -> int:
                 print(f"  {r.target}  {r.outcome}  {r.url or '-'}" + (f"  ({r.detail})" if r.detail else ""))
             state = "FAILED: " if e.failed else ""
             print(f"{e.held.kind.name}  {e.held.name}  {state}{e.detail}")
-    return ExitCode.FAILED if any(e.failed for e in ended) else ExitCode.OK
+    return Tally(failed=any(e.failed for e in ended)).exit_code()

@@ -129,10 +129,13 @@ def add_format_flag(parser: argparse.ArgumentParser) -> None:
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
     add_format_flag(parser)
-    parser.add_argument("--explain", action="store_true", help="also list every dropped field and its rule")
-    from writeback.cli.exits import DRIFT_DECISIONS
+    parser.add_argument(
+        "--explain", action="store_true",
+        help="also name the rule that decided each drift, and list every dropped field and its rule",
+    )  # fmt: skip
+    from writeback.cli.exits import actionable_words
 
-    parser.add_argument("--exit-code", action="store_true", help=f"exit 1 on drift: {', '.join(DRIFT_DECISIONS)}")
+    parser.add_argument("--exit-code", action="store_true", help=f"exit 1 on drift: {actionable_words()}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,9 +179,14 @@ def path_name(path: str) -> str:
     return last
 
 
-def _default_name(path: str, repo: Path) -> str:
-    """Without a config target: named after the --path (or the repo directory's name)."""
-    return path_name(path) or repo.resolve().name or "default"
+def target_name(path: str | None, *, fallback: str) -> str:
+    """The name of a target built from flags (no config file), as a config target's name must be (a slug): named
+    after the --path (:func:`path_name`), else ``fallback`` (the repository's name), else ``default``."""
+    for raw in (path_name(path or "."), fallback):
+        slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
+        if slug:
+            return slug
+    return "default"
 
 
 def repo_and_path(repo: str | None, path: str | None, *, cwd: Path | None = None) -> tuple[Path, str | None]:
@@ -204,7 +212,7 @@ def repo_and_path(repo: str | None, path: str | None, *, cwd: Path | None = None
     return top, (None if rel == "." else rel)
 
 
-def inputs_from_args(args: Any) -> Inputs:
+def inputs_from_args(args: argparse.Namespace) -> Inputs:
     """Flags (and the config target they name) -> the target's spec, its local repo and its edges.
 
     Precedence: a flag beats the config target's setting, which beats the built-in default.
@@ -246,8 +254,8 @@ def inputs_from_args(args: Any) -> Inputs:
     if target is not None:
         spec = spec_for(target, **flags)
     else:
-        given = {k: v for k, v in flags.items() if v is not None and v != ()}
-        spec = TargetSpec(name=_default_name(path or ".", repo), **given)
+        name = target_name(path, fallback=repo.resolve().name)
+        spec = TargetSpec(name=name, **{k: v for k, v in flags.items() if v is not None and v != ()})
     return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
 
 
@@ -256,7 +264,7 @@ def flag_dest(flag: str) -> str:
     return flag.removeprefix("--").replace("-", "_")
 
 
-def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
+def _followed(args: argparse.Namespace, target: Target | None) -> tuple[Followed, ...]:
     """The controller objects named by flags, then the target's of the other kinds (a flag beats the setting)."""
     from writeback.gitops.base import Followed
 
@@ -271,7 +279,7 @@ def _followed(args: Any, target: Target | None) -> tuple[Followed, ...]:
     return given + kept if given else ()
 
 
-def edges_for(args: Any, cfg: Config | None, target: Target | None) -> Edges:
+def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
     from writeback.pipeline.targets import Edges, tools_for
 
@@ -350,16 +358,13 @@ def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--incident", metavar="TEXT", help="incident link or rationale for the PR body")
 
 
-def flag_target_name(args: Any) -> str:
-    """The target name without a config file: named after the --path (``path_name``), else the repository."""
-    raw = path_name(getattr(args, "path", None) or ".")
-    if not raw:
-        raw = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
-    slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
-    return slug or "default"
+def flag_target_name(args: argparse.Namespace) -> str:
+    """``run``'s target name without a config file (:func:`target_name`): the repository's is --repo-url's."""
+    repo = re.sub(r"\.git$", "", (args.repo_url or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+    return target_name(getattr(args, "path", None), fallback=repo)
 
 
-def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
+def targets_from_args(args: argparse.Namespace) -> tuple[Config | None, tuple[Target, ...]]:
     """The targets ``run`` works on: all of --config (or the one --target names), or the one the flags describe."""
     flags = [f for f in ("repo_url", "base", "forge", "forge_url", "forge_project", "token_env") if getattr(args, f)]
     if args.config:
@@ -402,7 +407,7 @@ def targets_from_args(args: Any) -> tuple[Config | None, tuple[Target, ...]]:
     return None, cfg.targets
 
 
-def spec_of(args: Any, cfg: Config | None, target: Target) -> TargetSpec:
+def spec_of(args: argparse.Namespace, cfg: Config | None, target: Target) -> TargetSpec:
     """The spec of a ``run`` target; one built from flags names its flags in errors."""
     from writeback.pipeline.targets import spec_for
 

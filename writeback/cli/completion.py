@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from writeback.cli.exits import Tally
 from writeback.cli.helptext import summary
 
 SHELLS = ("bash", "zsh", "fish")
@@ -56,4 +57,4 @@ def script(shell: str, *, prog: str = "writeback") -> str:
 
 def run(args: argparse.Namespace) -> int:
     sys.stdout.write(script(args.shell))
-    return 0
+    return Tally().exit_code()

@@ -112,4 +112,4 @@ def _schema(args: argparse.Namespace) -> int:
     printer = Printer.from_args(args)
     json.dump(json_schema(), printer.out, indent=2, sort_keys=False)
     printer.write("\n")
-    return 0
+    return Tally().exit_code()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,14 +19,17 @@ from writeback.cli.exits import Tally
 from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.drift.engine import report_to_json
+from writeback.drift.report import shown
 from writeback.kube.paths import format_path
-from writeback.kube.refs import group_of
-from writeback.model import Dropped
+from writeback.kube.pathtypes import ABSENT
+from writeback.model import Decision, Drift, Dropped
 from writeback.pipeline.detecting import Detection, detect
 from writeback.service.progress import stage_progress
 
-_ORDER = ("flag", "writeback", "unattributed", "new", "deleted", "pending", "ignore")
-_GROUPED = "ignore"  # the decision whose items are grouped by reason unless -v
+# the order in which a resource's drifts are listed (and counted)
+_ORDER = (Decision.FLAG, Decision.WRITEBACK, Decision.UNATTRIBUTED, Decision.NEW, Decision.DELETED, Decision.PENDING,
+          Decision.IGNORE)  # fmt: skip
+_GROUPED = Decision.IGNORE  # the decision whose items are grouped by reason unless -v
 
 
 def register(subparsers: Any) -> None:
@@ -84,58 +87,52 @@ def _value(v: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _resource_title(r: Mapping[str, Any]) -> str:
-    api = str(r.get("apiVersion", ""))
-    group = group_of(api)
-    ns = f"{r['namespace']}/" if r.get("namespace") else ""
-    return f"{r.get('kind')}{'.' + group if group else ''} {ns}{r.get('name')}"
-
-
 def _text_diff(git: str, live: str, color: Palette) -> list[str]:
     """A multi-line value (a PEM bundle, a config file) as the lines that changed."""
     lines = difflib.unified_diff(git.splitlines(), live.splitlines(), "git", "live", n=1, lineterm="")
     return [color.diff_line(line, indent="            | ") for line in lines]
 
 
-def _head(d: Mapping[str, Any], color: Palette) -> str:
-    decision = str(d["decision"])
-    return f"  {color.paint(f'{decision:<9}', decision)} {d['op']:<6} {d['path']}"
+def _head(d: Drift, color: Palette) -> str:
+    decision = d.decision.value
+    return f"  {color.paint(f'{decision:<9}', decision)} {d.op.value:<6} {format_path(d.path)}"
 
 
-def _drift_lines(d: Mapping[str, Any], color: Palette) -> list[str]:
-    git, live = d.get("git"), d.get("live")
+def _drift_lines(d: Drift, color: Palette, *, explain: bool) -> list[str]:
+    git, live = shown(d, d.git), shown(d, d.live)
+    reason = f"            reason: {d.reason}" + (f" [rule: {d.rule}]" if explain and d.rule is not None else "")
     if isinstance(git, str) and isinstance(live, str) and ("\n" in git or "\n" in live):
-        by = f" by {d['manager']} ({d.get('operation')}) at {d.get('time')}" if d.get("manager") else ""
+        by = f" by {d.manager} ({d.operation}) at {d.time}" if d.manager else ""
         head = [_head(d, color), f"            multi-line value changed{by}:"]
-        return [*head, *_text_diff(git, live, color), f"            reason: {d.get('reason', '')}"]
+        return [*head, *_text_diff(git, live, color), reason]
     sides = []
-    if "git" in d:
-        sides.append(f"git {_value(d['git'])}")
-    if "live" in d:
-        sides.append(f"live {_value(d['live'])}")
+    if git is not ABSENT:
+        sides.append(f"git {_value(git)}")
+    if live is not ABSENT:
+        sides.append(f"live {_value(live)}")
     by = ""
-    if d.get("manager"):
-        by = f" by {d['manager']}" + (f" ({d['operation']})" if d.get("operation") else "")
-        by += f" at {d['time']}" if d.get("time") else ""
+    if d.manager:
+        by = f" by {d.manager}" + (f" ({d.operation})" if d.operation else "")
+        by += f" at {d.time}" if d.time else ""
     lines = [_head(d, color)]
     if sides:
         lines.append(f"            {' -> '.join(sides)}{by}")
     elif by:
         lines.append(f"           {by}")
-    lines.append(f"            reason: {d.get('reason', '')}")
+    lines.append(reason)
     return lines
 
 
-def _grouped_lines(items: Sequence[Mapping[str, Any]], color: Palette) -> tuple[list[str], int]:
+def _grouped_lines(items: Sequence[Drift], color: Palette) -> tuple[list[str], int]:
     """Ignored items of one resource, one line per reason (with its count); and how many were folded."""
-    by_reason: dict[str, list[Mapping[str, Any]]] = {}
+    by_reason: dict[str, list[Drift]] = {}
     for d in items:
-        by_reason.setdefault(str(d.get("reason", "")), []).append(d)
+        by_reason.setdefault(d.reason, []).append(d)
     lines, folded = [], 0
-    label = color.paint(f"{_GROUPED:<9}", _GROUPED)
+    label = color.paint(f"{_GROUPED.value:<9}", _GROUPED.value)
     for reason, group in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         if len(group) == 1:
-            lines.append(f"  {label} {group[0]['op']:<6} {group[0]['path']}: {reason}")
+            lines.append(f"  {label} {group[0].op.value:<6} {format_path(group[0].path)}: {reason}")
         else:
             folded += len(group)
             lines.append(f"  {label} {len(group)} fields: {reason}")
@@ -144,41 +141,33 @@ def _grouped_lines(items: Sequence[Mapping[str, Any]], color: Palette) -> tuple[
 
 def render_text(detection: Detection, *, explain: bool, verbose: bool = True, printer: Printer) -> int:
     """The report as text on ``printer.out``; returns how many ignored fields were folded into groups."""
-    out, color = printer.out, printer.color
-    doc = report_to_json(detection.report)
-    mode = str(doc.get("mode"))
-    rev = str(doc.get("revision") or "")
+    out, color, report = printer.out, printer.color, detection.report
     source = f" ({detection.revision_source})" if detection.revision_source else ""
-    out.write(f"mode: {mode}   revision: {rev}{source}\n")
-    drifts: Sequence[Mapping[str, Any]] = doc.get("drifts") or []
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for d in drifts:
-        groups.setdefault(_resource_title(d["resource"]), []).append(d)
+    out.write(f"mode: {report.mode}   revision: {report.revision or ''}{source}\n")
+    groups: dict[str, list[Drift]] = {}
+    for d in report.drifts:
+        groups.setdefault(str(d.resource), []).append(d)
     dropped_by: dict[str, list[Dropped]] = {}
     if explain:
-        for dr in detection.report.dropped:
-            dropped_by.setdefault(_resource_title(dr.resource.as_json()), []).append(dr)
+        for dr in report.dropped:
+            dropped_by.setdefault(str(dr.resource), []).append(dr)
     folded = 0
     for title in sorted(set(groups) | set(dropped_by)):
         out.write(f"\n{color.paint(title, 'meta')}\n")
-        items = sorted(groups.get(title, []), key=lambda d: (_rank(str(d["decision"])), str(d["path"])))
+        items = sorted(groups.get(title, []), key=lambda d: (_ORDER.index(d.decision), format_path(d.path)))
         for d in items:
-            if verbose or d["decision"] != _GROUPED:
-                out.write("\n".join(_drift_lines(d, color)) + "\n")
+            if verbose or d.decision is not _GROUPED:
+                out.write("\n".join(_drift_lines(d, color, explain=explain)) + "\n")
         if not verbose:
-            lines, n = _grouped_lines([d for d in items if d["decision"] == _GROUPED], color)
+            lines, n = _grouped_lines([d for d in items if d.decision is _GROUPED], color)
             folded += n
             out.write("".join(f"{line}\n" for line in lines))
         if explain and dropped_by.get(title):
             out.write("  dropped before comparing:\n")
             for dr in dropped_by[title]:
                 out.write(f"    {format_path(dr.path)}  ({dr.side}: {dr.rule})\n")
-    if not drifts:
+    if not report.drifts:
         out.write("\nno drift\n")
-    counts = {k: sum(1 for d in drifts if d["decision"] == k) for k in _ORDER}
-    out.write("\n" + ", ".join(f"{n} {k}" for k, n in counts.items() if n) + ("\n" if drifts else ""))
+    counts = {k: sum(1 for d in report.drifts if d.decision is k) for k in _ORDER}
+    out.write("\n" + ", ".join(f"{n} {k.value}" for k, n in counts.items() if n) + ("\n" if report.drifts else ""))
     return folded
-
-
-def _rank(decision: str) -> int:
-    return _ORDER.index(decision) if decision in _ORDER else len(_ORDER)

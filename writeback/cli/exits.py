@@ -3,16 +3,18 @@ and the one definition of what each code means, per command, that ``--help``, th
 
 Every command tallies its outcome into a :class:`Tally` and returns ``tally.exit_code(...)``; errors that stop a
 command are mapped by the error boundary in ``writeback.cli`` (``WritebackError.exit_code``: an ``InputError`` is
-2, any other error 3). What ``--exit-code`` counts as drift is :data:`DRIFT_DECISIONS`, a set of
-``model.Decision`` members; the texts below name them from the enum, so the help, ``docs/cli.md`` and the code
-cannot disagree (``tests/cli/test_exit_codes.py`` checks the docs against :func:`markdown_table`).
+2, any other error 3). What ``diff --exit-code`` counts as drift is ``Decision.actionable``
+(:func:`drift_decisions`); the texts below name those decisions from the enum, so the help, ``docs/cli.md`` and the
+code cannot disagree (``tests/cli/test_contract.py`` checks them against each other and against
+:func:`markdown_table`).
 
-This module imports ``writeback.model`` only when a rule or a text needs it: ``writeback --help`` stays light.
+This module imports ``writeback.decisions`` and ``writeback.model`` only when a rule or a text needs them:
+``writeback --help`` stays light.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,27 +23,24 @@ from writeback.errors import ExitCode
 if TYPE_CHECKING:
     from writeback.model import Decision, EnsureResult, PlanProblem
 
-__all__ = ["DRIFT_DECISIONS", "ExitCode", "Tally", "drift_decisions", "is_drift", "markdown_table", "meanings"]
-
-# The decisions ``diff --exit-code`` counts as drift, by name: everything a person must look at. ``ignore`` (not
-# drift a person made) and ``pending`` (Git is ahead: the next sync settles it) are not drift.
-DRIFT_DECISIONS: tuple[str, ...] = ("writeback", "flag", "unattributed", "new", "deleted")
+__all__ = ["ExitCode", "Tally", "actionable_words", "drift_decisions", "markdown_table", "meanings"]
 
 
 def drift_decisions() -> frozenset[Decision]:
-    """:data:`DRIFT_DECISIONS` as ``Decision`` members (a name that is no member fails here, and in the tests)."""
-    from writeback.model import Decision
+    """The decisions ``diff --exit-code`` exits 1 on: ``Decision.actionable`` (everything a person must look at;
+    not ``ignore``, not drift a person made, nor ``pending``: the next sync settles it)."""
+    from writeback.decisions import Decision
 
-    return frozenset(Decision(name) for name in DRIFT_DECISIONS)
-
-
-def is_drift(decision: Decision) -> bool:
-    return decision in drift_decisions()
+    return frozenset(d for d in Decision if d.actionable)
 
 
-def _listed(names: Iterable[str]) -> str:
-    items = list(names)
-    return ", ".join(items[:-1]) + f" or {items[-1]}" if len(items) > 1 else "".join(items)
+def actionable_words() -> str:
+    """The decisions ``diff --exit-code`` exits 1 on (``Decision.actionable``), for help texts: a person's changes
+    first, then whole objects: ``writeback, flag, unattributed, new or deleted``."""
+    from writeback.decisions import Decision
+
+    names = [d.value for d in Decision if d.by_person] + [d.value for d in Decision if d.whole_object]
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 _INPUT = (
@@ -54,13 +53,13 @@ _INTERRUPTED = "interrupted (Ctrl-C)"
 def meanings(command: str = "") -> tuple[tuple[ExitCode, str], ...]:
     """What each exit code of ``command`` (``diff``, ``plan``, ``run``, ``config``, ``completion``,
     ``break-glass``; "" for all of them) means, in order."""
-    drift = {
-        "diff": f"with --exit-code: drift found, a field or resource decided {_listed(DRIFT_DECISIONS)}",
-        "plan": "with --exit-code: a change set would change files, or leaves a write-back unresolved (a field "
-        "whose source writeback cannot find, a resource created or deleted live)",
-        "run": "with --exit-code (and --once): a pull request was opened or updated",
-        "": "with --exit-code only: drift found (diff), files would change or a write-back is unresolved (plan), "
-        "a pull request opened or updated (run)",
+    drift: dict[str, Callable[[], str]] = {
+        "diff": lambda: f"with --exit-code: drift found, a field or resource decided {actionable_words()}",
+        "plan": lambda: "with --exit-code: a change set would change files, or leaves a write-back unresolved (a "
+        "field whose source writeback cannot find, a resource created or deleted live)",
+        "run": lambda: "with --exit-code (and --once): a pull request was opened or updated",
+        "": lambda: "with --exit-code only: drift found (diff), files would change or a write-back is unresolved "
+        "(plan), a pull request opened or updated (run)",
     }
     failed = {
         "diff": "the cluster or git failed at run time",
@@ -73,7 +72,7 @@ def meanings(command: str = "") -> tuple[tuple[ExitCode, str], ...]:
     ok = {"config": "every file is valid (validate), or the schema was printed", "completion": "printed"}
     codes: list[tuple[ExitCode, str]] = [(ExitCode.OK, ok.get(command, "success"))]
     if command in drift:
-        codes.append((ExitCode.DRIFT, drift[command]))
+        codes.append((ExitCode.DRIFT, drift[command]()))  # only the command asked for reads Decision
     codes.append((ExitCode.INPUT, _INPUT))
     if command in failed:
         codes.append((ExitCode.FAILED, failed[command]))
@@ -112,7 +111,7 @@ class Tally:
 
     @classmethod
     def of_decisions(cls, decisions: Iterable[Decision], *, bad_input: bool = False) -> Tally:
-        """``diff``: drift is any decision of :data:`DRIFT_DECISIONS`."""
+        """``diff``: drift is any actionable decision (``Decision.actionable``)."""
         drift = drift_decisions()
         return cls(bad_input=bad_input, changes=any(d in drift for d in decisions))
 

@@ -1,17 +1,24 @@
-"""One decision per difference, with a reason a person can read. Pure.
+"""One decision per difference, with a reason a person can read: an ordered tuple of named rules. Pure.
 
-Order (the first that applies wins): a default the API server filled in (not drift at all: the
-engine drops it), pending sync (Git head changed it), Flux does not enforce the object, a
-configured ignore rule, Argo CD ignoreDifferences, a controller owns the field, the GitOps
-controller owns it (pending or failed sync), a webhook injected it (added fields only), a
-security-sensitive path (flag), else writeback.
+As gitops-engine's list of normalizers, :data:`RULES` is tried in order and the first rule that decides wins;
+each takes the object's context and the difference, and returns a :class:`Verdict` (whose ``why`` names the
+``Rule`` that decided, and says it in words) or None:
+
+1. a default the API server filled in, by the built-in table, then by evidence (not drift at all: the engine
+   drops it);
+2. pending sync: Git changed the field after the applied revision;
+3. Flux does not enforce the object; a configured ignore rule; Argo CD ``ignoreDifferences``;
+4. another manager owns the field: a controller, or the GitOps controller itself (a pending or failed sync);
+5. an autoscaler scales the object's replicas; a controller or an admission plugin filled the field;
+6. replicas nobody owns (a scale records no manager): unattributed, or written back by policy;
+7. a webhook injected an added field (a preset, or no manager recorded);
+8. else a person's change: flag when it needs security review, unattributed without managedFields, else writeback.
 """
 
 from __future__ import annotations
 
 import enum
-import fnmatch
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,21 +28,22 @@ from writeback.drift.evidence.defaults import is_default_in, is_default_item
 from writeback.drift.ignores.rules import Ignores
 from writeback.drift.listkeys import KeyResolver
 from writeback.drift.ownership import Ownership
-from writeback.drift.subtree_matching import matches_within
+from writeback.drift.security import any_glob, security_flag
 from writeback.kube.paths import lookup_as_served
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, PatternSegment
 from writeback.kube.refs import ObjectRef
-from writeback.model import Decision, DryRunKind, FieldOwner, Op
+from writeback.kube.wellknown import LAST_APPLIED_PATH
+from writeback.model import Decision, DryRunKind, Explanation, FieldOwner, Op, Rule
 from writeback.settings import Policy
 
 __all__ = [
+    "RULES",
+    "Difference",
     "ObjectContext",
     "Role",
     "Verdict",
     "decide",
-    "image_registry",
     "manager_role",
-    "security_reason",
     "table_default",
 ]
 
@@ -46,102 +54,13 @@ class Role(enum.Enum):
     PERSON = "person"
 
 
-def _any_glob(patterns: Collection[str], name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 def manager_role(policy: Policy, manager: str) -> Role:
     """Controller, the GitOps tool itself, or a person (any other manager, unknown ones included)."""
-    if _any_glob(policy.gitops_managers, manager):
+    if any_glob(policy.gitops_managers, manager):
         return Role.GITOPS
-    if _any_glob((*policy.controller_managers, *policy.extra_controller_managers), manager):
+    if any_glob((*policy.controller_managers, *policy.extra_controller_managers), manager):
         return Role.CONTROLLER
     return Role.PERSON
-
-
-# Keys whose change is a security decision, wherever they appear in a pod spec.
-SECURITY_KEYS = frozenset(
-    {
-        "securityContext",
-        "privileged",
-        "allowPrivilegeEscalation",
-        "capabilities",
-        "runAsUser",
-        "runAsGroup",
-        "runAsNonRoot",
-        "readOnlyRootFilesystem",
-        "seccompProfile",
-        "appArmorProfile",
-        "seLinuxOptions",
-        "procMount",
-        "hostNetwork",
-        "hostPID",
-        "hostIPC",
-        "hostUsers",
-        "hostPath",
-        "hostPort",
-        "shareProcessNamespace",
-        "serviceAccountName",
-        "serviceAccount",
-        "automountServiceAccountToken",
-        "sysctls",
-    }
-)
-_RBAC = {
-    "Role": ("rules",),
-    "ClusterRole": ("rules", "aggregationRule"),
-    "RoleBinding": ("subjects", "roleRef"),
-    "ClusterRoleBinding": ("subjects", "roleRef"),
-}
-
-
-def image_registry(image: str) -> str:
-    """The registry host of an image reference (``docker.io`` when none is named)."""
-    first, sep, _ = image.partition("/")
-    if sep and ("." in first or ":" in first or first == "localhost"):
-        return first
-    return "docker.io"
-
-
-def _security_keys_in(value: Any) -> str | None:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if k in SECURITY_KEYS:
-                return str(k)
-            found = _security_keys_in(v)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for v in value:
-            found = _security_keys_in(v)
-            if found:
-                return found
-    return None
-
-
-def security_reason(
-    *, ref: ObjectRef, leaf: Leaf, policy: Policy, flag_patterns: Sequence[tuple[PatternSegment, ...]] = ()
-) -> str | None:
-    """Why a difference needs security review, or None."""
-    keys = [s.name for s in leaf.path if isinstance(s, Key)]
-    hit = next((k for k in keys if k in SECURITY_KEYS), None)
-    if hit:
-        return f"security-sensitive field ({hit}): needs security review"
-    top = keys[0] if keys else ""
-    if top in _RBAC.get(ref.kind, ()):
-        return f"RBAC {top} of a {ref.kind}: needs security review"
-    inner = _security_keys_in(leaf.live if leaf.op is not Op.REMOVE else leaf.git)
-    if inner:
-        return f"security-sensitive field ({inner}) inside the {'added' if leaf.op is Op.ADD else 'changed'} value"
-    if keys and keys[-1] == "image" and isinstance(leaf.live, str):
-        live_reg = image_registry(leaf.live)
-        if isinstance(leaf.git, str) and image_registry(leaf.git) != live_reg:
-            return f"image moved to another registry ({image_registry(leaf.git)} -> {live_reg})"
-        if policy.allowed_registries and not _any_glob(policy.allowed_registries, live_reg):
-            return f"image from a registry that is not allowed ({live_reg})"
-    if matches_within(flag_patterns, path=leaf.path, values=(leaf.live, leaf.git)):
-        return "matches a configured flag path: needs security review"
-    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,7 +79,7 @@ class ObjectContext:
     last_applied: Mapping[str, Any] | None = None
     pending: tuple[FieldPath, ...] = ()
     revision: str | None = None
-    flux: str | None = None
+    flux: Explanation | None = None  # Flux does not enforce the object
     flag_patterns: tuple[tuple[PatternSegment, ...], ...] = ()
     offline: bool = False
     autoscaler: str | None = None  # the HPA or ScaledObject that scales this object ("HorizontalPodAutoscaler ns/x")
@@ -170,90 +89,189 @@ class ObjectContext:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Verdict:
     decision: Decision
-    reason: str
+    why: Explanation
     owner: FieldOwner | None = None
     default: bool = False  # a default the API server filled in: not drift at all (the engine drops it)
 
+    @property
+    def reason(self) -> str:
+        return self.why.text
 
-def _owned(owner: FieldOwner) -> str:
-    how = f"{owner.subresource} subresource" if owner.subresource else owner.operation or "unknown operation"
-    return f"{owner.manager} ({how})"
+    @property
+    def rule(self) -> Rule:
+        return self.why.rule
 
 
-def _owner(ctx: ObjectContext, leaf: Leaf) -> FieldOwner | None:
-    if leaf.op is Op.REMOVE:
-        return None
-    whole = leaf.item or isinstance(leaf.live, Mapping | list)
-    return ctx.ownership.owner_of(leaf.path, subtree=whole)
+_UNSET: Any = object()
+
+
+class Difference:
+    """The difference being decided: its leaf, and who owns its field (looked up once, by the first rule that
+    asks: most differences are decided before anyone does)."""
+
+    __slots__ = ("_ctx", "_owner", "leaf")
+
+    def __init__(self, ctx: ObjectContext, leaf: Leaf) -> None:
+        self._ctx = ctx
+        self.leaf = leaf
+        self._owner: FieldOwner | None = _UNSET
+
+    @property
+    def owner(self) -> FieldOwner | None:
+        if self._owner is _UNSET:
+            leaf = self.leaf
+            if leaf.op is Op.REMOVE:
+                self._owner = None
+            else:
+                whole = leaf.item or isinstance(leaf.live, Mapping | list)
+                self._owner = self._ctx.ownership.owner_of(leaf.path, subtree=whole)
+        return self._owner
+
+
+DecisionRule = Callable[[ObjectContext, Difference], Verdict | None]
 
 
 def decide(ctx: ObjectContext, leaf: Leaf) -> Verdict:
-    """The decision for one difference of one object."""
-    why = table_default(kind=ctx.ref.kind, leaf=leaf, live=ctx.live, offline=ctx.offline)
-    if why:
-        return Verdict(decision=Decision.IGNORE, reason=why, default=True)
-    owner = _owner(ctx, leaf)
-    if leaf.op is Op.ADD:
-        default = _defaulted(ctx, leaf, owner)
-        if default:
-            return Verdict(decision=Decision.IGNORE, reason=default, owner=owner, default=True)
-    if any(is_prefix(p, leaf.path) or is_prefix(leaf.path, p) for p in ctx.pending):
-        at = f" {ctx.revision}" if ctx.revision else ""
-        return Verdict(
-            decision=Decision.PENDING,
-            reason=f"pending sync: Git changed this field after the applied revision{at}",
-            owner=owner,
-        )
-    for reason in (
-        ctx.flux,
-        ctx.ignores.rule_reason(ref=ctx.ref, path=leaf.path, owner=owner),
-        ctx.ignores.argo_reason(ref=ctx.ref, path=leaf.path, owner=owner, live=ctx.live, git=ctx.git, keys=ctx.keys),
-    ):
-        if reason:
-            return Verdict(decision=Decision.IGNORE, reason=reason, owner=owner)
-    if owner is not None:
-        role = manager_role(ctx.policy, owner.manager)
-        if role is Role.CONTROLLER:
-            return Verdict(decision=Decision.IGNORE, reason=f"owned by {_owned(owner)}", owner=owner)
-        if role is Role.GITOPS:
-            return Verdict(
-                decision=Decision.IGNORE,
-                reason=f"pending or failed sync: field managed by the GitOps controller {_owned(owner)}",
-                owner=owner,
-            )
-    if ctx.autoscaler is not None and leaf.path == _REPLICAS:
-        return Verdict(
-            decision=Decision.IGNORE, reason=f"scaled by the {ctx.autoscaler}: its replicas belong to the autoscaler",
-            owner=owner,
-        )  # fmt: skip
-    filled = filled_by(ref=ctx.ref, leaf=leaf, live=ctx.live, ownership=ctx.ownership, owner=owner,
-                       raw_live=ctx.raw_live)  # fmt: skip
-    if filled:
-        return Verdict(decision=Decision.IGNORE, reason=filled, owner=owner)
-    scaled = _unrecorded_scale(ctx, leaf, owner)
-    if scaled and ctx.policy.write_unattributed:
-        return Verdict(decision=Decision.WRITEBACK, reason=f"{scaled} (policy.write_unattributed)")
-    if scaled:
-        return Verdict(decision=Decision.UNATTRIBUTED, reason=f"{scaled}; not written back without evidence of "
-                       "who made it (policy.write_unattributed writes it)")  # fmt: skip
-    if leaf.op is Op.ADD:
-        injected = ctx.ignores.preset_reason(path=leaf.path, op=leaf.op)
-        if injected is None and owner is None and ctx.ownership.present:
-            injected = "injected by a mutating webhook: no manager is recorded for it in managedFields"
-        if injected:
-            return Verdict(decision=Decision.IGNORE, reason=injected, owner=owner)
-    flag = security_reason(ref=ctx.ref, leaf=leaf, policy=ctx.policy, flag_patterns=ctx.flag_patterns)
-    reason = _who(ctx, leaf, owner) + (f"; {flag}" if flag else "")
+    """The decision for one difference of one object: the first of :data:`RULES` that decides."""
+    d = Difference(ctx, leaf)
+    for rule in RULES:
+        verdict = rule(ctx, d)
+        if verdict is not None:
+            return verdict
+    raise AssertionError("the last rule always decides")  # pragma: no cover
+
+
+def _ignore(why: Explanation | None, d: Difference) -> Verdict | None:
+    return None if why is None else Verdict(decision=Decision.IGNORE, why=why, owner=d.owner)
+
+
+# ---------------------------------------------------------------- the rules, in order
+
+
+def _table_default(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    why = table_default(kind=ctx.ref.kind, leaf=d.leaf, live=ctx.live, offline=ctx.offline)
+    return None if why is None else Verdict(decision=Decision.IGNORE, why=why, default=True)
+
+
+def _server_default(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    if d.leaf.op is not Op.ADD:
+        return None
+    why = _defaulted(ctx, d.leaf, d.owner)
+    return None if why is None else Verdict(decision=Decision.IGNORE, why=why, owner=d.owner, default=True)
+
+
+def _pending_sync(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    path = d.leaf.path
+    if not any(is_prefix(p, path) or is_prefix(path, p) for p in ctx.pending):
+        return None
+    at = f" {ctx.revision}" if ctx.revision else ""
+    why = Explanation(Rule.PENDING_SYNC, f"pending sync: Git changed this field after the applied revision{at}")
+    return Verdict(decision=Decision.PENDING, why=why, owner=d.owner)
+
+
+def _flux_annotation(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    return _ignore(ctx.flux, d)
+
+
+def _ignore_rule(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    return _ignore(ctx.ignores.configured(ref=ctx.ref, path=d.leaf.path, owner=d.owner), d)
+
+
+def _argocd_ignore_differences(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    why = ctx.ignores.argocd(ref=ctx.ref, path=d.leaf.path, owner=d.owner, live=ctx.live, git=ctx.git, keys=ctx.keys)
+    return _ignore(why, d)
+
+
+def _other_manager(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    owner = d.owner
+    if owner is None:
+        return None
+    role = manager_role(ctx.policy, owner.manager)
+    if role is Role.CONTROLLER:
+        return _ignore(Explanation(Rule.CONTROLLER_OWNED, f"owned by {_owned(owner)}"), d)
+    if role is Role.GITOPS:
+        text = f"pending or failed sync: field managed by the GitOps controller {_owned(owner)}"
+        return _ignore(Explanation(Rule.GITOPS_OWNED, text), d)
+    return None
+
+
+def _autoscaled(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    if ctx.autoscaler is None or d.leaf.path != _REPLICAS:
+        return None
+    text = f"scaled by the {ctx.autoscaler}: its replicas belong to the autoscaler"
+    return _ignore(Explanation(Rule.AUTOSCALED, text), d)
+
+
+def _controller_filled(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    return _ignore(filled_by(ref=ctx.ref, leaf=d.leaf, live=ctx.live, ownership=ctx.ownership, owner=d.owner,
+                             raw_live=ctx.raw_live), d)  # fmt: skip
+
+
+def _unrecorded_scale(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    """``spec.replicas`` that nobody owns, with managedFields recorded, and not the server's default.
+
+    The real kube-apiserver records no manager for a write through the ``scale`` subresource (``kubectl scale``,
+    an HPA) to replicas that nobody owned, e.g. when Git leaves replicas out: no evidence of a default, and none
+    of who changed it (rule 9a): ``unattributed``, written back only with ``policy.write_unattributed``.
+    """
+    leaf = d.leaf
+    if leaf.path != _REPLICAS or leaf.op is not Op.ADD or not ctx.ownership.present or d.owner is not None:
+        return None
+    scaled = (
+        "live has replicas Git does not declare, with no manager recorded: a write through the scale subresource "
+        "(kubectl scale, an autoscaler) to replicas nobody owned records none, so who changed it is unknown"
+    )
+    if ctx.policy.write_unattributed:
+        why = Explanation(Rule.UNRECORDED_SCALE, f"{scaled} (policy.write_unattributed)")
+        return Verdict(decision=Decision.WRITEBACK, why=why)
+    why = Explanation(Rule.UNRECORDED_SCALE, f"{scaled}; not written back without evidence of who made it "
+                      "(policy.write_unattributed writes it)")  # fmt: skip
+    return Verdict(decision=Decision.UNATTRIBUTED, why=why)
+
+
+def _webhook_injected(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    if d.leaf.op is not Op.ADD:
+        return None
+    why = ctx.ignores.preset(path=d.leaf.path, op=d.leaf.op)
+    if why is None and d.owner is None and ctx.ownership.present:
+        why = Explanation(Rule.WEBHOOK_INJECTED,
+                          "injected by a mutating webhook: no manager is recorded for it in managedFields")  # fmt: skip
+    return _ignore(why, d)
+
+
+def _persons_change(ctx: ObjectContext, d: Difference) -> Verdict:
+    leaf, owner = d.leaf, d.owner
+    flag = security_flag(ref=ctx.ref, leaf=leaf, policy=ctx.policy, flag_patterns=ctx.flag_patterns)
+    reason = _who(ctx, leaf, owner) + (f"; {flag.text}" if flag else "")
     if not ctx.ownership.present and not ctx.policy.write_unattributed:
-        return Verdict(
-            decision=Decision.UNATTRIBUTED,
-            reason=f"{reason}; not written back without evidence of who made it (dump with --show-managed-fields, "
-            "or set policy.write_unattributed)",
-        )
-    return Verdict(decision=Decision.FLAG if flag else Decision.WRITEBACK, reason=reason, owner=owner)
+        text = (f"{reason}; not written back without evidence of who made it (dump with --show-managed-fields, "
+                "or set policy.write_unattributed)")  # fmt: skip
+        return Verdict(decision=Decision.UNATTRIBUTED, why=Explanation(Rule.NO_MANAGED_FIELDS, text))
+    if flag is not None:
+        return Verdict(decision=Decision.FLAG, why=Explanation(flag.rule, reason), owner=owner)
+    return Verdict(decision=Decision.WRITEBACK, why=Explanation(Rule.PERSON, reason), owner=owner)
 
 
-def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bool) -> str | None:
+RULES: tuple[DecisionRule, ...] = (
+    _table_default,
+    _server_default,
+    _pending_sync,
+    _flux_annotation,
+    _ignore_rule,
+    _argocd_ignore_differences,
+    _other_manager,
+    _autoscaled,
+    _controller_filled,
+    _unrecorded_scale,
+    _webhook_injected,
+    _persons_change,
+)
+
+
+# ---------------------------------------------------------------- evidence of a server default
+
+
+def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bool) -> Explanation | None:
     """The rule when an added field holds a well-known default (the built-in table), else None."""
     if leaf.op is not Op.ADD or leaf.item or _origin(leaf) != "defaulted":
         return None
@@ -269,10 +287,11 @@ def table_default(*, kind: str, leaf: Leaf, live: Mapping[str, Any], offline: bo
         and all(is_default_item(kind=kind, path=(*leaf.path, Index(i)), item=v) for i, v in enumerate(value))
     ):
         return None
-    return "defaulted by the API server" + (" (built-in defaults table)" if offline else "")
+    text = "defaulted by the API server (built-in defaults table)" if offline else "defaulted by the API server"
+    return Explanation(Rule.TABLE_DEFAULT, text)
 
 
-def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str | None:
+def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> Explanation | None:
     """A field live has and Git does not, filled in by the API server's defaulting: the rule, or None.
 
     The evidence, strongest first:
@@ -286,46 +305,27 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str 
         return None
     if ctx.dry_kind is DryRunKind.CREATE and ctx.dry is not None:
         if not diff(live=leaf.live, git=lookup_as_served(ctx.dry, leaf.path), keys=ctx.keys, at=leaf.path):
-            return "defaulted by the API server (a dry-run create of the Git manifest alone fills it in)"
+            text = "defaulted by the API server (a dry-run create of the Git manifest alone fills it in)"
+            return Explanation(Rule.DRY_RUN_DEFAULT, text)
         return None
     if owner is None:
         if ctx.ownership.present and leaf.path != _REPLICAS:  # a scale records no manager: see _unrecorded_scale
-            return "defaulted by the API server: no manager is recorded for it in managedFields"
+            text = "defaulted by the API server: no manager is recorded for it in managedFields"
+            return Explanation(Rule.UNRECORDED_DEFAULT, text)
         return None
     if (
         ctx.last_applied is not None
         and lookup_as_served(ctx.last_applied, leaf.path) is ABSENT
-        and any(o.manager == owner.manager for o in ctx.ownership.owners_of(_ANNOTATION_LAST_APPLIED))
+        and any(o.manager == owner.manager for o in ctx.ownership.owners_of(LAST_APPLIED_PATH))
     ):
-        return (
-            f"defaulted by the API server when {owner.manager} applied the object "
-            "(not in the last-applied configuration it wrote)"
-        )
+        text = (f"defaulted by the API server when {owner.manager} applied the object "
+                "(not in the last-applied configuration it wrote)")  # fmt: skip
+        return Explanation(Rule.LAST_APPLIED_DEFAULT, text)
     return None
 
 
-_ANNOTATION_LAST_APPLIED: FieldPath = (
-    Key("metadata"),
-    Key("annotations"),
-    Key("kubectl.kubernetes.io/last-applied-configuration"),
-)
 _META_NAMES = frozenset({"annotations", "labels"})
 _REPLICAS: FieldPath = (Key("spec"), Key("replicas"))
-
-
-def _unrecorded_scale(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str | None:
-    """``spec.replicas`` that nobody owns, with managedFields recorded, and not the server's default.
-
-    The real kube-apiserver records no manager for a write through the ``scale`` subresource (``kubectl scale``,
-    an HPA) to replicas that nobody owned, e.g. when Git leaves replicas out: no evidence of a default, and none
-    of who changed it (rule 9a): ``unattributed``, written back only with ``policy.write_unattributed``.
-    """
-    if leaf.path != _REPLICAS or leaf.op is not Op.ADD or owner is not None or not ctx.ownership.present:
-        return None
-    return (
-        "live has replicas Git does not declare, with no manager recorded: a write through the scale subresource "
-        "(kubectl scale, an autoscaler) to replicas nobody owned records none, so who changed it is unknown"
-    )
 
 
 def _origin(leaf: Leaf) -> str:
@@ -335,6 +335,14 @@ def _origin(leaf: Leaf) -> str:
     meta = type(parent) is Key and parent.name in _META_NAMES
     live = leaf.live
     return "injected" if leaf.item or meta or type(live) is dict or isinstance(live, Mapping) else "defaulted"
+
+
+# ---------------------------------------------------------------- who made a change, in words
+
+
+def _owned(owner: FieldOwner) -> str:
+    how = f"{owner.subresource} subresource" if owner.subresource else owner.operation or "unknown operation"
+    return f"{owner.manager} ({how})"
 
 
 def _who(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> str:

@@ -7,9 +7,6 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,16 +18,29 @@ from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.drift.ignores.flux import flux_skip
 from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.listkeys import KeyResolver
-from writeback.drift.normalizing import is_empty, normalize, plain
+from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
-from writeback.kube.paths import format_path, lookup_as_served, parse_path, parse_pattern
+from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import Identity
-from writeback.model import Decision, DesiredObject, Drift, Dropped, DryRun, DryRunKind, LiveObject, Op
+from writeback.kube.wellknown import last_applied
+from writeback.model import (
+    Decision,
+    DesiredObject,
+    Drift,
+    Dropped,
+    DryRun,
+    DryRunKind,
+    LiveObject,
+    Op,
+    Rule,
+    Side,
+    keyed_digest,
+)
 from writeback.settings import IgnoreRule, Policy
 
 UNATTRIBUTED_NOTE = (
@@ -170,7 +180,7 @@ def needs_dry_run(
     if prep.settled:
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
-    return any(d.decision in (Decision.WRITEBACK, Decision.FLAG) for d in found)
+    return any(d.decision.written for d in found)
 
 
 def _without_secrets(
@@ -214,6 +224,7 @@ def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> D
             op=Op.REMOVE,
             decision=Decision.PENDING,
             reason=f"pending sync: removed from Git after the applied revision {revision or ''}".rstrip(),
+            rule=Rule.PENDING_SYNC,
         )
     return Drift(
         resource=d.ref,
@@ -221,6 +232,7 @@ def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> D
         op=Op.REMOVE,
         decision=Decision.DELETED,
         reason=f"declared in Git ({d.file}) but missing from the cluster",
+        rule=Rule.MISSING_LIVE,
     )
 
 
@@ -237,7 +249,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
         return None
     secret = obj.ref.is_secret
     sensitive = secret or matches_within(run.sensitive_patterns, path=(), values=(obj.body,))
-    body: Any = normalize(obj.body, ref=obj.ref, side="live").body
+    body: Any = normalize(obj.body, ref=obj.ref, side=Side.LIVE).body
     body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
     if at_head:
         return Drift(
@@ -248,6 +260,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
             sensitive=sensitive,
             decision=Decision.PENDING,
             reason=f"pending sync: added to Git after the applied revision {revision or ''}".rstrip(),
+            rule=Rule.PENDING_SYNC,
         )
     first = min(own.managers, key=lambda m: m.time or "", default=None)
     if first is None:
@@ -266,6 +279,7 @@ def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None,
         time=first.time if first else None,
         decision=Decision.NEW,
         reason=reason,
+        rule=Rule.CREATED_LIVE,
         sensitive=sensitive,
     )
 
@@ -296,7 +310,7 @@ def _object_drifts(
     keys: KeyResolver = prep.keys
     live_body, git_body = prep.live_body, prep.git_body
     leaves = list(prep.leaves)
-    nd = normalize(dry.body, ref=ref, side="live", declared=d.body).body if dry is not None else None
+    nd = normalize(dry.body, ref=ref, side=Side.LIVE, declared=d.body).body if dry is not None else None
     if nd is not None:
         kept = []
         for leaf in leaves:
@@ -309,7 +323,7 @@ def _object_drifts(
         return [], dropped
     pending: tuple[FieldPath, ...] = ()
     if head is not None:
-        nh = normalize(head.body, ref=ref, side="git")
+        nh = normalize(head.body, ref=ref, side=Side.GIT)
         pending = tuple(leaf.path for leaf in diff(live=nh.body, git=git_body, keys=keys))
     elif head_given:
         pending = ((),)  # removed from Git at the head: the whole object is pending
@@ -328,7 +342,7 @@ def _object_drifts(
         git=git_body,
         dry=nd,
         dry_kind=dry.kind if dry is not None else None,
-        last_applied=_last_applied(obj.body),
+        last_applied=last_applied(obj.body),
         pending=pending,
         revision=revision,
         flux=flux_skip(d.body, obj.body),
@@ -359,8 +373,9 @@ def _object_drifts(
                 time=v.owner.time if v.owner else None,
                 decision=v.decision,
                 reason=reason,
+                rule=v.rule,
                 sensitive=sensitive,
-                digest=_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
+                digest=keyed_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
             )
         )
     git_alone = nd if dry is not None and dry.kind is DryRunKind.CREATE else None
@@ -376,25 +391,4 @@ def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
     return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
 
 
-def _last_applied(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    text = lookup_as_served(body, _ANNOTATION_LAST_APPLIED)
-    if not isinstance(text, str):
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return plain(data) if isinstance(data, Mapping) else None
 
-
-_ANNOTATION_LAST_APPLIED: FieldPath = parse_path(
-    'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]'
-)
-
-
-def _digest(key: bytes | None, value: Any) -> str | None:
-    """A keyed digest of a sensitive value; None without a key (an unkeyed hash would let anyone test guesses)."""
-    if not key or value is ABSENT:
-        return None
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return "hmac-sha256:" + hmac.new(key, text.encode(), hashlib.sha256).hexdigest()

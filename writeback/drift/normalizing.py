@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from writeback.kube.paths import key
+from writeback.kube.paths import key, lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
-from writeback.model import Dropped
+from writeback.kube.wellknown import LAST_APPLIED
+from writeback.model import Dropped, Side
 
 __all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
 
@@ -40,7 +41,7 @@ _IDENTITY_METADATA = ("name", "namespace")
 _SERVER_ANNOTATIONS = {
     "deployment.kubernetes.io/revision": "server-populated: Deployment revision",
     "deprecated.daemonset.template.generation": "server-populated: DaemonSet template generation",
-    "kubectl.kubernetes.io/last-applied-configuration": "client-side apply bookkeeping",
+    LAST_APPLIED: "client-side apply bookkeeping",
     "argocd.argoproj.io/tracking-id": "Argo CD resource tracking",
     "argocd.argoproj.io/installation-id": "Argo CD resource tracking",
     "endpoints.kubernetes.io/last-change-trigger-time": "server-populated: endpoints controller",
@@ -133,7 +134,7 @@ def is_empty(value: Any) -> bool:
 
 
 class _Dropper:
-    def __init__(self, *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None) -> None:
+    def __init__(self, *, ref: ObjectRef, side: Side, declared: Mapping[str, Any] | None) -> None:
         self.ref = ref
         self.side = side
         self.declared = declared
@@ -145,18 +146,10 @@ class _Dropper:
             self.dropped.append(Dropped(resource=self.ref, path=path, rule=rule, side=self.side))
 
     def git_declares(self, path: FieldPath) -> bool:
-        if self.declared is None:
+        """Whether Git declares the field at ``path`` (keys only: a path through a list item is never declared)."""
+        if self.declared is None or not all(type(seg) is Key for seg in path):
             return False
-        node: Any = self.declared
-        for seg in path:
-            if (
-                not isinstance(seg, Key)
-                or not (type(node) is dict or isinstance(node, Mapping))
-                or seg.name not in node
-            ):
-                return False
-            node = node[seg.name]
-        return True
+        return lookup(self.declared, path) is not ABSENT
 
 
 @functools.lru_cache(maxsize=1024)
@@ -166,7 +159,7 @@ def _keys(*names: str) -> FieldPath:
 
 
 def normalize(
-    body: Mapping[str, Any], *, ref: ObjectRef, side: str, declared: Mapping[str, Any] | None = None
+    body: Mapping[str, Any], *, ref: ObjectRef, side: Side, declared: Mapping[str, Any] | None = None
 ) -> Normalized:
     """Drop server-populated fields. ``declared`` is the Git body, for live-only rules."""
     out = _plain_body(body)
@@ -185,14 +178,14 @@ def normalize(
         _metadata_maps(meta, (Key("metadata"),), d)
         if not meta:
             del out["metadata"]
-    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == "live" else ():
+    for names, rule in _ALLOCATED_BY_KIND.get(ref.kind, ()) if side == Side.LIVE else ():
         if not d.git_declares(_keys(*names)):  # live only: a value Git declares is compared, on both sides
-            parent = _get(out, names[:-1])
+            parent = lookup(out, _keys(*names[:-1]))
             if isinstance(parent, dict):
                 d.drop(parent, names[-1], _keys(*names), rule)
-    if ref.kind == "Service" and side == "live":
+    if ref.kind == "Service" and side == Side.LIVE:
         _node_ports(out, d)
-    if ref.is_secret and side == "git":
+    if ref.is_secret and side == Side.GIT:
         _string_data(out, d)
     _nested_metadata(out, (), d)
     return Normalized(body=out, dropped=tuple(d.dropped))
@@ -229,14 +222,6 @@ def _string_data(out: dict[str, Any], d: _Dropper) -> None:
     d.drop(out, "stringData", _keys("stringData"), "write-only: stored base64-encoded in data")
 
 
-def _get(body: Any, names: tuple[str, ...]) -> Any:
-    for n in names:
-        if not isinstance(body, dict):
-            return ABSENT
-        body = body.get(n, ABSENT)
-    return body
-
-
 def _owner_references(meta: dict[str, Any], d: _Dropper) -> None:
     refs = meta.get("ownerReferences")
     if not isinstance(refs, list):
@@ -266,7 +251,7 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
             if rule is None and name == _RESTARTED_AT:
                 rule = "kubectl rollout restart timestamp"
             declarable = False  # a tool's annotation: dropped from live only when Git does not declare it
-            if rule is None and d.side == "live":
+            if rule is None and d.side == Side.LIVE:
                 rule = next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if name.startswith(p)), None)
                 declarable = True
             if rule is None:
@@ -277,7 +262,7 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
         if not ann:
             del meta["annotations"]
     labels = meta.get("labels")
-    if isinstance(labels, dict) and d.side == "live":
+    if isinstance(labels, dict) and d.side == Side.LIVE:
         for name in list(labels):
             tool_rule = added_label(name)
             if not tool_rule:
@@ -328,13 +313,16 @@ def _nested_metadata(node: Any, at: FieldPath, d: _Dropper) -> None:
 def _empty_pod_security_context(spec: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
     """The API server defaults a pod's ``securityContext`` to ``{}`` (kubectl-neat drops it too)."""
     path = (*at, Key("securityContext"))
-    if d.side == "live" and spec.get("securityContext") == {} and not d.git_declares(path):
+    if d.side == Side.LIVE and spec.get("securityContext") == {} and not d.git_declares(path):
         d.drop(spec, "securityContext", path, "defaulted by the API server: empty pod securityContext")
 
 
+_SPEC_PORTS = (Key("spec"), Key("ports"))
+
+
 def _node_ports(out: dict[str, Any], d: _Dropper) -> None:
-    ports = _get(out, ("spec", "ports"))
-    git_ports = _get(d.declared, ("spec", "ports")) if d.declared is not None else ABSENT
+    ports = lookup(out, _SPEC_PORTS)
+    git_ports = lookup(d.declared, _SPEC_PORTS) if d.declared is not None else ABSENT
     if not isinstance(ports, list):
         return
     declared = {

@@ -15,7 +15,7 @@ from typing import Any
 
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment, Select, Wildcard, scalar_text
-from writeback.model import FieldOwner
+from writeback.model import FieldOwner, ManagerOperation
 
 __all__ = ["Ownership", "canonical", "generalize", "parse_fields_v1", "parse_managed_fields"]
 
@@ -156,7 +156,7 @@ def parse_managed_fields(body: Mapping[str, Any]) -> Ownership:
             continue
         owner = FieldOwner(
             manager=str(entry.get("manager") or "unknown"),
-            operation=str(entry.get("operation") or ""),
+            operation=ManagerOperation.of(entry.get("operation")),
             subresource=str(entry.get("subresource") or ""),
             time=str(entry["time"]) if entry.get("time") else None,
         )

@@ -13,7 +13,7 @@ from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.model import DesiredObject, Dropped, LiveObject
+from writeback.model import DesiredObject, Dropped, LiveObject, Side
 
 __all__ = ["PreparedObject", "prepare", "reuse"]
 
@@ -44,20 +44,20 @@ class PreparedObject:
 
 def prepare(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
     ref = d.ref
-    nl = normalize(obj.body, ref=ref, side="live", declared=d.body)
-    ng = normalize(d.body, ref=ref, side="git")
+    nl = normalize(obj.body, ref=ref, side=Side.LIVE, declared=d.body)
+    ng = normalize(d.body, ref=ref, side=Side.GIT)
     dropped = [*nl.dropped, *ng.dropped]
     # Fast path: most objects differ only by well-known defaults; their managedFields need no parsing.
     leaves = diff(live=nl.body, git=ng.body, keys=resolver(kind=ref.kind, learned={}))
     rules: list[str] = []
     for x in leaves:
-        rule = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline)
-        if rule is None:
+        why = table_default(kind=ref.kind, leaf=x, live=nl.body, offline=offline)
+        if why is None:
             break
-        rules.append(rule)
+        rules.append(why.text)
     else:
         for x, r in zip(leaves, rules, strict=True):
-            dropped.append(Dropped(resource=ref, path=x.path, rule=r, side="live"))
+            dropped.append(Dropped(resource=ref, path=x.path, rule=r, side=Side.LIVE))
         return PreparedObject(live=obj, desired=d, offline=offline, settled=True, dropped=tuple(dropped))
     own = parse_managed_fields(obj.body)
     keys = resolver(kind=ref.kind, learned=own.list_keys)

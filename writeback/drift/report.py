@@ -12,12 +12,9 @@ from typing import Any
 
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT
-from writeback.model import Drift, Dropped
+from writeback.model import REDACTED, Drift, Dropped
 
-__all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json"]
-
-REDACTED = "changed (value redacted)"
-
+__all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json", "shown"]
 
 @dataclass(frozen=True, kw_only=True)
 class DriftReport:
@@ -43,13 +40,21 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def drift_to_json(d: Drift) -> dict[str, Any]:
-    """The JSON object of one drift; ``live``/``git`` are left out when that side is absent."""
+def shown(d: Drift, value: Any) -> Any:
+    """One side's value of ``d`` as every report shows it: as JSON, ``REDACTED`` when sensitive, ABSENT as is."""
+    if value is ABSENT:
+        return ABSENT
+    return REDACTED if d.sensitive else _jsonable(value)
+
+
+def drift_to_json(d: Drift, *, explain: bool = False) -> dict[str, Any]:
+    """The JSON object of one drift; ``live``/``git`` are left out when that side is absent. With ``explain``: the
+    rule that decided it too."""
     out: dict[str, Any] = {"resource": d.resource.as_json(), "path": format_path(d.path), "op": d.op.value}
     if d.live is not ABSENT:
-        out["live"] = REDACTED if d.sensitive else _jsonable(d.live)
+        out["live"] = shown(d, d.live)
     if d.git is not ABSENT:
-        out["git"] = REDACTED if d.sensitive else _jsonable(d.git)
+        out["git"] = shown(d, d.git)
     out.update(
         manager=d.manager,
         operation=d.operation,
@@ -57,6 +62,8 @@ def drift_to_json(d: Drift) -> dict[str, Any]:
         decision=d.decision.value,
         reason=d.reason,
     )
+    if explain:
+        out["rule"] = d.rule.value if d.rule is not None else None
     if d.sensitive:
         out["sensitive"] = True
     return out
@@ -67,7 +74,7 @@ def report_to_json(r: DriftReport, *, explain: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": r.mode,
         "revision": r.revision,
-        "drifts": [drift_to_json(d) for d in r.drifts],
+        "drifts": [drift_to_json(d, explain=explain) for d in r.drifts],
         "notes": list(r.all_notes),
     }
     if explain:

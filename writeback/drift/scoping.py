@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from writeback.drift.normalizing import added_label
-from writeback.kube.refs import group_of
+from writeback.kube.refs import group_of, is_secret
 from writeback.model import DesiredObject, LiveObject
 from writeback.settings import Selector
 
@@ -37,10 +37,10 @@ def scopes_for(
 ) -> list[Scope]:
     """The configured selectors, else the kinds Git declares in the namespaces it uses (plus ``--namespace``)."""
     if selectors:
-        return [Scope(selector=s) for s in selectors if include_secrets or not _is_secret(s.api_version, s.kind)]
+        return [Scope(selector=s) for s in selectors if include_secrets or not is_secret(s.api_version, s.kind)]
     kinds: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
     for d in desired:
-        if not include_secrets and _is_secret(d.ref.api_version, d.ref.kind):
+        if not include_secrets and d.ref.is_secret:
             continue
         nss, names = kinds.setdefault((d.ref.api_version, d.ref.kind), (set(), set()))
         if d.ref.namespace:
@@ -60,10 +60,6 @@ def scopes_for(
     return out
 
 
-def _is_secret(api_version: str, kind: str) -> bool:
-    return kind == "Secret" and group_of(api_version) == ""
-
-
 def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
     sel = scope.selector
     group = group_of(sel.api_version)
@@ -73,7 +69,7 @@ def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
         return False
     if scope.names is not None and obj.ref.name not in scope.names:
         return False
-    if obj.ref.name in sel.exclude or f"{obj.ref.namespace}/{obj.ref.name}" in sel.exclude:
+    if obj.ref.name in sel.exclude or obj.ref.ns_name in sel.exclude:
         return False
     if sel.label_selector:
         labels = (obj.body.get("metadata") or {}).get("labels") or {}

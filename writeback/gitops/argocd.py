@@ -18,7 +18,7 @@ from typing import Any
 from writeback.errors import InputError
 from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of, is_chart_version
 from writeback.kube.jsonpatch import Op, get_at, remove_op, set_op
-from writeback.kube.refs import ObjectRef
+from writeback.kube.refs import ObjectRef, group_of
 
 API_VERSION = "argoproj.io/v1alpha1"
 TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"  # "<app>:<group>/<kind>:<ns>/<name>"
@@ -97,7 +97,7 @@ class _ApplicationSet(KindFacts):
         for owner in (body.get("metadata") or {}).get("ownerReferences") or ():
             if not isinstance(owner, Mapping) or not owner.get("name"):
                 continue
-            if (str(owner.get("apiVersion", "")).partition("/")[0], owner.get("kind")) == (self.group, self.kind):
+            if (group_of(str(owner.get("apiVersion", ""))), owner.get("kind")) == (self.group, self.kind):
                 return self.at(namespace=namespace, name=str(owner["name"]))
         return None
 

@@ -12,9 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from writeback.errors import InputError
 from writeback.kube.jsonpatch import Op
-from writeback.kube.refs import ObjectRef, group_of
+from writeback.kube.refs import ObjectRef, group_of, split_ns_name
 
 Getter = Callable[[ObjectRef], Mapping[str, Any] | None]
 
@@ -59,14 +58,6 @@ class Fetched:
 
     where: str
     commit: str | None
-
-
-def split_ref(text: str, *, what: str) -> tuple[str, str]:
-    """``NAMESPACE/NAME`` -> (namespace, name); an InputError naming ``what`` (a flag or a config key) otherwise."""
-    ns, sep, name = text.partition("/")
-    if not sep or not ns or not name or "/" in name:
-        raise InputError(f"{what} {text!r}: expected NAMESPACE/NAME")
-    return ns, name
 
 
 @runtime_checkable
@@ -195,7 +186,7 @@ class KindFacts:
 
     def ref(self, text: str, *, what: str = "") -> ObjectRef:
         """``NAMESPACE/NAME`` -> the object's ref; an InputError naming ``what`` (default: the flag) otherwise."""
-        ns, name = split_ref(text, what=what or self.flag or self.kind)
+        ns, name = split_ns_name(text, what=what or self.flag or self.kind)
         return self.at(namespace=ns, name=name)
 
     def matches(self, ref: ObjectRef) -> bool:
@@ -211,4 +202,4 @@ class KindFacts:
 
     def where(self, ref: ObjectRef) -> str:
         """``Argo CD Application argocd/web``: how messages name one object."""
-        return f"{self.title} {ref.namespace}/{ref.name}" if ref.namespace else f"{self.title} {ref.name}"
+        return ref.named(self.title)

@@ -12,7 +12,7 @@ from typing import Any
 from writeback.errors import InputError
 from writeback.gitops import argocd, flux
 from writeback.gitops.base import GitOpsController
-from writeback.kube.refs import ObjectRef
+from writeback.kube.refs import ObjectRef, group_of
 
 CONTROLLERS: tuple[GitOpsController, ...] = (
     *argocd.KINDS,
@@ -34,7 +34,7 @@ def by_name(name: str) -> GitOpsController:
 
 def find(ref: ObjectRef) -> GitOpsController | None:
     """The kind of a controller object, or None for any other object."""
-    return next((c for c in CONTROLLERS if (c.api_version.partition("/")[0], c.kind) == (ref.group, ref.kind)), None)
+    return next((c for c in CONTROLLERS if (group_of(c.api_version), c.kind) == (ref.group, ref.kind)), None)
 
 
 def kind_of(ref: ObjectRef) -> GitOpsController:
@@ -54,8 +54,7 @@ def title_of(ref: ObjectRef) -> str:
 
 def describe(ref: ObjectRef) -> str:
     """``Argo CD Application argocd/web``: how messages name a controller object."""
-    title = title_of(ref)
-    return f"{title} {ref.namespace}/{ref.name}" if ref.namespace else f"{title} {ref.name}"
+    return ref.named(title_of(ref))
 
 
 def parent_of(body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
@@ -74,9 +73,9 @@ def gitops_managers() -> tuple[str, ...]:
 
 
 def not_found(controller: GitOpsController, ref: ObjectRef, *, offline: bool) -> InputError:
-    what = f"{controller.title} {ref.namespace}/{ref.name}"
+    what = ref.named(controller.title)
     if offline:
-        plural = f"{controller.kind.lower()}s.{controller.api_version.partition('/')[0]}"
+        plural = f"{controller.kind.lower()}s.{group_of(controller.api_version)}"
         return InputError(
             f"{what}: not found in the --live dump (offline, writeback looks for it there: add it with "
             f"`kubectl get {plural} -n {ref.namespace} {ref.name} -o yaml`)"

@@ -31,3 +31,11 @@ def parse_image(text: str) -> Image:
     if colon > slash:
         return Image(name=rest[:colon], tag=rest[colon + 1 :] or None, digest=digest or None)
     return Image(name=rest, tag=None, digest=digest or None)
+
+
+def image_registry(image: str) -> str:
+    """The registry host of an image reference (``docker.io`` when none is named)."""
+    first, sep, _ = image.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"

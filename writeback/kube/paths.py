@@ -33,8 +33,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import jsonpointer
-
 from writeback.errors import PathSyntaxError
 from writeback.kube.pathtypes import (
     ABSENT,
@@ -55,14 +53,13 @@ _GLOBSTAR = Wildcard(many=True)
 
 __all__ = [
     "format_path",
-    "json_pointer",
     "key",
     "lookup",
     "lookup_as_served",
     "match",
     "parse_path",
     "parse_pattern",
-    "parse_pointer",
+    "without",
 ]
 
 _KEYS: dict[str, Key] = {}  # interned path keys
@@ -294,7 +291,7 @@ def _match_from(
     return prefix or j == m
 
 
-# ---------------------------------------------------------------- walking a path, and JSON pointers
+# ---------------------------------------------------------------- walking a path (JSON pointers: kube/jsonpatch)
 
 
 def lookup(data: Any, path: Sequence[Key | Select | Index], *, key_defaults: bool = False) -> Any:
@@ -348,14 +345,20 @@ def _selects(sel: Select, item: Any, *, key_defaults: bool) -> bool:
     return True
 
 
-def json_pointer(parts: Sequence[str | int]) -> str:
-    """RFC 6901 pointer of the given reference tokens (``~`` and ``/`` escaped): ``/metadata/annotations/a~1b``."""
-    return str(jsonpointer.JsonPointer.from_parts([str(p) for p in parts]).path)
-
-
-def parse_pointer(pointer: str) -> tuple[str, ...]:
-    """The reference tokens of an RFC 6901 pointer; PathSyntaxError when it is not one."""
-    try:
-        return tuple(jsonpointer.JsonPointer(pointer).parts)
-    except jsonpointer.JsonPointerException as e:
-        raise PathSyntaxError(f"{pointer!r}: not a JSON pointer ({e})") from e
+def without(value: Any, path: Sequence[Key | Select | Index]) -> Any:
+    """A copy of ``value`` without the field at ``path`` (list items by position; a map value that the removal
+    empties goes too, an emptied list item stays); ABSENT for the empty path, ``value`` when the path is not in it."""
+    if not path:
+        return ABSENT
+    head, rest = path[0], path[1:]
+    if isinstance(value, Mapping) and isinstance(head, Key) and head.name in value:
+        inner = without(value[head.name], rest)
+        out = {k: v for k, v in value.items() if k != head.name}
+        if inner is not ABSENT and inner != {} and inner != []:
+            out[head.name] = inner
+        return out
+    if isinstance(value, list) and isinstance(head, Index) and head.index < len(value):
+        index = head.index
+        inner = without(value[index], rest)
+        return [inner if i == index else v for i, v in enumerate(value) if i != index or inner is not ABSENT]
+    return value

@@ -29,7 +29,7 @@ from writeback.sources.locating import locate
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PlanOutcome", "plan_files", "plan_target", "source_kind"]
+__all__ = ["PlanOutcome", "plan_files", "plan_target"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,11 +42,6 @@ class PlanOutcome:
     # abort check used them, and the PR's verification line uses them (or the source's own proof).
     rendered: Mapping[str, Patched] = field(default_factory=dict)
     request: LocateRequest | None = None  # what locating and rendering were given (a change set renders with it)
-
-
-def source_kind(files: Mapping[str, str], path: str, controller: ControllerObject | None = None) -> Source:
-    """The first source kind that claims ``path`` in the repo texts ``files`` (or the controller object)."""
-    return sources.resolve(None, exists=lambda rel: rel in files, path=normdir(path), controller=controller)
 
 
 def plan_files(
@@ -64,11 +59,11 @@ def plan_files(
     """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a rendered source (Kustomize) is
     verified by rendering each change set again (``tools``: the programs' paths; ``controller``: the GitOps
     controller object the target follows). ``source``: as detected, else the spec's, else the first kind that
-    claims the path."""
+    claims the path in ``files`` (``sources.registry.resolve``, as detecting resolves it in the checkout)."""
     path = spec.path
     tools = tools or Tools()
     if source is None:
-        source = sources.by_name(spec.source) if spec.source else source_kind(files, path, controller)
+        source = sources.resolve(spec.source, exists=files.__contains__, path=path, controller=controller)
     request = LocateRequest(files=files, root=normdir(path), edit_base=spec.edit_base,
                             default_namespace=spec.default_namespace, repo=repo, tools=tools,
                             controller=controller)  # fmt: skip

@@ -24,7 +24,7 @@ from writeback.drift.normalizing import normalize
 from writeback.errors import PatchError, ToolMissing, WritebackError
 from writeback.kube.paths import format_path
 from writeback.kube.refs import ObjectRef
-from writeback.model import ChangeSet, Decision
+from writeback.model import ChangeSet, Side
 from writeback.sources.base import Patched, Source
 from writeback.sources.changesets import Plan, aborted
 from writeback.sources.live_values import find_rendered, mismatches
@@ -75,7 +75,7 @@ def verification_line(
     A server-side dry-run apply of each patched object against live must store the written-back fields exactly as
     they are live, and change nothing else live either: merging must add nothing the person did not do.
     """
-    drifts = [d for d in cs.drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG) and not d.sensitive]
+    drifts = [d for d in cs.drifts if d.decision.written and not d.sensitive]
     if not drifts:
         return f"{PREFIX}: nothing to compare."
     try:
@@ -119,8 +119,8 @@ def _changes_live(cluster: Cluster, applied: Sequence[tuple[ObjectRef, Mapping[s
             out.append(f"{ref}: not live")
             continue
         keys = resolver(kind=ref.kind, learned={})
-        stored = normalize(result, ref=ref, side="live").body
-        now = normalize(live, ref=ref, side="live").body
+        stored = normalize(result, ref=ref, side=Side.LIVE).body
+        now = normalize(live, ref=ref, side=Side.LIVE).body
         out.extend(f"{ref}: {format_path(leaf.path)}" for leaf in diff(live=stored, git=now, keys=keys))
     return out
 

@@ -25,7 +25,7 @@ from writeback.errors import ConfigError
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, Op, Review, Unresolved
+from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, ManagerOperation, Op, Review, Unresolved
 from writeback.pr.markers import comment_marker, format_marker
 from writeback.yaml.edit.scalars import reads_as_str
 
@@ -155,11 +155,10 @@ def field_label(path: FieldPath) -> str:
 
 def _single(cs: ChangeSet) -> dict[str, str] | None:
     """The one change of a change set that has exactly one (for its title), else None."""
-    if len(cs.drifts) != 1 or cs.drifts[0].decision in (Decision.NEW, Decision.DELETED):
+    if len(cs.drifts) != 1 or cs.drifts[0].decision.whole_object:
         return None
     d = cs.drifts[0]
-    name = f"{d.resource.namespace}/{d.resource.name}" if d.resource.namespace else d.resource.name
-    return {"resource": name, "field": field_label(d.path), "verb": _VERBS.get(d.op, str(d.op))}
+    return {"resource": d.resource.ns_name, "field": field_label(d.path), "verb": _VERBS.get(d.op, str(d.op))}
 
 
 _LONG = 100  # characters: past this (or with a newline) a value is shown as a diff below its table
@@ -313,7 +312,8 @@ def _sample() -> RenderInput:
     """A change set with a row of every kind, to render templates once before any real PR."""
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="ns", name="sample")
     drift = Drift(resource=ref, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=3, git=2,
-                  manager="kubectl-edit", operation="Update", time="2026-01-01T00:00:00Z", reason="x")  # fmt: skip
+                  manager="kubectl-edit", operation=ManagerOperation.UPDATE, time="2026-01-01T00:00:00Z",
+                  reason="x")  # fmt: skip
     new = Drift(resource=ref, path=(), op=Op.ADD, decision=Decision.NEW, reason="new")
     gone = Drift(resource=ref, path=(), op=Op.REMOVE, decision=Decision.DELETED, reason="deleted")
     ignored = Drift(resource=ref, path=(Key("status"),), op=Op.CHANGE, decision=Decision.IGNORE, reason="ignored")

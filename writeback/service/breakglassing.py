@@ -75,7 +75,7 @@ def check(
     expiry = targets.expire_for_target(objects=objects, run=run, keep_going=keep_going, policy=policy)
     target = run.spec
     for e in expiry.ended:
-        where = f"{e.held.ref.kind} {e.held.name}"
+        where = f"{e.held.ref.named()}"
         if e.failed:
             log.error("break-glass on %s expired but stays: %s", where, e.detail, extra={"target": target.name})
         elif e.waiting:
@@ -90,7 +90,7 @@ def failure(expiry: targets.TargetExpiry) -> BreakGlassSuspended | None:
     """The error that fails the cycle (counted, logged, retried with backoff) when an expired record stays."""
     if not expiry.failed:
         return None
-    what = "; ".join(f"{e.held.ref.kind} {e.held.name}: {e.detail}" for e in expiry.failed)
+    what = "; ".join(f"{e.held.ref.named()}: {e.detail}" for e in expiry.failed)
     return BreakGlassSuspended(f"expired break-glass not ended: {what}")
 
 

@@ -183,7 +183,7 @@ class Metrics:
             counts[str(d.decision)] += 1
         for decision, n in counts.items():
             self.drift_fields.labels(target=target, decision=decision).set(n)
-        keys = {_key(d) for d in drifts if d.decision in (Decision.WRITEBACK, Decision.FLAG)}
+        keys = {_key(d) for d in drifts if d.decision.written}
         with self._lock:
             before = self._seen.get(target, {})
             merged = self._merged.setdefault(target, set())

@@ -36,9 +36,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from writeback.adapters.kube.leasing import MANAGED_BY, ROLE_LABEL, TARGET_ANNOTATION, LeaseRecord, LeaseStore
+from writeback.adapters.kube.leasing import LeaseRecord, LeaseStore
 from writeback.config import Leader
 from writeback.errors import ClusterError
+from writeback.kube.wellknown import LEASE_ROLE_LABEL as ROLE_LABEL
+from writeback.kube.wellknown import LEASE_TARGET_ANNOTATION as TARGET_ANNOTATION
+from writeback.kube.wellknown import MANAGED_BY
+from writeback.kube.wellknown import WRITEBACK as MANAGER
 from writeback.service.guards import Coordinator, RunGuard, SoleReplica
 from writeback.service.shares import (
     LeaseTiming,
@@ -54,7 +58,6 @@ from writeback.service.shares import (
 __all__ = ["Coordinator", "LeaseCoordinator", "RunGuard", "SoleReplica", "coordinator_for", "default_identity"]
 
 log = logging.getLogger(__name__)
-MANAGER = "writeback"
 SELECTOR = f"{MANAGED_BY}={MANAGER}"
 
 

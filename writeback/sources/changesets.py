@@ -9,7 +9,6 @@ value) without time or manager, with an HMAC instead of the value for sensitive 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +19,18 @@ from writeback.errors import PatchError
 from writeback.kube.paths import format_path, lookup
 from writeback.kube.pathtypes import ABSENT
 from writeback.kube.refs import Identity
-from writeback.model import ChangeSet, Decision, Drift, FilePatch, PlanProblem, ProblemKind, Review, Unresolved
+from writeback.model import (
+    REDACTED,
+    ChangeSet,
+    Decision,
+    Drift,
+    FilePatch,
+    PlanProblem,
+    ProblemKind,
+    Review,
+    Unresolved,
+    keyed_digest,
+)
 from writeback.yaml.edit import VerifyError
 
 from .applying import apply_locations
@@ -49,12 +59,10 @@ def _canonical_value(drift: Drift, key: bytes | None) -> Any:
     if value is ABSENT:
         return None
     if drift.sensitive:
-        if drift.digest:  # computed by the engine from the real value, before it was redacted
-            return drift.digest
-        if not key:  # an unkeyed hash in a public PR body would let anyone test guesses of the value offline
-            return "sensitive (no fingerprint_key: the value is left out)"
-        digest = hmac.new(key, json.dumps(value, sort_keys=True, default=str).encode(), hashlib.sha256)
-        return "hmac-sha256:" + digest.hexdigest()
+        # The engine's digest of the real value, made before it was redacted; else the same digest of a value
+        # at hand (never of the placeholder). Without a key the value is left out.
+        digest = drift.digest or (keyed_digest(key, value) if value != REDACTED else None)
+        return digest or "sensitive (no fingerprint_key: the value is left out)"
     return value
 
 
@@ -215,8 +223,8 @@ def _plan_group(
 ) -> Plan:
     errors: list[PlanProblem] = list(located.errors)
     out: list[ChangeSet] = []
-    ignored = [d for d in drifts if d.decision in (Decision.IGNORE, Decision.PENDING, Decision.UNATTRIBUTED)]
-    other = [_not_patched(d) for d in drifts if d.decision in (Decision.NEW, Decision.DELETED)]
+    ignored = [d for d in drifts if d.decision.held_back]
+    other = [_not_patched(d) for d in drifts if d.decision.whole_object]
     for review, decision in ((Review.STANDARD, Decision.WRITEBACK), (Review.SECURITY, Decision.FLAG)):
         mine = [d for d in drifts if d.decision is decision]
         ids = {id(d) for d in mine}

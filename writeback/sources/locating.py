@@ -13,14 +13,11 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 
 from writeback.kube.pathtypes import FieldPath
-from writeback.kube.refs import Identity, ObjectRef
-from writeback.model import Decision, Drift, Op, PlanProblem, ProblemKind, Unresolved
+from writeback.kube.refs import REPORT_ONLY_KINDS, Identity, ObjectRef
+from writeback.model import Drift, Op, PlanProblem, ProblemKind, Unresolved
 from writeback.sources.base import Found, LocateRequest, Source
 from writeback.sources.locations import Located, Location, NotFound, Transform
 from writeback.sources.markers import Marker, MarkerError, scan_markers
-
-REPORT_ONLY_KINDS = frozenset({"Secret", "SealedSecret"})
-LOCATED_DECISIONS = frozenset({Decision.WRITEBACK, Decision.FLAG})
 
 __all__ = ["Located", "Location", "locate"]
 
@@ -66,7 +63,7 @@ def locate(
     """Where each writeback/flag drift should be written in ``files`` (repo-relative path -> text). ``request``:
     what a rendering source also needs (the checkout, its programs, the controller object); its ``files``,
     ``root``, ``edit_base`` and ``default_namespace`` are those given here."""
-    drifts = [d for d in drifts if d.decision in LOCATED_DECISIONS]
+    drifts = [d for d in drifts if d.decision.written]
     scan = scan_markers(files)
     live = {_identity(r): r for r in live_refs or ()}
     unresolved: list[Unresolved] = []

@@ -37,7 +37,10 @@ def resolve(
     name: str | None, *, exists: Callable[[str], bool], path: str, controller: ControllerObject | None = None
 ) -> Source:
     """The named source kind, else the first that claims ``path`` (``exists``: is a repo-relative file there;
-    ``controller``: the GitOps controller object the target follows, if any)."""
+    ``controller``: the GitOps controller object the target follows, if any).
+
+    The one detection of a target's source kind: ``pipeline.detecting`` asks it of the checkout, ``pipeline.planning``
+    of the repo texts it plans over."""
     if name is not None:
         return by_name(name)
     return next(s for s in SOURCES if s.claims(exists, path, controller))

@@ -19,28 +19,27 @@ It is bounded, so that a hostile file fails fast with an error naming it (``Yaml
   exists once, before anything is constructed: a billion-laughs document is refused after composing a few
   dozen nodes. An alias to a node that contains it is refused too.
 
-Positions are not kept: the YAML editor (``writeback.yaml.edit``) composes them itself, only for the files it
-edits. Parsed texts are cached by (source, text), so a file is parsed once per cycle (``diff`` and then
-``plan`` read the same files) and not again in the next cycles of the service while it does not change. The
-data in the cache is shared: callers must not modify what they get (the pipeline copies before it changes
-anything). Pure: text in, data out.
+The loaders and their resolvers are ``writeback.yaml.loaders``'. Positions are not kept: the YAML editor
+(``writeback.yaml.edit``) composes them itself, only for the files it edits. Parsed texts are cached by (source,
+text), so a file is parsed once per cycle (``diff`` and then ``plan`` read the same files) and not again in the next
+cycles of the service while it does not change. The data in the cache is shared: callers must not modify what they
+get (the pipeline copies before it changes anything). Pure: text in, data out.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_RESOLVERS
-from yaml.composer import Composer
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from writeback.errors import YamlError, yaml_error_position
+from writeback.yaml.loaders import MERGE_TAG, STR_TAG, EventLoader, fast_loader
 
 __all__ = [
     "MAX_ALIAS_GROWTH",
@@ -54,6 +53,7 @@ __all__ = [
     "clear_cache",
     "freeze",
     "load_all",
+    "read_fast",
     "scalar_value",
 ]
 
@@ -62,112 +62,6 @@ MAX_DEPTH = 200  # nesting levels, aliases followed; Kubernetes objects nest a f
 MAX_ALIAS_GROWTH = 1_000_000  # nodes + scalar characters that aliases may add to one document
 CACHE_CHARS = 32 * 2**20  # how much source text the parse cache keeps (least recently used goes first)
 
-MERGE_TAG = "tag:yaml.org,2002:merge"
-_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
-
-# ---------------------------------------------------------------- resolution (YAML 1.2, or 1.1 by directive)
-
-_Table = dict[str, list[tuple[str, Any]]]
-
-
-def _table(version: tuple[int, int]) -> _Table:
-    out: _Table = {}
-    for versions, tag, regexp, first in _RUAMEL_RESOLVERS:
-        if version in versions:
-            for ch in first:
-                out.setdefault(ch, []).append((tag, regexp))
-    return out
-
-
-_TABLES = {(1, 2): _table((1, 2)), (1, 1): _table((1, 1))}
-_RESOLVED: dict[tuple[int, int], dict[str, str]] = {(1, 2): {}, (1, 1): {}}
-_RESOLVED_MAX = 100_000
-
-
-def _resolve_plain(value: str, version: tuple[int, int]) -> str:
-    known = _RESOLVED[version]
-    tag = known.get(value)
-    if tag is None:
-        tag = _STR
-        for candidate, regexp in _TABLES[version].get(value[:1], ()):
-            if regexp.match(value):
-                tag = candidate
-                break
-        if len(known) >= _RESOLVED_MAX:
-            known.clear()
-        known[value] = tag
-    return tag
-
-
-class _Resolving:
-    """The resolver half of a PyYAML loader (what ``CParser`` and ``Composer`` call), with a YAML version."""
-
-    version: tuple[int, int] = (1, 2)
-
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        pass
-
-    def ascend_resolver(self) -> None:
-        pass
-
-    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
-        if kind is ScalarNode:
-            return _resolve_plain(value, self.version) if implicit[0] else _STR
-        return _SEQ if kind is SequenceNode else _MAP
-
-
-def _compose_document(self: Any) -> Any:
-    start = self.get_event()
-    if start.version is not None:  # ruamel.yaml keeps a directive's version for the documents after it
-        self.version = (1, 1) if tuple(start.version) == (1, 1) else (1, 2)
-    node = self.compose_node(None, None)
-    self.get_event()
-    self.anchors = {}
-    return node
-
-
-def _compose_node(self: Any, parent: Any, index: Any) -> Any:
-    event = self.peek_event()
-    anchor = getattr(event, "anchor", None)
-    if anchor is not None and not isinstance(event, yaml.AliasEvent):
-        self.anchors.pop(anchor, None)  # a second definition replaces the first (YAML 1.2, go-yaml)
-    return Composer.compose_node(self, parent, index)
-
-
-_fast_loader: Callable[[str], Any] | None = None  # None: PyYAML without libyaml
-
-if yaml.__with_libyaml__:
-    from yaml._yaml import CParser as _Parser
-
-    class _FastLoader(_Parser, _Resolving):
-        """libyaml parses and composes; only resolution runs in Python."""
-
-    _fast_loader = _FastLoader
-
-    class _EventLoader(Composer, _Parser, _Resolving):
-        """libyaml parses, Python composes: for ``%YAML`` directives and anchors defined twice (rare)."""
-
-        def __init__(self, text: str) -> None:
-            _Parser.__init__(self, text)
-            Composer.__init__(self)
-
-        compose_document = _compose_document
-        compose_node = _compose_node
-
-else:  # PyYAML without libyaml: the same, in pure Python (slower)
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _EventLoader(Reader, Scanner, Parser, Composer, _Resolving):  # type: ignore[no-redef]
-        def __init__(self, text: str) -> None:
-            Reader.__init__(self, text)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-
-        compose_document = _compose_document
-        compose_node = _compose_node
 
 
 # ---------------------------------------------------------------- bounds on the composed graph
@@ -299,7 +193,7 @@ def freeze(value: Any) -> Any:
 def _scalar(tag: str, text: str) -> Any:
     """The value of a scalar with a resolved tag (YAML 1.2); timestamps, unknown tags and unreadable numbers stay
     text. Local tags (``!!int`` written as ``!<...>``, ``!int``) read like ruamel.yaml: by their last part."""
-    return text if tag == _STR else scalar_value(tag, text)
+    return text if tag == STR_TAG else scalar_value(tag, text)
 
 
 def _construct(node: Node, depth: int, source: str) -> Any:
@@ -365,13 +259,13 @@ def _parse(text: str, *, source: str) -> list[Any]:
             "from one YAML file or stream; split it",
         )
     try:
-        if "%YAML" not in text and _fast_loader is not None:
+        if "%YAML" not in text and fast_loader is not None:
             try:
-                return _documents(_fast_loader(text), text=text, source=source)
+                return _documents(fast_loader(text), text=text, source=source)
             except yaml.composer.ComposerError as e:
                 if "found duplicate anchor" not in str(e):
                     raise
-        return _documents(_EventLoader(text), text=text, source=source)
+        return _documents(EventLoader(text), text=text, source=source)
     except yaml.YAMLError as e:
         raise _syntax_error(e, source=source, text=text) from e
     except UnicodeError as e:
@@ -416,6 +310,22 @@ def load_all(text: str, *, source: str) -> list[Any]:
                     (_, old), _ = _cache.popitem(last=False)
                     _cache_chars -= len(old)
     return docs
+
+
+@functools.lru_cache(maxsize=16)
+def read_fast(text: str) -> tuple[Any, ...] | None:
+    """The documents of ``text`` as :func:`load_all` reads them with libyaml alone, or None when it cannot tell.
+
+    For the YAML editor's check of an edited text (not cached with ``load_all``'s texts). A ``%YAML`` directive,
+    a text libyaml rejects (an anchor defined twice, YAML 1.2 syntax) or one beyond a bound gives None, and the
+    caller reads with ruamel.yaml instead.
+    """
+    if "%YAML" in text or fast_loader is None or len(text) > MAX_CHARS:
+        return None
+    try:
+        return tuple(_documents(fast_loader(text), text=text, source="<edited text>"))
+    except (yaml.YAMLError, YamlError, RecursionError, ValueError, UnicodeError):
+        return None
 
 
 def clear_cache() -> None:

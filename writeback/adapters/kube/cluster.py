@@ -19,12 +19,12 @@ from urllib.parse import quote
 from writeback.adapters.kube.api_errors import body_message, for_status, transport_reason
 from writeback.errors import ClusterError, ClusterUnreachable, KindNotServed
 from writeback.kube.refs import ObjectRef
+from writeback.kube.wellknown import DRY_RUN_MANAGER
 from writeback.model import LiveObject, Source
 from writeback.settings import Selector
 
 log = logging.getLogger(__name__)
 
-DRY_RUN_MANAGER = "writeback-dryrun"
 DEFAULT_PAGE_SIZE = 500
 _TIMEOUT = (10.0, 120.0)
 _THROTTLED = (429, 503)  # the API server's "slow down" (priority and fairness) and "not now": retried

@@ -18,10 +18,11 @@ from typing import Any
 
 from writeback.adapters.kube.api_errors import api_error
 from writeback.errors import ClusterError
+from writeback.kube.wellknown import LEASE_ROLE_LABEL as ROLE_LABEL
+from writeback.kube.wellknown import LEASE_TARGET_ANNOTATION as TARGET_ANNOTATION
+from writeback.kube.wellknown import MANAGED_BY
 
-MANAGED_BY = "app.kubernetes.io/managed-by"
-ROLE_LABEL = "writeback.dev/lease-role"
-TARGET_ANNOTATION = "writeback.dev/target"
+__all__ = ["MANAGED_BY", "ROLE_LABEL", "TARGET_ANNOTATION", "LeaseRecord", "LeaseStore"]
 DEFAULT_TIMEOUT = 5.0
 
 

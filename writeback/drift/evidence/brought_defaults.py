@@ -24,15 +24,12 @@ from typing import Any
 
 from writeback.drift.diffing import Leaf
 from writeback.drift.evidence.defaults import Filled, strip_defaults
-from writeback.kube.paths import format_path, lookup_as_served
+from writeback.kube.paths import format_path, lookup_as_served, without
 from writeback.kube.pathtypes import ABSENT, FieldPath, Key, Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import Decision, Drift, Dropped, Op
+from writeback.model import Decision, Drift, Dropped, Op, Rule, Side
 
 __all__ = ["DroppedDefault", "separate"]
-
-_PERSON = frozenset({Decision.WRITEBACK, Decision.FLAG, Decision.UNATTRIBUTED})
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DroppedDefault:
@@ -55,7 +52,7 @@ def separate(
     ``git``: the normalized Git body; ``git_alone``: the normalized dry-run create of Git's manifest alone, if any.
     """
     out: list[Drift] = []
-    person = [d for d in drifts if d.decision in _PERSON and d.op is not Op.REMOVE]
+    person = [d for d in drifts if d.decision.by_person and d.op is not Op.REMOVE]
     for d in drifts:
         if d not in person or d.sensitive or not isinstance(d.live, Mapping | list):
             out.append(d)
@@ -67,9 +64,9 @@ def separate(
     for x in defaults:
         cause = _cause(x.leaf.path, person, git, git_alone)
         if cause is None:
-            dropped.append(Dropped(resource=ref, path=x.leaf.path, rule=x.rule, side="live"))
+            dropped.append(Dropped(resource=ref, path=x.leaf.path, rule=x.rule, side=Side.LIVE))
             continue
-        out.append(_brought(ref, x.leaf.path, x.leaf.live, cause=cause, rule=x.rule))
+        out.append(_brought(ref, x.leaf.path, x.leaf.live, cause=cause))
     return out, dropped
 
 
@@ -82,11 +79,8 @@ def _strip(ref: ObjectRef, d: Drift) -> tuple[Drift, list[Drift]]:
         return d, []  # nothing filled in, or all of it looks filled in: then it is the person's value as written
     value = d.live
     for f in removed:
-        value = _without(value, f.path[len(d.path) :])
-    brought = [
-        _brought(ref, f.path, f.value, cause=d, rule="allocated" if f.how is Filled.ALLOCATED else f.rule)
-        for f in removed
-    ]
+        value = without(value, f.path[len(d.path) :])
+    brought = [_brought(ref, f.path, f.value, cause=d, allocated=f.how is Filled.ALLOCATED) for f in removed]
     return replace(d, live=value), brought
 
 
@@ -94,25 +88,6 @@ def _names_the_item(field: FieldPath, item: FieldPath, keys: set[str]) -> bool:
     """A key field of the added list item itself (``protocol`` of ``ports[containerPort=80,protocol=TCP]``): it
     names the item in Git too, defaulted or not."""
     return len(field) == len(item) + 1 and isinstance(field[-1], Key) and field[-1].name in keys
-
-
-def _without(value: Any, rel: FieldPath) -> Any:
-    """A copy of ``value`` without the field at the relative path ``rel`` (list items by position)."""
-    if not rel:
-        return ABSENT
-    head, rest = rel[0], rel[1:]
-    if isinstance(value, Mapping) and isinstance(head, Key) and head.name in value:
-        inner = _without(value[head.name], rest)
-        out = {k: v for k, v in value.items() if k != head.name}
-        if inner is not ABSENT and inner != {} and inner != []:
-            out[head.name] = inner
-        return out
-    if isinstance(value, list) and not isinstance(head, Key):
-        index = getattr(head, "index", None)
-        if isinstance(index, int) and index < len(value):
-            inner = _without(value[index], rest)
-            return [inner if i == index else v for i, v in enumerate(value) if i != index or inner is not ABSENT]
-    return value
 
 
 def _cause(path: FieldPath, person: Sequence[Drift], git: Mapping[str, Any], git_alone: Any) -> Drift | None:
@@ -147,8 +122,8 @@ def _common(a: FieldPath, b: FieldPath) -> int:
     return n
 
 
-def _brought(ref: ObjectRef, path: FieldPath, value: Any, *, cause: Drift, rule: str) -> Drift:
-    what = "allocated" if rule == "allocated" else "filled in"
+def _brought(ref: ObjectRef, path: FieldPath, value: Any, *, cause: Drift, allocated: bool = False) -> Drift:
+    what = "allocated" if allocated else "filled in"
     return Drift(
         resource=ref,
         path=path,
@@ -157,4 +132,5 @@ def _brought(ref: ObjectRef, path: FieldPath, value: Any, *, cause: Drift, rule:
         decision=Decision.IGNORE,
         reason=f"{what} by the API server because of {format_path(cause.path)} ({cause.manager or 'a person'}'s "
         f"change); not written back",
+        rule=Rule.BROUGHT_DEFAULT,
     )

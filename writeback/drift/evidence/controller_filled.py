@@ -24,7 +24,7 @@ from writeback.drift.diffing import Leaf
 from writeback.drift.ownership import Ownership
 from writeback.kube.pathtypes import Key, Select
 from writeback.kube.refs import Identity, ObjectRef, group_of
-from writeback.model import FieldOwner
+from writeback.model import Explanation, FieldOwner, Rule
 
 __all__ = ["CA_INJECTORS", "autoscaled", "filled_by"]
 
@@ -56,30 +56,34 @@ def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[I
         group = group_of(api)
         kind = str(target.get("kind") or "Deployment")
         out.setdefault(
-            Identity(group, kind, ref.namespace or "", str(target["name"])), f"{what} {ref.namespace}/{ref.name}"
+            Identity(group, kind, ref.namespace or "", str(target["name"])), ref.named(what)
         )
     return out
 
 
 def filled_by(*, ref: ObjectRef, leaf: Leaf, live: Mapping[str, Any], ownership: Ownership,
-              owner: FieldOwner | None, raw_live: Mapping[str, Any]) -> str | None:  # fmt: skip
+              owner: FieldOwner | None, raw_live: Mapping[str, Any]) -> Explanation | None:  # fmt: skip
     """Why a controller or an admission plugin, not a person, filled this field; None when nothing shows it.
     ``live``: the normalized body; ``raw_live``: the object as read (its annotations are evidence)."""
     names = [s.name for s in leaf.path if isinstance(s, Key)]
     aggregated = ref.kind == "ClusterRole" and ref.group == "rbac.authorization.k8s.io" and live.get("aggregationRule")
     if aggregated and names[:1] == ["rules"]:
-        return "written by the ClusterRole aggregation controller: the ClusterRole has an aggregationRule"
+        return Explanation(
+            Rule.AGGREGATED, "written by the ClusterRole aggregation controller: the ClusterRole has an aggregationRule"
+        )
     if names and names[-1] == "caBundle" and _ca_bundle_path(ref, names):
         who = owner.manager if owner is not None else None
         if who is not None and any(fnmatch.fnmatchcase(who, p) for p in CA_INJECTORS):
-            return f"injected by the CA injector {who} (owned in managedFields)"
+            return Explanation(Rule.CA_INJECTED, f"injected by the CA injector {who} (owned in managedFields)")
         meta = raw_live.get("metadata")
         annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
         asked = [a for a in _INJECT_ANNOTATIONS if isinstance(annotations, Mapping) and a in annotations]
         if asked and (who is None or not ownership.present):
-            return f"injected by cert-manager's cainjector: the object carries the {asked[0]} annotation"
+            text = f"injected by cert-manager's cainjector: the object carries the {asked[0]} annotation"
+            return Explanation(Rule.CA_INJECTED, text)
     if ref.group == "" and ref.kind == "Pod" and _token_volume(leaf):
-        return "added by the ServiceAccount admission plugin (the projected service account token volume)"
+        text = "added by the ServiceAccount admission plugin (the projected service account token volume)"
+        return Explanation(Rule.SERVICE_ACCOUNT_TOKEN, text)
     return None
 
 

@@ -3,7 +3,7 @@
 An entry names objects (``group`` and ``kind`` are globs, a missing group is the core group ""; ``name`` and
 ``namespace`` narrow it) and what to ignore in them, read as Argo CD reads it:
 
-- ``jsonPointers``: RFC 6901 pointers, parsed by ``jsonpointer``;
+- ``jsonPointers``: RFC 6901 pointers (``kube.jsonpatch.parse_pointer``);
 - ``jqPathExpressions``: jq path expressions, evaluated by libjq (the ``jq`` package) as ``[path(EXPR)]`` on the
   live and on the Git object, as Argo CD evaluates them with gojq;
 - ``managedFieldsManagers``: every field these managers own.
@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import jq
-from jsonpointer import JsonPointer, JsonPointerException
 
 from writeback.drift.listkeys import KeyResolver, item_selector
+from writeback.errors import PathSyntaxError
+from writeback.kube.jsonpatch import parse_pointer, pointer_index
 from writeback.kube.pathtypes import FieldPath, Index, Key, Segment
 from writeback.kube.refs import ObjectRef
-from writeback.model import FieldOwner
+from writeback.model import Explanation, FieldOwner, Rule
 
 __all__ = ["IgnoreDifference", "compile_ignore_differences", "glob_matches"]
 
@@ -180,11 +181,8 @@ def _field_path(tokens: Sequence[str | int], body: Any, keys: KeyResolver) -> Fi
 
 def _position(items: list[Any], token: str | int) -> int | None:
     if isinstance(token, str):
-        try:
-            token = JsonPointer.get_part(items, token)  # an RFC 6901 array index ("0", "12", not "01"), or "-"
-        except JsonPointerException:
-            return None
-    return token if isinstance(token, int) and 0 <= token < len(items) else None
+        return pointer_index(items, token)  # a pointer's RFC 6901 array index ("0", "12", not "01" or "-")
+    return token if 0 <= token < len(items) else None
 
 
 # ------------------------------------------------------------------ the entries
@@ -210,23 +208,27 @@ class IgnoreDifference:
             for p, v in ((self.kind, ref.kind), (self.name, ref.name), (self.namespace, ref.namespace))
         )
 
-    def reason(
+    def explain(
         self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None, live: Any, git: Any, keys: KeyResolver
-    ) -> str | None:
+    ) -> Explanation | None:
         """Why the entry ignores the drift at ``path`` of ``ref``, or None."""
         if not self.is_about(ref):
             return None
         if owner is not None and any(glob_matches(m, owner.manager) for m in self.managers):
-            return f"Argo CD ignoreDifferences: managedFieldsManagers {owner.manager}"
+            return _why(f"managedFieldsManagers {owner.manager}")
         for tokens in self.pointers:
             target = _field_path(tokens, live, keys) or _field_path(tokens, git, keys)
             if target is not None and tuple(path[: len(target)]) == target:
-                return "Argo CD ignoreDifferences: jsonPointers /" + "/".join(tokens)
+                return _why("jsonPointers /" + "/".join(tokens))
         for expression in self.expressions:
             selected = (*expression.selected(live, keys), *expression.selected(git, keys))
             if any(tuple(path[: len(target)]) == target for target in selected):
-                return "Argo CD ignoreDifferences: jqPathExpressions"
+                return _why("jqPathExpressions")
         return None
+
+
+def _why(what: str) -> Explanation:
+    return Explanation(Rule.ARGOCD_IGNORE_DIFFERENCES, f"Argo CD ignoreDifferences: {what}")
 
 
 def compile_ignore_differences(
@@ -246,8 +248,8 @@ def _entry(entry: Mapping[str, Any], *, where: str, notes: list[str]) -> IgnoreD
             notes.append(f"{where}: jsonPointer {p!r} does not start with '/': not used")
             continue
         try:
-            pointers.append(tuple(JsonPointer(text).parts))
-        except JsonPointerException:
+            pointers.append(parse_pointer(text))
+        except PathSyntaxError:
             notes.append(f"{where}: jsonPointer {p!r} has an escape other than ~0 and ~1: not used")
     expressions: list[_Expression] = []
     for expr in entry.get("jqPathExpressions") or ():

@@ -23,14 +23,14 @@ from writeback.drift.listkeys import KeyResolver
 from writeback.kube.paths import match, parse_pattern
 from writeback.kube.pathtypes import FieldPath, PatternSegment
 from writeback.kube.refs import ObjectRef
-from writeback.model import FieldOwner, Op
+from writeback.model import Explanation, FieldOwner, Op, Rule
 from writeback.settings import IgnoreRule
 
 __all__ = ["Ignores", "build_ignores"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Rule:
+class _Configured:
     patterns: tuple[tuple[PatternSegment, ...], ...]
     reason: str
     kind: str | None = None
@@ -54,31 +54,31 @@ class _Rule:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ignores:
-    rules: tuple[_Rule, ...] = ()
+    rules: tuple[_Configured, ...] = ()
     presets: Presets = field(default_factory=Presets)
     argo: tuple[IgnoreDifference, ...] = ()
     notes: tuple[str, ...] = ()
 
-    def rule_reason(self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None) -> str | None:
-        """A configured ignore rule that matches, as its reason."""
+    def configured(self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None) -> Explanation | None:
+        """The configured ignore rule that matches (its reason is the text), or None."""
         for rule in self.rules:
             if rule.applies(ref, owner) and any(match(p, path) for p in rule.patterns):
-                return rule.reason
+                return Explanation(Rule.IGNORE_RULE, rule.reason) if rule.reason else None  # "": no reason to ignore
         return None
 
-    def argo_reason(
+    def argocd(
         self, *, ref: ObjectRef, path: FieldPath, owner: FieldOwner | None, live: Any, git: Any, keys: KeyResolver
-    ) -> str | None:
-        """An Argo CD ``ignoreDifferences`` entry that matches, as a reason."""
+    ) -> Explanation | None:
+        """The first Argo CD ``ignoreDifferences`` entry that matches, or None."""
         for entry in self.argo:
-            reason = entry.reason(ref=ref, path=path, owner=owner, live=live, git=git, keys=keys)
-            if reason:
-                return reason
+            why = entry.explain(ref=ref, path=path, owner=owner, live=live, git=git, keys=keys)
+            if why is not None:
+                return why
         return None
 
-    def preset_reason(self, *, path: FieldPath, op: Op) -> str | None:
-        """A webhook preset that explains an added field, as a reason."""
-        return self.presets.reason(path=path, op=op)
+    def preset(self, *, path: FieldPath, op: Op) -> Explanation | None:
+        """The webhook preset that explains an added field, or None."""
+        return self.presets.explain(path=path, op=op)
 
 
 def build_ignores(
@@ -87,7 +87,7 @@ def build_ignores(
     """Compile configured rules, the enabled presets and Argo CD ``ignoreDifferences`` entries."""
     notes: list[str] = []
     compiled = tuple(
-        _Rule(
+        _Configured(
             patterns=tuple(parse_pattern(p) for p in r.paths),
             reason=r.reason,
             kind=r.kind,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from writeback.kube.paths import match, parse_pattern
 from writeback.kube.pathtypes import FieldPath, Key, PatternSegment
-from writeback.model import Op
+from writeback.model import Explanation, Op, Rule
 
 __all__ = ["PRESETS", "Preset", "Presets", "choose_presets"]
 
@@ -98,13 +98,13 @@ class Presets:
     chosen: tuple[Preset, ...] = ()
     _patterns: tuple[tuple[tuple[PatternSegment, ...], ...], ...] = ()  # per preset, its parsed paths
 
-    def reason(self, *, path: FieldPath, op: Op) -> str | None:
-        """A preset that explains an added field, as a reason."""
+    def explain(self, *, path: FieldPath, op: Op) -> Explanation | None:
+        """The preset that explains an added field, or None."""
         if op is not Op.ADD:
             return None
         for preset, patterns in zip(self.chosen, self._patterns, strict=True):
             if any(match(p, path) for p in patterns) or _meta_prefix(path, preset):
-                return f"injected by a mutating webhook ({preset.name} preset)"
+                return Explanation(Rule.WEBHOOK_PRESET, f"injected by a mutating webhook ({preset.name} preset)")
         return None
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from writeback.charts import Artifact, ChartRef, KustomizeStep
 from writeback.kube.pathtypes import FieldPath, Index, Key
 from writeback.kube.refs import Identity, ObjectRef
+from writeback.kube.wellknown import MANAGED_BY
 from writeback.model import DesiredObject
 from writeback.sources.helm.argocd import normalize_repo_url
 from writeback.sources.helm.model import Form, Layer, LayerKind, PostRender, Release, Where
@@ -157,7 +158,7 @@ def release_from_helmrelease(
     target = str(spec.get("targetNamespace") or "")
     release = release_name({"metadata": {"name": name}, "spec": spec})
     # What Helm's install and upgrade add to every object of the release (helm pkg/action setMetadataVisitor).
-    labels |= {"app.kubernetes.io/managed-by": "Helm"}
+    labels |= {MANAGED_BY: "Helm"}
     annotations = {str(k): str(v) for k, v in _mapping(common.get("annotations")).items()}
     annotations |= {"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": target or ns}
     return Release(

@@ -12,10 +12,10 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from writeback.kube.images import parse_image
-from writeback.kube.paths import json_pointer, lookup
+from writeback.kube.jsonpatch import pointer_to
+from writeback.kube.paths import lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
 from writeback.model import Drift, Op, Unresolved
 from writeback.sources.documents import join, under
@@ -78,28 +78,6 @@ def _targets(patch: Patch, origin: Origin, step: Step) -> bool:
     )
 
 
-def _pointer(data: Any, path: FieldPath) -> str | None:
-    """The JSON pointer of ``path`` in ``data`` (keyed list items by their position), or None."""
-    out: list[str | int] = []
-    cur = data
-    for seg in path:
-        if isinstance(seg, Key):
-            out.append(seg.name)
-            cur = cur.get(seg.name) if isinstance(cur, Mapping) else None
-        elif isinstance(seg, Select):
-            if not isinstance(cur, list):
-                return None
-            idx = next((i for i, item in enumerate(cur) if seg.matches(item)), None)
-            if idx is None:
-                return None
-            out.append(idx)
-            cur = cur[idx]
-        else:
-            out.append(seg.index)
-            cur = cur[seg.index] if isinstance(cur, list) and seg.index < len(cur) else None
-    return json_pointer(out)
-
-
 _TEMPLATE_LABELS = (Key("spec"), Key("template"), Key("metadata"), Key("labels"))
 _SELECTOR_LABELS = (Key("spec"), Key("selector"), Key("matchLabels"))
 
@@ -121,7 +99,7 @@ def _patch_source(patch: Patch, origin: Origin, path: FieldPath) -> _Source | No
     via = f"patch {patch.file}" if patch.inline is None else f"inline patch in {patch.file}"
     if patch.is_json6902:
         base = origin.manifest.data if origin.manifest is not None else {}
-        pointer = _pointer(base, path)
+        pointer = pointer_to(base, path)
         for i, op in enumerate(patch.data):
             if isinstance(op, Mapping) and op.get("op") in ("add", "replace") and op.get("path") == pointer:
                 return _Source(

@@ -56,15 +56,15 @@ class Kustomize:
         )  # fmt: skip
 
     def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
-        tree: Tree | str
+        tree: Tree | NotFound
         try:
             tree = load_tree(request.files, request.root)
         except PatchError as e:
-            tree = str(e)
+            tree = NotFound(f"the kustomization cannot be resolved: {e}")
 
         def one(drift: Drift) -> Location | Unresolved | NotFound:
-            if isinstance(tree, str):
-                return NotFound(f"the kustomization cannot be resolved: {tree}")
+            if isinstance(tree, NotFound):
+                return tree
             ident, ns = drift.resource.identity, request.default_namespace
             origins = [o for o in tree.origins if o.matches(ident, default_namespace=ns)]
             if not origins:

@@ -11,18 +11,12 @@ import re
 import warnings
 from typing import Any
 
-import yaml as pyyaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
-from ruamel.yaml.nodes import ScalarNode
-from ruamel.yaml.resolver import VersionedResolver
 
-from writeback.yaml.edit.trees import compose11, construct, is_str_tag, same
+from writeback.yaml.edit.trees import compose11, construct, same
+from writeback.yaml.loaders import plain_str_everywhere
 
-_R12 = VersionedResolver(version=(1, 2))
-_R11 = VersionedResolver(version=(1, 1))
-_PY11: Any = pyyaml.resolver.Resolver()
-_YN = re.compile(r"^(?:y|Y|n|N)$")
 _NONPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 _FLOW_INDICATORS = ",[]{}"
 _ESCAPES = {
@@ -45,14 +39,7 @@ _ESCAPES = {
 
 def reads_as_str(text: str) -> bool:
     """Do YAML 1.2 and YAML 1.1 readers all resolve this plain scalar as a string?"""
-    if _YN.match(text):
-        return False
-    implicit = (True, False)
-    return (
-        is_str_tag(_R12.resolve(ScalarNode, text, implicit))
-        and is_str_tag(_R11.resolve(ScalarNode, text, implicit))
-        and _PY11.resolve(pyyaml.ScalarNode, text, implicit) == "tag:yaml.org,2002:str"
-    )
+    return plain_str_everywhere(text)
 
 
 def plain_ok(text: str, *, flow: bool) -> bool:

@@ -2,33 +2,42 @@
 
 ``compose`` parses a text once (cached) into documents whose nodes carry character
 offsets. ``construct`` turns a node into plain Python data as YAML 1.2 (ruamel) or
-YAML 1.1 (PyYAML, plus ``y``/``n`` as booleans like go-yaml v2) reads it.
+YAML 1.1 (``writeback.yaml.loaders.compose11``: PyYAML, plus ``y``/``n`` as booleans like go-yaml v2) reads it.
+The loaders and resolvers are ``writeback.yaml.loaders``'; the fast reading that verifies is ``yaml.reading``'s.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import yaml as pyyaml
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
-from ruamel.yaml.nodes import ScalarNode as RuamelScalarNode
-from ruamel.yaml.resolver import VersionedResolver
 
 from writeback.errors import yaml_error_position
 from writeback.yaml.edit.errors import YamlSyntaxError
-from writeback.yaml.reading import freeze, scalar_value
+from writeback.yaml.loaders import MERGE_TAG, STR_TAG, compose11
+from writeback.yaml.reading import freeze, read_fast, scalar_value
 
-MERGE_TAG = "tag:yaml.org,2002:merge"
-_STR_TAG = "tag:yaml.org,2002:str"
+__all__ = [
+    "MERGE_TAG",
+    "AliasRef",
+    "ParsedDoc",
+    "compose",
+    "compose11",
+    "construct",
+    "is_str_tag",
+    "read_fast",
+    "same",
+    "tag_of",
+    "walk_nodes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,56 +114,6 @@ def compose(text: str, *, source: str) -> tuple[ParsedDoc, ...]:
     return result
 
 
-_BaseLoader: Any = pyyaml.CSafeLoader if pyyaml.__with_libyaml__ else pyyaml.SafeLoader
-
-
-class _Loader11(_BaseLoader):  # type: ignore[misc]
-    """YAML 1.1 as kubectl/Helm (go-yaml) read it: PyYAML's resolver plus ``y``/``n`` booleans."""
-
-
-_Loader11.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
-
-
-class _Loader12(_BaseLoader):  # type: ignore[misc]
-    """libyaml with YAML 1.2 resolution (ruamel's table): a fast second reading, used only to verify."""
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        if kind is pyyaml.ScalarNode:
-            return _resolve12(value) if implicit[0] else _STR_TAG
-        return "tag:yaml.org,2002:seq" if kind is pyyaml.SequenceNode else "tag:yaml.org,2002:map"
-
-
-_R12 = VersionedResolver(version=(1, 2))
-
-
-@functools.lru_cache(maxsize=65536)
-def _resolve12(value: str) -> str:
-    return str(_R12.resolve(RuamelScalarNode, value, (True, False)))
-
-
-@functools.lru_cache(maxsize=16)
-def read_fast(text: str) -> tuple[Any, ...] | None:
-    """The documents of ``text`` as plain data read by libyaml with YAML 1.2 rules, or None when it cannot tell.
-
-    libyaml is a YAML 1.1 parser: a ``%YAML`` directive, a text it rejects (an anchor defined twice, YAML 1.2
-    syntax) or a deep structure gives None, and the caller reads with ruamel instead.
-    """
-    if "%YAML" in text or not pyyaml.__with_libyaml__:
-        return None
-    try:
-        return tuple(construct(tree) for tree in pyyaml.compose_all(text, Loader=_Loader12))
-    except (pyyaml.YAMLError, ValueError, RecursionError):
-        return None
-
-
-def compose11(text: str) -> list[Any] | None:
-    """The YAML 1.1 node trees of ``text`` (PyYAML), or None if PyYAML cannot parse it."""
-    try:
-        return list(pyyaml.compose_all(text, Loader=_Loader11))
-    except (pyyaml.YAMLError, ValueError):
-        return None
-
-
 # ---------------------------------------------------------------- construction
 
 
@@ -229,4 +188,4 @@ def tag_of(node: Any) -> str:
 
 
 def is_str_tag(tag: Any) -> bool:
-    return str(tag) == _STR_TAG
+    return str(tag) == STR_TAG
