@@ -60,7 +60,7 @@ def test_the_decisions_exit_code_counts_are_the_ones_diff_help_and_the_docs_name
     table = exits.markdown_table()
     for doc in ("docs/cli.md", "README.md"):
         assert table in (ROOT / doc).read_text(), f"{doc}: the exit-code table is not exits.markdown_table()"
-    assert "writeback, flag, unattributed, new or deleted" in (ROOT / "docs" / "diff.md").read_text()
+    assert "`writeback`, `flag`, `unattributed`,\n  `new` or `deleted`" in (ROOT / "docs" / "diff.md").read_text()
 
 
 def test_a_repository_that_does_not_exist_is_bad_input_as_a_missing_token(tmp_path: Path) -> None:

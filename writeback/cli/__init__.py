@@ -128,12 +128,14 @@ def build_parser(*, prog: str = "writeback", argv: Sequence[str] | None = None) 
     parser.add_argument("--version", action="version", version=f"writeback {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = command_in(argv) if argv is not None else None
+    listed: set[tuple[str, ...]] = set()
     for name, module in COMMAND_MODULES.items():
         if argv is None or name == wanted:
             importlib.import_module(module).register(sub)
         else:
             sub.add_parser(name, help=summary(name))
-    attach(parser)
+            listed.add((name,))
+    attach(parser, skip=frozenset(listed))
     return parser
 
 

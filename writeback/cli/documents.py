@@ -88,9 +88,10 @@ def _yaml(doc: Any, out: TextIO) -> None:
 
 
 def write(doc: Mapping[str, Any], *, out: TextIO, output: str) -> None:
-    """``doc`` on ``out`` as JSON (``-o json``) or YAML (``-o yaml``)."""
+    """``doc`` on ``out`` as JSON (``-o json``) or YAML (``-o yaml``: the same data, read back from its JSON, so
+    that both say exactly the same and enum members are plain strings)."""
     if output == "yaml":
-        _yaml(dict(doc), out)
+        _yaml(json.loads(json.dumps(doc, ensure_ascii=False)), out)
         return
     json.dump(doc, out, indent=2, sort_keys=False, ensure_ascii=False)
     out.write("\n")

@@ -7,7 +7,6 @@ modules keep to their flags and the texts live in one place.
 from __future__ import annotations
 
 import argparse
-import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -168,10 +167,8 @@ def epilog(h: CommandHelp, *, command: str = "") -> str:
     parts: list[str] = []
     if h.examples:
         parts.append("examples:\n" + "\n".join(f"  {line}" for line in h.examples))
-    codes = exits.meanings(command)
-    wrapped = (textwrap.fill(why, width=100, initial_indent=f"  {int(code):<4} ", subsequent_indent=" " * 7)
-               for code, why in codes)  # fmt: skip
-    parts.append("exit codes:\n" + "\n".join(wrapped))
+    codes = exits.meanings(command)  # one line each, as written (the Formatter keeps titled lists)
+    parts.append("exit codes:\n" + "\n".join(f"  {int(code):<4} {why}" for code, why in codes))
     if h.environment:
         width = max(len(name) for name, _ in h.environment)
         env = "\n".join(f"  {name:<{width}}  {why}" for name, why in h.environment)
@@ -190,11 +187,12 @@ def walk(
                 yield from walk(sub, (*path, name))
 
 
-def attach(parser: argparse.ArgumentParser) -> None:
-    """Give each parser of the tree its examples, exit codes and environment (and a description where missing)."""
+def attach(parser: argparse.ArgumentParser, *, skip: frozenset[tuple[str, ...]] = frozenset()) -> None:
+    """Give each parser of the tree its examples, exit codes and environment (and a description where missing);
+    ``skip``: the commands listed by name only (their help is never printed from this tree)."""
     for path, p in walk(parser):
         h = COMMANDS.get(path)
-        if h is None:
+        if h is None or path in skip:
             continue
         if h.description and not p.description:
             p.description = h.description

@@ -15,6 +15,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from writeback.cli.exits import Tally
+
 __all__ = ["complete", "main"]
 
 NO_FILES = 4  # cobra.ShellCompDirectiveNoFileComp
@@ -98,4 +100,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     for word, why in candidates:
         sys.stdout.write(f"{word}\t{' '.join(why.split())[:80]}\n" if why else f"{word}\n")
     sys.stdout.write(f":{directive}\n")
-    return 0
+    return Tally().exit_code()
