@@ -14,12 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from writeback.adapters.forges.base import ForgeSettings
 from writeback.adapters.forges.registry import FORGES
-from writeback.config_errors import Positions, describe, yaml_positions
-from writeback.durations import DurationError, parse_duration
+from writeback.config_errors import KeyProblem, Positions, key_problems, yaml_positions
+from writeback.durations import DurationError, format_duration, parse_duration
 from writeback.errors import ConfigError, YamlError
 from writeback.gitops.base import GitOpsController
 from writeback.gitops.registry import SUSPENDABLE
@@ -215,10 +224,22 @@ class Watch(SettingsModel):
     capture_ttl_seconds: float = Field(default=7 * 86400.0, gt=0, description="forget a capture after this long")
 
 
+# A duration as the file spells it (``2h``, ``30m``, ``1h30m``, ``1d``): the schema says so, and a default is shown
+# that way (not as ISO 8601 ``P1D``, which the validator does not take).
+Duration = Annotated[
+    timedelta,
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "pattern": "^([0-9]+[dhmsDHMS])+$"}),
+]
+
+
 class BreakGlass(SettingsModel):
     """``writeback break-glass`` and the service's break-glass step."""
 
-    max_ttl: timedelta = Field(default=timedelta(hours=24), description="longest --ttl (2h, 30m, 1d; at most 30d)")
+    max_ttl: Duration = Field(
+        default=timedelta(hours=24), description="longest --ttl (2h, 30m, 1d; at most 30d)",
+        json_schema_extra={"default": format_duration(timedelta(hours=24)), "examples": ["2h", "30m", "1h30m", "1d"]},
+    )  # fmt: skip
     resume_after: Literal["merged", "opened"] = Field(
         default="merged",
         description="when auto-sync resumes after `end`: once the backport PR is merged and the controller's "
@@ -267,11 +288,13 @@ class Config(SettingsModel):
 
 
 class InvalidConfig(ConfigError):
-    """A configuration that failed validation; ``problems``: one line per error (``FILE:LINE:COL: key: why``)."""
+    """A configuration that failed validation; ``problems``: one line per error (``FILE:LINE:COL: key: why``),
+    ``details``: the same, each with its file, line, column and key path (``config_errors.KeyProblem``)."""
 
-    def __init__(self, problems: Sequence[str]) -> None:
+    def __init__(self, problems: Sequence[str], *, details: Sequence[KeyProblem] = ()) -> None:
         super().__init__("invalid configuration:\n  " + "\n  ".join(problems))
         self.problems = tuple(problems)
+        self.details = tuple(details)
 
 
 def _hidden(models: Sequence[type[BaseModel]], loc: tuple[int | str, ...]) -> bool:
@@ -292,8 +315,8 @@ def parse_config(
         return Config.model_validate(data)
     except ValidationError as e:
         errors = [_untagged(err) for err in e.errors()]
-        lines = describe(errors, root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
-        raise InvalidConfig(lines) from e
+        items = key_problems(errors, root=Config, source=source, positions=positions, flags=flags, hidden=_hidden)
+        raise InvalidConfig([str(i) for i in items], details=items) from e
 
 
 def _untagged(error: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,11 +12,12 @@ import json
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["Positions", "describe", "format_key_path", "yaml_positions"]
+__all__ = ["KeyProblem", "Positions", "describe", "format_key_path", "key_problems", "yaml_positions"]
 
 Loc = tuple[int | str, ...]
 Positions = Callable[[Loc], tuple[int, int] | None]  # (line, column), 1-based, of the key or item at a path
@@ -90,6 +91,25 @@ def _shown(value: Any) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeyProblem:
+    """One configuration error, where it is: the file (or the flag that set the key), its line and column (1-based)
+    and the key path, where known; ``str()`` is the one line ``config validate`` prints."""
+
+    file: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    key: str | None = None
+    flag: str | None = None
+
+    def __str__(self) -> str:
+        if self.flag is not None:
+            return f"{self.flag}: {self.message}"
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
 def describe(
     errors: Sequence[Mapping[str, Any]],
     *,
@@ -99,8 +119,23 @@ def describe(
     flags: Mapping[Loc, str] | None = None,
     hidden: Callable[[Sequence[type[BaseModel]], Loc], bool] = lambda models, loc: False,
 ) -> list[str]:
-    """One line per pydantic error. ``hidden(models, loc)``: never show the value there (secrets, URLs)."""
-    lines: list[tuple[tuple[int, int], str]] = []
+    """One line per pydantic error (``key_problems``, as text)."""
+    items = key_problems(errors, root=root, source=source, positions=positions, flags=flags, hidden=hidden)
+    return [str(p) for p in items]
+
+
+def key_problems(
+    errors: Sequence[Mapping[str, Any]],
+    *,
+    root: type[BaseModel],
+    source: str,
+    positions: Positions | None = None,
+    flags: Mapping[Loc, str] | None = None,
+    hidden: Callable[[Sequence[type[BaseModel]], Loc], bool] = lambda models, loc: False,
+) -> list[KeyProblem]:
+    """One problem per pydantic error, in the order of the file. ``hidden(models, loc)``: never show the value
+    there (secrets, URLs)."""
+    lines: list[tuple[tuple[int, int], KeyProblem]] = []
     for err in errors:
         loc: Loc = tuple(err["loc"])
         msg = str(err["msg"]).removeprefix("Value error, ")
@@ -111,14 +146,14 @@ def describe(
             if err["type"] not in _NO_VALUE and "input" in err and not hidden(_model_path(root, loc), loc):
                 msg += f" (got {_shown(err['input'])})"
         flag = (flags or {}).get(loc) or (flags or {}).get(key_loc)
+        key = format_key_path(key_loc) or None
         if flag is not None:
-            lines.append(((0, 0), f"{flag}: {msg}"))
+            lines.append(((0, 0), KeyProblem(file=source, message=msg, key=key, flag=flag)))
             continue
         pos = positions(loc) if positions is not None else None
-        where = f"{source}:{pos[0]}:{pos[1]}" if pos else source
-        key = format_key_path(key_loc)
-        lines.append((pos or (0, 0), f"{where}: {key}: {msg}" if key else f"{where}: {msg}"))
-    return [line for _, line in sorted(lines, key=lambda item: item[0])]  # in the order of the file
+        line, column = pos if pos else (None, None)
+        lines.append((pos or (0, 0), KeyProblem(file=source, line=line, column=column, key=key, message=msg)))
+    return [problem for _, problem in sorted(lines, key=lambda item: item[0])]  # in the order of the file
 
 
 def yaml_positions(text: str) -> Positions:

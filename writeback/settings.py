@@ -118,6 +118,12 @@ class Policy(SettingsModel):
 
     controller_managers: tuple[str, ...] = Field(
         default=(
+            # the control plane's own objects and fields: Service default/kubernetes, the kube-system ConfigMaps,
+            # the bootstrap RBAC, PriorityClasses and APIServices (kube-apiserver), the flow-control objects and the
+            # default ServiceCIDR; they are never `new`, and their fields are never written back
+            "kube-apiserver",
+            "api-priority-and-fairness-config-*",
+            "kubernetes-service-cidr-controller",
             "kube-controller-manager",
             "horizontal-pod-autoscaler",
             "keda-operator",
@@ -128,8 +134,10 @@ class Policy(SettingsModel):
             "gotk-*",
             "source-controller",
         ),
-        description="glob patterns of managers whose fields are never written back (gotk-* and source-controller: "
-        "Flux's own status and finalizers on its Kustomizations, HelmReleases and sources)",
+        description="glob patterns of managers whose fields are never written back, and whose objects are never "
+        "new (kube-apiserver and the API server's own controllers: the objects the control plane creates itself; "
+        "gotk-* and source-controller: Flux's own status and finalizers on its Kustomizations, HelmReleases and "
+        "sources)",
     )
     gitops_managers: tuple[str, ...] = Field(
         default=(*gitops_managers(), DRY_RUN_MANAGER),

@@ -51,7 +51,7 @@ def test_end_backports_the_hotfix_by_pr_then_restores_sync_policy_exactly(
     fake = fake_cls(bare=bare).start()
     flags = (
         "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", forge, "--forge-url", fake.url,
-        "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
+        "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--manifest-namespace", namespace,
         "--kubeconfig", controlplane.kubeconfig, "--resume-after", "opened",
     )  # fmt: skip
     try:

@@ -41,7 +41,7 @@ FORGES = {"github": (GitHubFake, PROJECT, TOKEN), "gitlab": (GitLabFake, "platfo
 def _flags(namespace: str, bare: Path, forge: str, url: str, project: str, kubeconfig: str) -> tuple[str, ...]:
     return (
         "--argocd-app", f"{namespace}/web", "--repo-url", str(bare), "--forge", forge, "--forge-url", url,
-        "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
+        "--forge-project", project, "--token-env", TOKEN_ENV, "--path", "apps", "--manifest-namespace", namespace,
         "--kubeconfig", kubeconfig,
     )  # fmt: skip
 
@@ -153,8 +153,8 @@ def test_flux_resumes_once_its_gitrepository_artifact_has_the_merge_commit(
     fake = GitHubFake(bare=bare).start()
     flags = (
         "--flux-kustomization", f"{namespace}/apps", "--repo-url", str(bare), "--forge", "github", "--forge-url",
-        fake.url, "--forge-project", PROJECT, "--token-env", TOKEN_ENV, "--path", "apps", "--namespace", namespace,
-        *kc,
+        fake.url, "--forge-project", PROJECT, "--token-env", TOKEN_ENV, "--path", "apps",
+        "--manifest-namespace", namespace, *kc,
     )  # fmt: skip
     ks = "kustomizations.kustomize.toolkit.fluxcd.io"
     try:

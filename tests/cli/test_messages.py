@@ -42,7 +42,7 @@ def test_config_errors_name_file_line_column_key_suggest_and_show_the_bad_value(
     assert len(rows) == 4 and rows == sorted(rows)  # in the order of the file
     as_json = json.loads(writeback("config", "validate", str(good), str(bad), "--output", "json").stdout)
     assert as_json["valid"] is False and [f["valid"] for f in as_json["files"]] == [True, False]
-    assert any("did you mean `base`" in e for e in as_json["files"][1]["errors"])
+    assert any("did you mean `base`" in e["message"] for e in as_json["files"][1]["errors"])
 
 
 def test_a_kubeconfig_that_is_not_one_says_so(tmp_path: Path) -> None:

@@ -111,4 +111,4 @@ def test_a_string_that_reads_as_another_type_is_quoted_in_the_pr_body(tmp_path: 
     result = writeback("plan", "--live", "-", "--repo", str(seed), "--path", "apps", stdin=json.dumps(live))
     assert result.returncode == 0, result.stderr
     assert "  title:     writeback: shop/flags data checkout changed live\n" in result.stdout
-    assert '| data.checkout | <code>"false"</code> | <code>"true"</code> |' in result.stdout
+    assert '| data.<wbr>checkout | <code>"false"</code> | <code>"true"</code> |' in result.stdout

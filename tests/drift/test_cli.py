@@ -89,7 +89,7 @@ def test_bad_yaml_is_exit_2_naming_file_and_line_but_the_rest_is_compared(
     assert "writeback: error: apps/broken.yaml:4:9: not valid YAML: " in err  # the [ that was never closed
     assert "while parsing a flow sequence that starts here" in err
     assert doc is not None and [d["path"] for d in doc["drifts"]] == ["data.mode"]
-    assert any("apps/broken.yaml" in p for p in doc["problems"])
+    assert any(p["file"] == "apps/broken.yaml" for p in doc["problems"])
 
 
 def test_flag_conflicts_and_missing_inputs(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -192,7 +192,7 @@ def test_namespace_flag_names_the_default_namespace(setup: dict[str, Path], caps
     (setup["repo"] / "apps" / "kustomization.yaml").unlink()
     commit(setup["repo"], "no kustomization")
     code, doc, err = diff(
-        capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--namespace", "prod", "qa"
+        capsys, "--repo", str(setup["repo"]), "--live", str(setup["dump"]), "--namespace", "prod", "-n", "qa"
     )
     assert code == 0, err
     assert doc is not None and [d["resource"]["namespace"] for d in doc["drifts"]] == ["prod"]

@@ -265,12 +265,12 @@ def test_missing_kustomize_is_a_clear_input_error(
     for command in ("diff", "plan"):
         code, _, err = run_cli(command, "--repo", str(repo), "--path", OVERLAY, "--live", str(live))
         assert code == 2, (command, err)
-        assert "kustomize is not on PATH" in err and "WRITEBACK_KUSTOMIZE" in err
+        assert "neither kustomize nor kubectl is on PATH" in err and "WRITEBACK_KUSTOMIZE" in err
         assert "Traceback" not in err
     # told to read the files as plain manifests, it needs no kustomize
     code, _, err = run_cli("diff", "--repo", str(repo), "--path", OVERLAY, "--live", str(live),
                            "--source", "plain")  # fmt: skip
-    assert code == 0 and "kustomize is not on PATH" not in err, err
+    assert code == 0 and "neither kustomize nor kubectl is on PATH" not in err, err
 
 
 @pytest.mark.parametrize("name", ["kustomization.yaml", "kustomization.yml", "Kustomization"])

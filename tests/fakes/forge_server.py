@@ -3,7 +3,9 @@ request validation against the official schemas, a request log, injected failure
 that holds the branches.
 
 Every request the bot sends is checked: an unknown endpoint, an unknown query parameter, or a body that does not
-validate against the operation's request schema (with unknown fields rejected) is recorded in ``violations``.
+validate against the operation's request schema (with unknown fields rejected) is recorded in ``violations``; so is
+a pull/merge request body or comment that GitHub's Markdown library renders badly (``tests.support.markdown``: a
+broken table, raw HTML, an @mention).
 Every answer the fake gives is checked too: its status must be one the operation documents, and its body must
 validate against the official response schema (GitHub) or carry the keys of the official example (GitLab, whose
 description has examples only). Injected faults are the test's own choice and are not checked.
@@ -34,6 +36,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
 
+from tests.support import markdown
 from tests.support.testdata import FORGE_API
 
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
@@ -369,6 +372,11 @@ class FakeForge:
             jsonschema.validate(rec.body, route.body_schema)
         except jsonschema.ValidationError as e:
             self.violations.append(f"{route.key}: invalid request body {rec.body!r}: {e.message}")
+        if rec.method in WRITE_METHODS and isinstance(rec.body, dict):  # what a reviewer reads: as GitHub renders it
+            for key in ("body", "description"):
+                text = rec.body.get(key)
+                if isinstance(text, str):
+                    self.violations += [f"{route.key}: the {key} renders badly: {p}" for p in markdown.problems(text)]
 
     def _check_answer(self, route: Route, status: int, payload: Any) -> None:
         """The fake's own answer must be one the operation documents, in the documented shape."""

@@ -110,7 +110,7 @@ def test_run_once_creates_then_twice_more_changes_nothing(
         changed = live_dump(tmp_path, "registry.example.com/web:1.0.5")
         code, out, err = run_cli(*flags(kind, bare, fake, changed), "--output", "json")
         assert code == 0, err
-        [result] = json.loads(out)
+        [result] = json.loads(out)["results"]
         assert result["outcome"] == "updated" and result["url"]
         assert fake.violations == []
         assert TOKENS[kind] not in caplog.text + out + err  # never log a token (debug logs included)
@@ -172,7 +172,7 @@ def test_a_rate_limited_or_broken_target_never_blocks_the_others(
         assert "skipped" in lines["limited"] and "3600" in lines["limited"]
         assert "failed" in lines["broken"] and "missing.git" in lines["broken"]
         assert " created " in lines["ok"]
-        assert code == 3  # one target failed hard
+        assert code == 2  # the broken target's repository does not exist: bad input, as a missing token
         assert len(limited.requests) == 1  # no retry loop past the maximum wait
         assert [r for r in limited.requests if r.method != "GET"] == []
         assert ok.violations == [] and limited.violations == []
@@ -190,7 +190,7 @@ def test_plan_text_shows_the_pull_request_before_the_diff(tmp_path: Path, capsys
         out.index("changeset "),
         out.index("  title:     writeback: "),
         out.index("    <!-- writeback:fingerprint="),
-        out.index("    | spec.template.spec.containers\\[name=app\\].image |"),
+        out.index("spec.<wbr>template.<wbr>spec.<wbr>containers<wbr>\\[name=<wbr>app\\].<wbr>image |"),
         out.index("+          image: registry.example.com/web:1.0.4   # bumped by CI"),
     ]
     assert order == sorted(order)

@@ -148,7 +148,7 @@ def test_removed_base_env_renders_without_it(repo: Path, kustomize_bin: Path) ->
 def test_missing_kustomize_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv(kustomize_cli.ENV_VAR, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(ToolMissing, match="kustomize is not on PATH"):
+    with pytest.raises(ToolMissing, match="neither kustomize nor kubectl is on PATH"):
         kustomize_cli.find_kustomize()
     monkeypatch.setenv(kustomize_cli.ENV_VAR, str(tmp_path / "nope"))
     with pytest.raises(ToolMissing, match="WRITEBACK_KUSTOMIZE"):

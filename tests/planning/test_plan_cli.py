@@ -102,7 +102,7 @@ def _json_plan(repo: Path, live: str, tmp_path: Path) -> dict[str, Any]:
 def test_plan_json_contract_and_security_split(capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path) -> None:
     before = (repo / "apps/web.yaml").read_bytes()
     doc = _json_plan(repo, _live(image="registry.example.com/web:1.0.4", privileged=True), tmp_path)
-    assert list(doc) == ["changesets", "notes", "problems"]
+    assert list(doc) == ["apiVersion", "kind", "changesets", "notes", "problems"]  # a writeback/v1 Plan
     standard, security = doc["changesets"]
     for cs in (standard, security):
         assert list(cs) == ["id", "fingerprint", "target", "review", "files", "drifts", "unresolved", "pullRequest"]

@@ -28,7 +28,7 @@ def test_two_processes_racing_on_one_target_open_one_pr(world: World) -> None:
     codes = [first.returncode, second.returncode]
     assert codes == [0, 0], (codes, outs[0][1][-2000:], outs[1][1][-2000:])
     world.assert_converged("beta")
-    outcomes = sorted(r["outcome"] for out, _ in outs for r in json.loads(out))
+    outcomes = sorted(r["outcome"] for out, _ in outs for r in json.loads(out)["results"])
     assert outcomes == ["created", "skipped"], outcomes
-    [lost] = [r for out, _ in outs for r in json.loads(out) if r["outcome"] == "skipped"]
+    [lost] = [r for out, _ in outs for r in json.loads(out)["results"] if r["outcome"] == "skipped"]
     assert lost["reason"] == "concurrent-writer" and "another writer" in lost["detail"], lost

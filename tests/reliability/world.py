@@ -217,7 +217,7 @@ class World:
         except subprocess.TimeoutExpired:
             kill(proc)
             raise
-        results = json.loads(out) if out.strip() else []
+        results = json.loads(out)["results"] if out.strip() else []
         return Done(code=proc.returncode, results=results, stderr=err)
 
     # ------------------------------------------------------------ checks

@@ -6,6 +6,7 @@ per file, document or resource it could not (naming the file and, where known, t
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ __all__ = [
 
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 _YAML_SUFFIXES = (".yaml", ".yml")
+_DUMP_SUFFIXES = (*_YAML_SUFFIXES, ".json")  # `kubectl get -o yaml` and `-o json` dumps
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +149,7 @@ def _name_problem(body: Any, *, document: int, item: int | None) -> str | None:
     return None
 
 
-def _yaml_files(base: Path) -> Iterator[Path]:
+def _yaml_files(base: Path, *, suffixes: tuple[str, ...] = _YAML_SUFFIXES) -> Iterator[Path]:
     if base.is_file():
         yield base
         return
@@ -157,7 +159,7 @@ def _yaml_files(base: Path) -> Iterator[Path]:
             dirnames[:] = []  # a Helm chart: its templates are not plain manifests
             continue
         for name in sorted(filenames):
-            if name.endswith(_YAML_SUFFIXES) and name not in KUSTOMIZATION_FILES and name != "Chart.yaml":
+            if name.endswith(suffixes) and name not in KUSTOMIZATION_FILES and name != "Chart.yaml":
                 yield Path(dirpath) / name
 
 
@@ -200,23 +202,65 @@ def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[
 STDIN = "<stdin>"  # how problems name a dump read from standard input (``--live -``)
 
 
+def parse_dump(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
+    """The documents of a dump: YAML (``kubectl get -o yaml``), or JSON, one object or several one after the other
+    (``kubectl get -o json`` run more than once into one file), as kubectl reads them. JSON is told by its first
+    character (``{`` or ``[``); a top-level JSON array holds documents; ``---`` lines between JSON documents are
+    document markers, as in YAML."""
+    start = len(text) - len(text.lstrip())
+    if text[start : start + 1] not in ("{", "["):
+        return parse_documents(text=text, file=file)
+    decoder = json.JSONDecoder()
+    docs: list[Any] = []
+    at = start
+    try:
+        while at < len(text):
+            doc, at = decoder.raw_decode(text, at)
+            docs.extend(doc if isinstance(doc, list) else [doc])
+            at = _next_document(text, at)
+    except json.JSONDecodeError as e:
+        return [], Problem(file=file, line=e.lineno, column=e.colno, message=f"not valid JSON: {e.msg}")
+    except RecursionError:
+        return [], Problem(file=file, message="not valid JSON: nested too deeply")
+    return docs, None
+
+
+def _next_document(text: str, at: int) -> int:
+    """Where the next JSON document starts: past blank space and YAML document markers (``---``, ``...``) on
+    their own lines, which JSON documents written into a YAML stream have between them."""
+    while True:
+        at = len(text) - len(text[at:].lstrip())
+        for marker in ("---", "..."):
+            end = at + len(marker)
+            if text.startswith(marker, at) and (end == len(text) or text[end] in " \t\r\n"):
+                at = end
+                break
+        else:
+            return at
+
+
 def read_live(*, path: Path | None = None, text: str | None = None) -> LoadResult[LiveObject]:
-    """Objects dumped with ``kubectl get -o yaml [--show-managed-fields]``: a file or a directory of them
-    (``path``), or one dump given as ``text`` (standard input, named ``<stdin>`` in problems)."""
+    """Objects dumped with ``kubectl get -o yaml|json [--show-managed-fields]``: a file or a directory of them
+    (``path``: its ``*.yaml``, ``*.yml`` and ``*.json`` files), or one dump given as ``text`` (standard input,
+    named ``<stdin>`` in problems)."""
     objects: list[LiveObject] = []
     problems: list[Problem] = []
     seen: dict[Identity, str] = {}
     if text is not None:
-        docs, problem = parse_documents(text=text, file=STDIN)
+        docs, problem = parse_dump(text=text, file=STDIN)
         problems.extend([problem] if problem is not None else [])
         _live_objects(docs, file=STDIN, seen=seen, objects=objects, problems=problems)
         return LoadResult(objects=tuple(objects), problems=tuple(problems))
     if path is None or not path.exists():
         raise InputError(f"--live {path}: no such file or directory")
-    for p in _yaml_files(path):
+    for p in _yaml_files(path, suffixes=_DUMP_SUFFIXES):
         file = str(p)
-        docs, unread = read_documents(p, file=file)
-        problems.extend(unread)
+        content, unread = _read_text(p, file=file)
+        if unread is not None or content is None:
+            problems.append(unread or Problem(file=file, message="cannot read"))
+            continue
+        docs, problem = parse_dump(text=content, file=file)
+        problems.extend([problem] if problem is not None else [])
         _live_objects(docs, file=file, seen=seen, objects=objects, problems=problems)
     return LoadResult(objects=tuple(objects), problems=tuple(problems))
 
@@ -312,8 +356,12 @@ def read_manifests(
     path: str = ".",
     namespaces: NamespaceDefaults = NamespaceDefaults(),
     namespaced: NamespacedFn = builtin_namespaced,
+    exclude: frozenset[str] = frozenset(),
 ) -> LoadResult[DesiredObject]:
     """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``), as plain manifests.
+
+    ``exclude``: files (or directories) relative to ``root`` that are no manifests, such as a ``--live`` dump saved
+    in the repository.
 
     Overlays are not rendered here: Kustomize targets go through ``adapters.kustomize.read_rendered``.
 
@@ -333,6 +381,8 @@ def read_manifests(
     problems: list[Problem] = []
     for p in _repo_yaml_files(top, root=root, problems=problems):
         file = p.relative_to(root).as_posix()
+        if any(file == x or file.startswith(x.rstrip("/") + "/") for x in exclude):
+            continue
         docs, unread = read_documents(p, file=file)
         problems.extend(unread)
         for d, doc in enumerate(docs):

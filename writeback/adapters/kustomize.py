@@ -1,6 +1,7 @@
 """The real kustomize CLI (v5): render an overlay (Git's desired objects), and verify a patched repo.
 
-The binary is ``$WRITEBACK_KUSTOMIZE`` if set, else ``kustomize`` on PATH; missing -> ToolMissing (exit 2).
+The binary is ``$WRITEBACK_KUSTOMIZE`` if set, else ``kustomize`` on PATH, else ``kubectl`` on PATH (run as
+``kubectl kustomize``, the Kustomize built into kubectl, as Argo CD users have it); none -> ToolMissing (exit 2).
 """
 
 from __future__ import annotations
@@ -34,28 +35,40 @@ TIMEOUT_SECONDS = 120.0
 
 
 def find_kustomize() -> Path:
-    """The kustomize binary, or ToolMissing naming what was tried."""
+    """The kustomize binary (or kubectl, whose ``kustomize`` subcommand is the same), or ToolMissing naming what was
+    tried."""
     configured = os.environ.get(ENV_VAR)
     if configured:
         p = Path(configured)
         if p.is_file() and os.access(p, os.X_OK):
             return p
         raise ToolMissing(f"${ENV_VAR}={configured}: not an executable file")
-    found = shutil.which("kustomize")
+    found = shutil.which("kustomize") or shutil.which("kubectl")
     if found is None:
         raise ToolMissing(
-            f"kustomize is not on PATH: install kustomize v5 (https://kubectl.docs.kubernetes.io/installation/"
-            f"kustomize/) or set ${ENV_VAR} to its path"
+            f"neither kustomize nor kubectl is on PATH: install kustomize v5 (https://kubectl.docs.kubernetes.io/"
+            f"installation/kustomize/) or kubectl, or set ${ENV_VAR} to the path of either"
         )
     return Path(found)
 
 
+def is_kubectl(binary: Path) -> bool:
+    """Whether ``binary`` is kubectl (``kubectl kustomize DIR``) rather than kustomize (``kustomize build DIR``)."""
+    return binary.name.split(".")[0].startswith("kubectl")
+
+
+def command(binary: Path, directory: Path) -> list[str]:
+    """The command line that renders ``directory``."""
+    return [str(binary), "kustomize" if is_kubectl(binary) else "build", str(directory)]
+
+
 def build(directory: Path, *, binary: Path | None = None) -> str:
-    """``kustomize build DIRECTORY``: the rendered YAML stream; a failure raises PatchError with its stderr."""
+    """``kustomize build DIRECTORY`` (or ``kubectl kustomize DIRECTORY``): the rendered YAML stream; a failure
+    raises PatchError with its stderr."""
     exe = binary or find_kustomize()
     try:
         proc = subprocess.run(
-            [str(exe), "build", str(directory)],
+            command(exe, directory),
             capture_output=True,
             text=True,
             timeout=TIMEOUT_SECONDS,
@@ -64,10 +77,14 @@ def build(directory: Path, *, binary: Path | None = None) -> str:
     except OSError as e:
         raise ToolMissing(f"{exe}: cannot run: {e.strerror}") from e
     except subprocess.TimeoutExpired as e:
-        raise PatchError(f"kustomize build {directory}: timed out after {TIMEOUT_SECONDS:.0f}s") from e
+        raise PatchError(f"{_name(exe)} {directory}: timed out after {TIMEOUT_SECONDS:.0f}s") from e
     if proc.returncode != 0:
-        raise PatchError(f"kustomize build {directory} failed: {proc.stderr.strip() or proc.returncode}")
+        raise PatchError(f"{_name(exe)} {directory} failed: {proc.stderr.strip() or proc.returncode}")
     return proc.stdout
+
+
+def _name(binary: Path) -> str:
+    return "kubectl kustomize" if is_kubectl(binary) else "kustomize build"
 
 
 def render(directory: Path, *, binary: Path | None = None) -> list[dict[str, Any]]:

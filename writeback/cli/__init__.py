@@ -27,19 +27,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from writeback import __version__
-from writeback.cli.helptext import Formatter, attach, walk
+from writeback.cli.helptext import Formatter, attach, summary, walk
 from writeback.cli.output import ColorMode, Printer
 from writeback.errors import ExitCode, InputError, WritebackError
 
-# Each module exposes ``register(subparsers)``; the parser's ``func`` returns an exit code.
-COMMAND_MODULES: tuple[str, ...] = (
-    "writeback.cli.diff",
-    "writeback.cli.plan",
-    "writeback.cli.run",
-    "writeback.cli.config_cmd",
-    "writeback.cli.breakglass",
-    "writeback.cli.completion",
-)
+# Each command's module exposes ``register(subparsers)``; the parser's ``func`` returns an exit code. Only the module
+# of the command being run is imported (``build_parser``): ``writeback --version`` and ``--help`` import none, and a
+# command imports what it works with only when it runs (docs/cli.md, "Startup").
+COMMAND_MODULES: dict[str, str] = {
+    "diff": "writeback.cli.diff",
+    "plan": "writeback.cli.plan",
+    "run": "writeback.cli.run",
+    "config": "writeback.cli.config_cmd",
+    "break-glass": "writeback.cli.breakglass",
+    "completion": "writeback.cli.completion",
+}
 PLUGIN_NAME = "kubectl-writeback"  # the console script kubectl finds on PATH: `kubectl writeback diff ...`
 GLOBAL_OPTIONS = ("--debug", "--color")
 
@@ -70,6 +72,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, top: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", Formatter)
+        kwargs["allow_abbrev"] = False  # as kubectl, flux and argocd: `--rep` is no `--repo-url`
         super().__init__(*args, **kwargs)
         add_global_options(self, top=top)
 
@@ -99,7 +102,24 @@ def prog_name(argv0: str | None = None) -> str:
     return "kubectl writeback" if name == PLUGIN_NAME else "writeback"
 
 
-def build_parser(*, prog: str = "writeback") -> argparse.ArgumentParser:
+def command_in(args: Sequence[str]) -> str | None:
+    """The command a command line runs: its first word that is no global option (nor ``--color``'s value)."""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--color":
+            skip = True
+        elif a == "--":
+            return None
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
+def build_parser(*, prog: str = "writeback", argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser tree. With ``argv``, only the command it runs gets its flags (its module is imported); the others
+    are listed with their one-line help. Without it, the whole tree (completion scripts, tests)."""
     parser = _Parser(
         prog=prog,
         top=True,
@@ -107,9 +127,15 @@ def build_parser(*, prog: str = "writeback") -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"writeback {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    attach(parser)
+    wanted = command_in(argv) if argv is not None else None
+    listed: set[tuple[str, ...]] = set()
+    for name, module in COMMAND_MODULES.items():
+        if argv is None or name == wanted:
+            importlib.import_module(module).register(sub)
+        else:
+            sub.add_parser(name, help=summary(name))
+            listed.add((name,))
+    attach(parser, skip=frozenset(listed))
     return parser
 
 
@@ -122,6 +148,41 @@ def _quiet_urllib3(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.ERROR or not record.name.startswith("urllib3")
 
 
+class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to ``sys.stderr`` as it is when a record is emitted, so that a progress display that redirects stderr
+    (rich's) prints the record above itself instead of through it."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+class _Said(logging.Formatter):
+    """A log record as every other message of a command: ``writeback: error: ...`` (the level in colour on a
+    terminal); with ``--debug`` the logger's name follows the level. The service logs in its own format
+    (``writeback.service.logging``: text or JSON lines)."""
+
+    def __init__(self, printer: Printer, *, debug: bool) -> None:
+        super().__init__()
+        self.printer, self.debug = printer, debug
+
+    def format(self, record: logging.LogRecord) -> str:
+        kind = {"WARNING": "warning", "CRITICAL": "error"}.get(record.levelname, record.levelname.lower())
+        label = self.printer.err_color.paint(f"{kind}:", kind)
+        name = f"{record.name}: " if self.debug else ""
+        text = f"writeback: {label} {name}{record.getMessage()}"
+        if record.exc_info and self.debug:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
@@ -130,10 +191,18 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     if fresh and not debug:  # urllib3 warns on every connection retry; our error says what failed, once
         logging.getLogger().handlers[0].addFilter(_quiet_urllib3)
     printer = Printer.for_mode(_color_in(args_list))
+    if fresh:  # our own handler: say log records as the command says everything else, above any progress display
+        root = logging.getLogger()
+        handler = _StderrNow()
+        handler.setFormatter(_Said(printer, debug=debug))
+        handler.filters = root.handlers[0].filters
+        root.handlers[0] = handler
     try:
-        parser = build_parser(prog=prog or prog_name())
+        parser = build_parser(prog=prog or prog_name(), argv=args_list)
         args = parser.parse_args(args_list)
         printer = Printer.from_args(args)
+        logging.getLogger(__name__).debug("writeback %s (Python %s): %s", __version__, sys.version.split()[0],
+                                          " ".join(chosen(parser, args).prog.split()[1:]) or "-")  # fmt: skip
         if args.command == "run" and not args.once:
             gc.enable()  # the service runs for good: it needs the cyclic collector (see entrypoint)
         func = getattr(args, "func", None)

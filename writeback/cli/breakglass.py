@@ -22,8 +22,9 @@ from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
 from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
-from writeback.cli.common import add_repo_forge_flags, edges_for, targets_from_args
+from writeback.cli.common import add_repo_forge_flags, edges_for, namespace_name, targets_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.config import BreakGlass, Config, Target, load_config
 from writeback.errors import InputError
 from writeback.gitops.registry import SUSPENDABLE, describe
@@ -53,8 +54,9 @@ def _actor_flag(parser: argparse.ArgumentParser) -> None:
 def _scope_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all-namespaces", "-A", action="store_true", help="every namespace")
     parser.add_argument(
-        "--controller-namespace", metavar="NS", help="the namespace of the controller objects (default: context's)"
-    )
+        "--namespace", "-n", "--controller-namespace", metavar="NS", type=namespace_name, dest="controller_namespace",
+        help="the namespace of the controller objects (default: the kubeconfig context's)",
+    )  # fmt: skip
 
 
 def _backport_flags(parser: argparse.ArgumentParser) -> None:
@@ -73,8 +75,8 @@ def _backport_flags(parser: argparse.ArgumentParser) -> None:
     add_repo_forge_flags(parser)
     git = parser.add_argument_group("Git side")
     git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repo (default: .)")
-    git.add_argument("--namespace", "-n", metavar="NS", action="extend", nargs="+", dest="namespaces",
-                     help="namespace of manifests that name none, also snapshotted")  # fmt: skip
+    git.add_argument("--manifest-namespace", metavar="NS", type=namespace_name, action="append", dest="namespaces",
+                     help="the namespace of manifests that name none, also snapshotted (one per flag)")  # fmt: skip
     parser.add_argument("--workdir", metavar="DIR", help="where the clones live (default: a temp dir)")
     parser.add_argument("--dry-run", action="store_true", help="no push, no API writes, auto-sync not restored")
     _actor_flag(parser)
@@ -83,7 +85,7 @@ def _backport_flags(parser: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "break-glass",
-        help="pause Argo CD/Flux auto-sync during an incident; backport by PR before it resumes",
+        help=summary("break-glass"),
         description="Suspend a GitOps controller's auto-sync with a reason and a TTL (recorded as an annotation on "
         "the object), list running break-glasses, and end them: the live state is backported by PR first, and "
         "auto-sync is restored exactly as it was once that PR is merged and the controller has the merge commit.",

@@ -6,31 +6,28 @@ Precedence: a flag beats the config target's setting, which beats the built-in d
 from __future__ import annotations
 
 import argparse
-import posixpath
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from writeback.adapters.forges import registry as forges
-from writeback.adapters.kube.cluster import KubeCluster
-from writeback.adapters.kube.controllers import context_name
-from writeback.adapters.kube.kubeconfigs import ClusterAccess
-from writeback.cli.exits import actionable_words
-from writeback.config import Config, Target, load_config
-from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 from writeback.errors import ConfigError, InputError
-from writeback.gitops.base import Followed
 from writeback.gitops.registry import SUSPENDABLE
-from writeback.pipeline.pull_requests import check_config_templates
-from writeback.pipeline.targets import Edges, TargetSpec, spec_for, tools_for
 from writeback.sources import registry as sources
+
+if TYPE_CHECKING:  # the work's modules are imported when a command runs, not when its flags are defined
+    from writeback.config import Config, Target
+    from writeback.gitops.base import Followed
+    from writeback.pipeline.targets import Edges, TargetSpec
 
 STDIN = "-"  # ``--live -``: the dump comes on standard input
 
 def load_checked_config(path: str) -> Config:
     """The configuration file, validated, with every target's PR templates compiled and rendered once."""
+    from writeback.config import load_config
+    from writeback.pipeline.pull_requests import check_config_templates
+
     cfg = load_config(path)
     check_config_templates(cfg, source=path)
     return cfg
@@ -53,23 +50,33 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     )
     live.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     live.add_argument(
+        "--all-namespaces", "-A", action="store_true",
+        help="compare Git's kinds in every namespace (offline: every namespace of the dump), not only in the "
+        "namespaces Git uses and -n names: objects created elsewhere show as new",
+    )  # fmt: skip
+    live.add_argument(
+        "--kinds", metavar="KIND[,KIND...]", type=kind_names, action="extend",
+        help="compare only these kinds, by kubectl's names (deploy,cm,Service,clusterissuers.cert-manager.io); "
+        "with --live, a kind named here that the dump does not hold reads as deleted (without --kinds, a kind the "
+        "dump holds no object of is not compared)",
+    )  # fmt: skip
+    live.add_argument(
         "--allow-empty-live",
         action="store_true",
         help="--live: a dump with nothing to compare is expected (else an input error: all of Git would be deleted)",
     )
     git = parser.add_argument_group("Git side")
     if repo:
-        git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: .)")
-    git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory in the repository (default: .)")
-    git.add_argument(
-        "--namespace",
-        "-n",
-        metavar="NS",
-        action="extend",
-        nargs="+",
-        dest="namespaces",
-        help="namespace of manifests that name none (the first given), also snapshotted; repeatable",
-    )
+        git.add_argument("--repo", metavar="DIR", help="the local Git repository with the manifests (default: the "
+                         "repository the current directory is in, found as git finds it; else .)")  # fmt: skip
+        git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory (or one manifest file) in the "
+                         "repository; relative to the current directory, as git's paths are (default: the current "
+                         "directory); with --repo, relative to it (default: its top)")  # fmt: skip
+    else:
+        git.add_argument("--path", metavar="SUBDIR", help="the manifests' directory (or one manifest file) in the "
+                         "repository (default: its top)")  # fmt: skip
+    add_namespace_flag(git, help="the namespace of manifests that name none, also snapshotted (one namespace per "
+                       "-n; the first is the default)")  # fmt: skip
     git.add_argument("--revision", metavar="REV", help="compare with this commit (default: the controller's, HEAD)")
     for controller in SUSPENDABLE:
         if controller.flag:
@@ -85,15 +92,50 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
 
 
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def namespace_name(text: str) -> str:
+    """``-n``'s value: one namespace name, a DNS-1123 label (as the API server validates it)."""
+    if len(text) > 63 or not _DNS_LABEL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a namespace name: lower-case letters, digits and '-', starting and ending with a "
+            "letter or digit, at most 63 characters (RFC 1123 label)"
+        )
+    return text
+
+
+def kind_names(text: str) -> list[str]:
+    """``--kinds``' value: kind names, comma or space separated."""
+    from writeback.kube.kindnames import split_names
+
+    names = list(split_names(text))
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one kind")
+    return names
+
+
+def add_namespace_flag(parser: Any, *, help: str, dest: str = "namespaces") -> None:
+    """``--namespace/-n NS``: one validated namespace per ``-n`` (as kubectl), repeatable where ``dest`` collects."""
+    parser.add_argument("--namespace", "-n", metavar="NS", type=namespace_name, action="append", dest=dest, help=help)
+
+
+def add_format_flag(parser: argparse.ArgumentParser) -> None:
+    """``--output/-o text|json|yaml``: json and yaml print the versioned document (``cli.documents``)."""
+    parser.add_argument("--output", "-o", choices=("text", "json", "yaml"), default="text",
+                        help="output format: text, or the versioned document (apiVersion writeback/v1) as json or "
+                        "yaml")  # fmt: skip
+
+
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    add_format_flag(parser)
     parser.add_argument(
         "--explain", action="store_true",
         help="also name the rule that decided each drift, and list every dropped field and its rule",
     )  # fmt: skip
-    parser.add_argument(
-        "--exit-code", action="store_true", help=f"exit 1 on drift: {actionable_words()}"
-    )
+    from writeback.cli.exits import actionable_words
+
+    parser.add_argument("--exit-code", action="store_true", help=f"exit 1 on drift: {actionable_words()}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,15 +165,51 @@ def _local_repo(url: str) -> Path | None:
     return p if p.is_dir() else None
 
 
+def path_name(path: str) -> str:
+    """What a target without a config file is named after its ``--path``: the directory's name; for one manifest
+    file, its directory's name and the file's stem (``apps/shop/deployment.yaml`` -> ``shop-deployment``); "" for
+    the top."""
+    parts = [p for p in path.strip("/").split("/") if p not in ("", ".")]
+    if not parts:
+        return ""
+    last = parts[-1]
+    stem, dot, suffix = last.rpartition(".")
+    if dot and suffix.lower() in ("yaml", "yml", "json"):
+        return f"{parts[-2]}-{stem}" if len(parts) > 1 else stem
+    return last
+
+
 def target_name(path: str | None, *, fallback: str) -> str:
-    """The name of a target built from flags (no config file), as a config target's name must be (a slug): the
-    --path's last directory, else ``fallback`` (the repository's name), else ``default``."""
-    last = posixpath.basename(posixpath.normpath(path or "."))
-    for raw in (last, fallback):
+    """The name of a target built from flags (no config file), as a config target's name must be (a slug): named
+    after the --path (:func:`path_name`), else ``fallback`` (the repository's name), else ``default``."""
+    for raw in (path_name(path or "."), fallback):
         slug = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-._")[:63]
         if slug:
             return slug
     return "default"
+
+
+def repo_and_path(repo: str | None, path: str | None, *, cwd: Path | None = None) -> tuple[Path, str | None]:
+    """The repository's top and the target's path in it, found as git finds them.
+
+    Without ``--repo``: the work tree the current directory is in, and ``--path`` relative to the current directory
+    (default: the current directory), as git's pathspecs; outside a work tree, ``.`` and ``--path`` as given. With
+    ``--repo DIR``: ``--path`` relative to DIR; a DIR below its work tree's top is the same as the top and a path
+    under DIR."""
+    from writeback.adapters.git import revisions
+
+    here = (cwd or Path.cwd()).resolve()
+    base = here if repo is None else (here / repo).resolve() if not Path(repo).is_absolute() else Path(repo)
+    top = revisions.toplevel(base) if base.is_dir() else None
+    if top is None:
+        return (Path(repo) if repo else Path(".")), path
+    start = base if repo is not None else here
+    target = (start / (path or ".")).resolve()
+    try:
+        rel = target.relative_to(top.resolve()).as_posix()
+    except ValueError:
+        raise InputError(f"--path {path or '.'}: {target} is outside the repository {top}") from None
+    return top, (None if rel == "." else rel)
 
 
 def inputs_from_args(args: argparse.Namespace) -> Inputs:
@@ -139,6 +217,8 @@ def inputs_from_args(args: argparse.Namespace) -> Inputs:
 
     Precedence: a flag beats the config target's setting, which beats the built-in default.
     """
+    from writeback.pipeline.targets import TargetSpec, spec_for
+
     if args.live and (args.kubeconfig or args.context):
         raise InputError("--live (offline) cannot be combined with --kubeconfig/--context")
     target: Target | None = None
@@ -149,17 +229,22 @@ def inputs_from_args(args: argparse.Namespace) -> Inputs:
     elif args.target:
         raise InputError("--target needs --config")
     repo: Path | None = Path(args.repo) if args.repo else None
+    path: str | None = args.path
     if repo is None and target is not None:
         repo = _local_repo(target.repo_url)
         if repo is None:
             msg = f"target {target.name}: repo_url {target.repo_url} is remote; give a local clone with --repo"
             raise InputError(msg)
-    repo = repo or Path(".")
-    if not repo.is_dir():
+    if repo is not None and not repo.is_dir():
         raise InputError(f"--repo {repo}: no such directory")
+    if target is None or args.repo:  # where the command runs (or --repo) decides, as for git
+        repo, path = repo_and_path(args.repo, path)
+    repo = repo or Path(".")
     flags: dict[str, Any] = {
-        "path": args.path,
+        "path": path,
         "namespaces": tuple(args.namespaces or ()),
+        "all_namespaces": bool(getattr(args, "all_namespaces", False)) or None,
+        "kinds": tuple(getattr(args, "kinds", None) or ()),
         "revision": args.revision,
         "controllers": _followed(args, target),
         "source": getattr(args, "source", None),
@@ -169,7 +254,7 @@ def inputs_from_args(args: argparse.Namespace) -> Inputs:
     if target is not None:
         spec = spec_for(target, **flags)
     else:
-        name = target_name(args.path, fallback=repo.resolve().name)
+        name = target_name(path, fallback=repo.resolve().name)
         spec = TargetSpec(name=name, **{k: v for k, v in flags.items() if v is not None and v != ()})
     return Inputs(spec=spec, repo=repo, edges=edges_for(args, cfg, target))
 
@@ -181,6 +266,8 @@ def flag_dest(flag: str) -> str:
 
 def _followed(args: argparse.Namespace, target: Target | None) -> tuple[Followed, ...]:
     """The controller objects named by flags, then the target's of the other kinds (a flag beats the setting)."""
+    from writeback.gitops.base import Followed
+
     given = tuple(
         Followed(controller=c, text=text, what=c.flag)
         for c in SUSPENDABLE
@@ -194,6 +281,8 @@ def _followed(args: argparse.Namespace, target: Target | None) -> tuple[Followed
 
 def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | None) -> Edges:
     """The adapters of one target from ``--live`` or the cluster flags, else the target's configured cluster."""
+    from writeback.pipeline.targets import Edges, tools_for
+
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
     given = {o.name: getattr(args, flag_dest(o.flag), None) for o in sources.path_options()}
     tools = tools_for(target, given=given)
@@ -202,6 +291,9 @@ def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | Non
     if live:
         return Edges(live_path=Path(live), cluster_name=f"offline dump {Path(live).name}",
                      empty_live_ok=bool(getattr(args, "allow_empty_live", False)), tools=tools)  # fmt: skip
+    from writeback.adapters.kube.controllers import context_name
+    from writeback.adapters.kube.kubeconfigs import ClusterAccess
+
     entry = None
     if not (kubeconfig or context) and cfg is not None and target is not None and target.cluster:
         entry = next(c for c in cfg.clusters if c.name == target.cluster)
@@ -211,6 +303,8 @@ def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | Non
     else:
         access = ClusterAccess(kubeconfig=kubeconfig, context=context)
         name = context or context_name(access) or "in-cluster"
+    from writeback.adapters.kube.cluster import KubeCluster
+
     cluster = KubeCluster.connect(kubeconfig=access.kubeconfig, context=access.context, in_cluster=access.in_cluster)
     return Edges(cluster=cluster, cluster_name=name, tools=tools)
 
@@ -220,9 +314,12 @@ def read_stdin() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise InputError("--live -: standard input is a terminal; pipe a dump in (kubectl get ... -o yaml | ...)")
     try:
-        return sys.stdin.read()
+        text = sys.stdin.read()
     except UnicodeDecodeError as e:
         raise InputError(f"--live -: standard input is not UTF-8 text: {e.reason}") from e
+    if not text.strip():
+        raise InputError("--live -: standard input is empty; pipe a dump in (kubectl get ... -o yaml | ...)")
+    return text
 
 
 # ---------------------------------------------------------------- repo and forge flags (run, break-glass)
@@ -249,6 +346,8 @@ FLAG_NAMES: dict[str, str] = {
 
 def add_repo_forge_flags(parser: argparse.ArgumentParser) -> None:
     """The repo and forge of one target without a config file (``run``, ``break-glass``)."""
+    from writeback.adapters.forges import registry as forges
+
     g = parser.add_argument_group("repo and forge (without --config)")
     g.add_argument("--repo-url", metavar="URL", help="what git clones and pushes to: https, ssh or a local path")
     g.add_argument("--base", metavar="BRANCH", help="the base branch pull requests target (default: main)")
@@ -280,6 +379,7 @@ def targets_from_args(args: argparse.Namespace) -> tuple[Config | None, tuple[Ta
     if not args.repo_url or not args.forge:
         raise InputError("without --config, give at least --repo-url and --forge")
     from writeback.config import parse_config
+    from writeback.credentials import TOKEN_NOT_NAME, looks_like_credential
 
     forge: dict[str, Any] = {"kind": args.forge, "url": args.forge_url, "project": args.forge_project}
     if args.token_env and looks_like_credential(args.token_env):  # never echoed: it is likely the token itself
@@ -309,4 +409,6 @@ def targets_from_args(args: argparse.Namespace) -> tuple[Config | None, tuple[Ta
 
 def spec_of(args: argparse.Namespace, cfg: Config | None, target: Target) -> TargetSpec:
     """The spec of a ``run`` target; one built from flags names its flags in errors."""
+    from writeback.pipeline.targets import spec_for
+
     return spec_for(target, incident=getattr(args, "incident", None), setting_names={} if cfg else FLAG_NAMES)

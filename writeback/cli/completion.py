@@ -13,8 +13,9 @@ import sys
 from typing import Any
 
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 
-SHELLS = ("bash", "zsh")
+SHELLS = ("bash", "zsh", "fish")
 _FILE_METAVARS = {"FILE", "PATH"}
 _DIR_METAVARS = {"DIR", "SUBDIR"}
 
@@ -22,7 +23,7 @@ _DIR_METAVARS = {"DIR", "SUBDIR"}
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "completion",
-        help="print the shell completion script (bash or zsh)",
+        help=summary("completion"),
         description="Print a tab-completion script for bash or zsh: commands, subcommands, flags, their choices, "
         "and paths for the flags that take a file or a directory.",
     )

@@ -14,7 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
+from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.drift.engine import report_to_json
 from writeback.drift.report import shown
@@ -33,7 +35,7 @@ _GROUPED = Decision.IGNORE  # the decision whose items are grouped by reason unl
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diff",
-        help="show the live changes and what writeback would do with each",
+        help=summary("diff"),
         description="Compare live resources (a cluster, or --live dumps) with the Git manifests at the revision "
         "the GitOps controller last applied, and print each drift with its decision and reason.",
     )
@@ -52,11 +54,9 @@ def run(args: argparse.Namespace) -> int:
     with stage_progress(targets=[name], transient=True) as progress:  # drawn on a terminal only
         edges = replace(inputs.edges, on_step=lambda step: progress.stage(name, step))
         detection = detect(spec=inputs.spec, repo=inputs.repo, edges=edges)
-    if args.output == "json":
-        doc = detection_json(detection, explain=args.explain)
-        json.dump(doc, printer.out, indent=2, sort_keys=False, ensure_ascii=False)
-        printer.write("\n")
-        for warning in detection.report.warnings:  # the notes are in the JSON; these must reach a person too
+    if args.output != "text":
+        write(detection_json(detection, explain=args.explain), out=printer.out, output=args.output)
+        for warning in detection.report.warnings:  # the notes are in the document; these must reach a person too
             printer.say("warning", warning)
     else:
         verbose = args.verbose or args.explain
@@ -69,16 +69,17 @@ def run(args: argparse.Namespace) -> int:
             printer.say("note", f"{grouped} ignored fields are grouped by reason; -v or --explain lists each")
     for p in detection.problems:
         printer.say("error", str(p))
-    actionable = any(d.decision.actionable for d in detection.report.drifts)
-    return Tally(bad_input=bool(detection.problems), changes=actionable).exit_code(exit_on_changes=args.exit_code)
+    tally = Tally.of_decisions((d.decision for d in detection.report.drifts), bad_input=bool(detection.problems))
+    return tally.exit_code(exit_on_changes=args.exit_code)
 
 
 def detection_json(detection: Detection, *, explain: bool = False) -> dict[str, Any]:
-    """The JSON contract of issue 3, plus ``revisionSource``, ``problems`` and (with --explain) ``dropped``."""
+    """The ``DriftReport`` document (``cli.documents``): the report of issue 3, plus ``revisionSource``,
+    ``problems`` and (with --explain) ``dropped``."""
     doc = dict(report_to_json(detection.report, explain=explain))
     doc["revisionSource"] = detection.revision_source
-    doc["problems"] = [str(p) for p in detection.problems]
-    return doc
+    doc["problems"] = [problem(p) for p in detection.problems]
+    return document(Kind.DRIFT_REPORT, doc)
 
 
 def _value(v: Any) -> str:

@@ -10,23 +10,19 @@ import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from writeback.cli.exits import actionable_words
-from writeback.errors import ExitCode
+from writeback.cli import exits
 
-__all__ = ["COMMANDS", "CommandHelp", "Formatter", "attach", "epilog", "walk"]
+__all__ = ["COMMANDS", "CommandHelp", "Formatter", "attach", "epilog", "summary", "walk"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandHelp:
+    summary: str = ""  # the one line ``writeback --help`` shows for the command
     examples: tuple[str, ...] = ()
-    exit_codes: tuple[tuple[ExitCode, str], ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
     description: str | None = None  # only where the command module gives none
 
 
-_USAGE = (ExitCode.INPUT, "a usage, config or input error; the message names the file, key or resource")
-_FAILED = (ExitCode.FAILED, "at least one target failed at run time while the others ran")
-_INTERRUPTED = (ExitCode.INTERRUPTED, "interrupted")
 _KUBECONFIG = ("KUBECONFIG", "the kubeconfig when --kubeconfig is not given (then ~/.kube/config, then in-cluster)")
 _KUSTOMIZE = ("WRITEBACK_KUSTOMIZE, WRITEBACK_HELM", "the programs source kinds run (default: kustomize, helm on PATH)")
 _COLOR = ("NO_COLOR", "set and not empty: no colour with --color auto")
@@ -53,19 +49,10 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
             "kubectl writeback diff --path apps/shop          # the same, as a kubectl plugin",
             'eval "$(writeback completion bash)"              # tab completion (bash; zsh: completion zsh)',
         ),
-        exit_codes=(
-            (ExitCode.OK, "success"),
-            (
-                ExitCode.DRIFT,
-                "drift found (diff), files would change (plan), a PR opened or updated (run): only with --exit-code",
-            ),
-            _USAGE,
-            _FAILED,
-            _INTERRUPTED,
-        ),
         environment=(_KUBECONFIG, _KUSTOMIZE, _TOKENS, _COLOR),
     ),
     ("diff",): CommandHelp(
+        summary="show the live changes and what writeback would do with each",
         examples=(
             "writeback diff --path apps/shop                  # the cluster of $KUBECONFIG against ./apps/shop",
             f"{_LIVE} | writeback diff --live - --path apps/shop",
@@ -73,78 +60,50 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
             "writeback diff --config config.yaml --target prod --output json | jq '.drifts[].path'",
             "writeback diff --path apps/shop --exit-code || echo 'someone changed the cluster'",
         ),
-        exit_codes=(
-            (ExitCode.OK, f"no problem (with --exit-code: and no {actionable_words()} drift)"),
-            (ExitCode.DRIFT, f"with --exit-code: {actionable_words()} drift found"),
-            _USAGE,
-            _FAILED,
-            _INTERRUPTED,
-        ),
         environment=_DETECT,
     ),
     ("plan",): CommandHelp(
+        summary="show the patches writeback would propose, grouped in change sets (commits nothing)",
         examples=(
             "writeback plan --live examples/hotfix/live.yaml --path examples/hotfix/gitops",
             "writeback plan --path overlays/prod > pr.md      # the preview on stdout, notes on stderr",
             "writeback plan --config config.yaml --target prod --output json | jq '.changesets[].pullRequest.title'",
         ),
-        exit_codes=(
-            (ExitCode.OK, "no problem (with --exit-code: and no change set changes a file)"),
-            (ExitCode.DRIFT, "with --exit-code: a change set would change files"),
-            _USAGE,
-            (ExitCode.FAILED, "a change set was aborted (its patch did not verify)"),
-            _INTERRUPTED,
-        ),
         environment=_DETECT,
     ),
     ("run",): CommandHelp(
+        summary="one full cycle: snapshot, plan, push the bot branch, open/update/close the pull requests",
         examples=(
             "writeback run --once --config /etc/writeback/config.yaml",
             "GITHUB_TOKEN=... writeback run --once --repo-url https://github.com/acme/gitops.git --forge github \\\n"
             "    --token-env GITHUB_TOKEN --path apps/prod --exit-code",
             "writeback run --config /etc/writeback/config.yaml  # the service: every target on its schedule",
         ),
-        exit_codes=(
-            (ExitCode.OK, "every target ran (with --exit-code: and no PR was opened or updated)"),
-            (ExitCode.DRIFT, "with --exit-code: a pull request was opened or updated"),
-            _USAGE,
-            _FAILED,
-            _INTERRUPTED,
-        ),
         environment=(*_DETECT[:2], _TOKENS, _COLOR),
     ),
     ("config",): CommandHelp(
+        summary="validate configuration files or print their JSON Schema",
         examples=("writeback config validate config/*.yaml", "writeback config schema > writeback.schema.json"),
-        exit_codes=((ExitCode.OK, "valid"), (ExitCode.INPUT, "a file is not a valid configuration")),
     ),
     ("config", "validate"): CommandHelp(
         examples=("writeback config validate config/*.yaml", "writeback config validate prod.yaml --output json"),
-        exit_codes=(
-            (ExitCode.OK, "every file is valid"),
-            (ExitCode.INPUT, "a file is invalid: every error is printed as FILE:LINE:COL: KEY: problem"),
-        ),
     ),
     ("config", "schema"): CommandHelp(
-        examples=("writeback config schema > writeback.schema.json",), exit_codes=((ExitCode.OK, "printed"),)
+        examples=("writeback config schema > writeback.schema.json",),
     ),
     ("completion",): CommandHelp(
+        summary="print the shell completion script (bash, zsh or fish)",
         examples=(
             'eval "$(writeback completion bash)"              # in ~/.bashrc',
             'writeback completion zsh > "${fpath[1]}/_writeback"  # then restart zsh',
         ),
-        exit_codes=((ExitCode.OK, "printed"), _USAGE),
     ),
     ("break-glass",): CommandHelp(
+        summary="pause Argo CD/Flux auto-sync during an incident; backport by PR before it resumes",
         examples=(
             'writeback break-glass start --argocd-app argocd/shop --reason "checkout 500s" --ttl 2h',
             "writeback break-glass status -A",
             "writeback break-glass end --argocd-app argocd/shop --config config.yaml",
-        ),
-        exit_codes=(
-            (ExitCode.OK, "done"),
-            _USAGE,
-            (ExitCode.FAILED, "a backport failed: auto-sync stays suspended"),
-            _INTERRUPTED,
         ),
         environment=(_KUBECONFIG, _TOKENS, _USER),
     ),
@@ -157,23 +116,11 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
             'writeback break-glass start --flux-kustomization flux-system/shop --reason "..." --ttl 30m --dry-run',
             'writeback break-glass start --argocd-app argocd/shop --reason "still on it" --ttl 1h --extend',
         ),
-        exit_codes=(
-            (ExitCode.OK, "suspended (or, with --dry-run, shown)"),
-            _USAGE,
-            (ExitCode.FAILED, "the cluster refused or failed"),
-            _INTERRUPTED,
-        ),
         environment=(_KUBECONFIG, _USER),
     ),
     ("break-glass", "status"): CommandHelp(
         description="List the running break-glasses: who paused what, why, the incident, and the time left.",
         examples=("writeback break-glass status -A", "writeback break-glass status --argocd-app argocd/shop -o json"),
-        exit_codes=(
-            (ExitCode.OK, "listed (also when there is none)"),
-            _USAGE,
-            (ExitCode.FAILED, "the cluster failed"),
-            _INTERRUPTED,
-        ),
         environment=(_KUBECONFIG,),
     ),
     ("break-glass", "end"): CommandHelp(
@@ -185,27 +132,20 @@ COMMANDS: dict[tuple[str, ...], CommandHelp] = {
             "writeback break-glass end --argocd-app argocd/shop --repo-url https://github.com/acme/gitops.git \\\n"
             "    --forge github --token-env GITHUB_TOKEN --path apps/shop",
         ),
-        exit_codes=(
-            (ExitCode.OK, "backported and restored"),
-            _USAGE,
-            (ExitCode.FAILED, "the backport failed: auto-sync stays suspended"),
-            _INTERRUPTED,
-        ),
         environment=(_KUBECONFIG, _KUSTOMIZE, _TOKENS),
     ),
     ("break-glass", "expire"): CommandHelp(
         description="End every break-glass whose TTL has passed (in the context's namespace, or -A), each with "
         "its backport pull request first, as `end` does. Meant for a CronJob or the service.",
         examples=("writeback break-glass expire -A --config config.yaml",),
-        exit_codes=(
-            (ExitCode.OK, "every expired break-glass ended (or none was due)"),
-            _USAGE,
-            (ExitCode.FAILED, "a backport failed: that auto-sync stays suspended"),
-            _INTERRUPTED,
-        ),
         environment=(_KUBECONFIG, _KUSTOMIZE, _TOKENS),
     ),
 }
+
+
+def summary(command: str) -> str:
+    """The one-line help of a top-level command."""
+    return COMMANDS[(command,)].summary
 
 
 class Formatter(argparse.HelpFormatter):
@@ -221,13 +161,14 @@ class Formatter(argparse.HelpFormatter):
         return "\n\n".join(paragraphs)
 
 
-def epilog(h: CommandHelp) -> str:
-    """The examples, exit codes and environment as text under the flags."""
+def epilog(h: CommandHelp, *, command: str = "") -> str:
+    """The examples, exit codes (``exits.meanings`` of the top-level ``command``) and environment as text under the
+    flags."""
     parts: list[str] = []
     if h.examples:
         parts.append("examples:\n" + "\n".join(f"  {line}" for line in h.examples))
-    if h.exit_codes:
-        parts.append("exit codes:\n" + "\n".join(f"  {int(code):<4} {why}" for code, why in h.exit_codes))
+    codes = exits.meanings(command)  # one line each, as written (the Formatter keeps titled lists)
+    parts.append("exit codes:\n" + "\n".join(f"  {int(code):<4} {why}" for code, why in codes))
     if h.environment:
         width = max(len(name) for name, _ in h.environment)
         env = "\n".join(f"  {name:<{width}}  {why}" for name, why in h.environment)
@@ -246,13 +187,14 @@ def walk(
                 yield from walk(sub, (*path, name))
 
 
-def attach(parser: argparse.ArgumentParser) -> None:
-    """Give each parser of the tree its examples, exit codes and environment (and a description where missing)."""
+def attach(parser: argparse.ArgumentParser, *, skip: frozenset[tuple[str, ...]] = frozenset()) -> None:
+    """Give each parser of the tree its examples, exit codes and environment (and a description where missing);
+    ``skip``: the commands listed by name only (their help is never printed from this tree)."""
     for path, p in walk(parser):
         h = COMMANDS.get(path)
-        if h is None:
+        if h is None or path in skip:
             continue
         if h.description and not p.description:
             p.description = h.description
-        p.epilog = epilog(h)
+        p.epilog = epilog(h, command=path[0] if path else "")
         p.formatter_class = Formatter

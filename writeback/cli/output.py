@@ -16,9 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from rich.color import ColorSystem
-from rich.style import Style
-
 __all__ = ["PLAIN", "ColorMode", "Palette", "Printer"]
 
 
@@ -71,6 +68,9 @@ class Palette:
         style = _STYLES.get(what)
         if not self.enabled or not text or style is None:
             return text
+        from rich.color import ColorSystem  # only when colouring: `writeback --version` does not import rich
+        from rich.style import Style
+
         return Style.parse(style).render(text, color_system=ColorSystem.STANDARD)
 
     def diff_line(self, line: str, *, indent: str = "") -> str:

@@ -8,13 +8,14 @@ the whole body) and the unified diff of each file; or, with ``--output json``, t
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TextIO
 
-from writeback.cli.common import add_source_flags, inputs_from_args
+from writeback.cli.common import add_format_flag, add_source_flags, inputs_from_args
+from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.cli.output import PLAIN, Palette, Printer
 from writeback.drift.engine import drift_to_json
 from writeback.kube.paths import format_path
@@ -32,16 +33,17 @@ PullRequestOf = Callable[[ChangeSet], PullRequestSpec | None]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plan",
-        help="show the patches writeback would propose, grouped in change sets (commits nothing)",
+        help=summary("plan"),
         description="Detect drift like `writeback diff`, find the source of each drifted field in the repo "
         "(plain manifests, Kustomize overlays, $writeback markers) and print, per change set, the pull request "
         "`writeback run` would open (branch, labels, reviewers, assignees, draft, title and body) and the unified "
         "diff of every file it would change.",
     )
     add_source_flags(parser)
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    add_format_flag(parser)
     parser.add_argument("--edit-base", action="store_true", help="kustomize: edit a shared base, not the overlay")
-    parser.add_argument("--exit-code", action="store_true", help="exit 1 when a change set changes files")
+    parser.add_argument("--exit-code", action="store_true",
+                        help="exit 1 when a change set changes files or leaves a write-back unresolved")  # fmt: skip
     parser.set_defaults(func=run)
 
 
@@ -68,16 +70,15 @@ def run(args: argparse.Namespace) -> int:
     pull_request = pull_requests_of(spec, cluster_name=inputs.edges.cluster_name, proofs=proofs)
     problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
     problems += [str(e) for e in outcome.plan.errors]
-    if args.output == "json":
-        json.dump(plan_json(outcome, pull_request=pull_request), printer.out, indent=2, ensure_ascii=False)
-        printer.write("\n")
+    if args.output != "text":
+        write(plan_json(outcome, pull_request=pull_request), out=printer.out, output=args.output)
     else:
         render_text(outcome, out=printer.out, pull_request=pull_request, color=printer.color)
         for note in notes_of(outcome):
             printer.say("note", note)
     for p in problems:
         printer.say("error", p)
-    changes = any(cs.files for cs in outcome.plan.changesets)
+    changes = any(cs.files or cs.unresolved for cs in outcome.plan.changesets)  # unresolved: CI must see it
     bad_input = bool(outcome.detection.problems) if outcome.detection else False
     tally = Tally.of_problems(outcome.plan.errors, bad_input=bad_input, changes=changes)
     return tally.exit_code(exit_on_changes=args.exit_code)
@@ -118,12 +119,13 @@ def changeset_json(cs: ChangeSet, *, pull_request: PullRequestOf | None = None) 
 
 
 def plan_json(outcome: PlanOutcome, *, pull_request: PullRequestOf | None = None) -> dict[str, Any]:
-    problems = [str(p) for p in (outcome.detection.problems if outcome.detection else ())]
-    return {
+    """The ``Plan`` document (``cli.documents``)."""
+    problems = [problem(p) for p in (outcome.detection.problems if outcome.detection else ())]
+    return document(Kind.PLAN, {
         "changesets": [changeset_json(cs, pull_request=pull_request) for cs in outcome.plan.changesets],
         "notes": list(notes_of(outcome)),
-        "problems": [*problems, *(str(e) for e in outcome.plan.errors)],
-    }
+        "problems": [*problems, *(problem(e) for e in outcome.plan.errors)],
+    })  # fmt: skip
 
 
 def _listed(items: tuple[str, ...]) -> str:

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from writeback.cli.common import add_repo_forge_flags, add_source_flags, edges_for, spec_of, targets_from_args
+from writeback.cli.common import (
+    add_format_flag,
+    add_repo_forge_flags,
+    add_source_flags,
+    edges_for,
+    spec_of,
+    targets_from_args,
+)
+from writeback.cli.documents import Kind, document, write
 from writeback.cli.exits import Tally
+from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.config import Target
 from writeback.errors import InputError
@@ -22,7 +29,7 @@ from writeback.service.progress import stage_progress
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="one full cycle: snapshot, plan, push the bot branch, open/update/close the pull requests",
+        help=summary("run"),
         description="For every target of --config (or the one target the repo and forge flags describe): "
         "compare live with Git, patch the repo, push a bot branch and ensure its pull request (GitHub) or "
         "merge request (GitLab). Prints one line per outcome: created, updated, unchanged, closed, skipped "
@@ -35,7 +42,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="everything except the push and the API writes")
     parser.add_argument("--workdir", metavar="DIR", help="where the clones live (default: state_dir, else a temp dir)")
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    add_format_flag(parser)
     parser.add_argument(
         "--exit-code", action="store_true", help="exit 1 when a pull request was opened or updated (with --once)"
     )
@@ -78,6 +85,11 @@ def result_json(r: EnsureResult) -> dict[str, Any]:
     return doc
 
 
+def run_json(results: list[EnsureResult]) -> dict[str, Any]:
+    """The ``RunReport`` document (``cli.documents``): one result per target and change set."""
+    return document(Kind.RUN_REPORT, {"results": [result_json(r) for r in results]})
+
+
 def _serve(args: argparse.Namespace) -> int:
     """Without --once: the long-running service (writeback.service.serving), every target on its schedule."""
     if not args.config:
@@ -115,9 +127,8 @@ def run(args: argparse.Namespace) -> int:
                 return done
 
             results = run_targets(targets, cycle=cycle)
-    if args.output == "json":
-        json.dump([result_json(r) for r in results], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    if args.output != "text":
+        write(run_json(results), out=printer.out, output=args.output)
     else:
         for r in results:
             printer.write(result_line(r, color=printer.color) + "\n")

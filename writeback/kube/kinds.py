@@ -24,6 +24,7 @@ __all__ = [
     "builtin_namespaced",
     "crd_scopes",
     "data",
+    "dump_scopes",
     "group_of",
     "with_crds",
 ]
@@ -81,3 +82,13 @@ def with_crds(namespaced: NamespacedFn, crds: Mapping[tuple[str, str], bool]) ->
         return known if known is not None else crds.get((group_of(api_version), kind))
 
     return ask
+
+
+def dump_scopes(objects: Iterable[tuple[str, str, str | None]]) -> dict[tuple[str, str], bool]:
+    """(group, kind) -> namespaced, as objects dumped from an API server show it: ``kubectl get -o yaml`` prints the
+    namespace of every namespaced object, so a kind whose dumped objects carry none is cluster-scoped, and one whose
+    objects all carry one is namespaced. ``objects`` are (apiVersion, kind, namespace); mixed kinds are left out."""
+    seen: dict[tuple[str, str], set[bool]] = {}
+    for api_version, kind, namespace in objects:
+        seen.setdefault((group_of(api_version), kind), set()).add(bool(namespace))
+    return {key: flags.pop() for key, flags in seen.items() if len(flags) == 1}

@@ -43,9 +43,10 @@ from writeback.drift.evidence.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.gitops import registry as controllers
 from writeback.gitops.base import ControllerState, Getter
+from writeback.kube.kinds import dump_scopes
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
-from writeback.pipeline import snapshots
+from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.sources import registry as sources
@@ -104,10 +105,12 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
     state, followed = _controller_state(spec=spec, get=get, offline=cluster is None)
     namespaced = _namespaced_fn(cluster)
-    if cluster is None:  # offline: a CRD in the dump scopes its kind
+    if cluster is None:  # offline: a CRD in the dump scopes its kind, else how the dump shows it (a namespace or none)
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
+        namespaced = with_crds(namespaced, dump_scopes((o.ref.api_version, o.ref.kind, o.ref.namespace) for o in dump))
     source = resolve_source(repo=repo, path=spec.path, source=spec.source, controller=followed)
-    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed)
+    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
+                   exclude=compared.excluded(live_path, repo=repo))  # fmt: skip
     step("read Git")
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
     problems.extend(git.problems)
@@ -120,12 +123,17 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         dump = with_default_namespace(dump, namespaced=scoped, fallback=fallback)
     if not spec.policy.include_secrets:
         desired = tuple(d for d in desired if not d.ref.is_secret)
+    desired, dump, kinds_note = _compared_kinds(spec=spec, desired=desired, dump=dump, offline=cluster is None)
+    if kinds_note:
+        git = replace(git, notes=(*git.notes, kinds_note))
     scopes = snapshots.scopes_for(
         desired=desired,
         selectors=spec.selectors,
         namespaces=spec.namespaces,
         include_secrets=spec.policy.include_secrets,
     )
+    if spec.all_namespaces:
+        scopes = snapshots.in_all_namespaces(scopes)
     if spec.selectors:
         kept = snapshots.filter_desired(objects=desired, scopes=scopes)
         if len(kept) < len(desired):
@@ -182,6 +190,19 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     )
 
 
+def _compared_kinds(
+    *, spec: TargetSpec, desired: tuple[DesiredObject, ...], dump: tuple[LiveObject, ...], offline: bool
+) -> tuple[tuple[DesiredObject, ...], tuple[LiveObject, ...], str | None]:
+    """``--kinds``, else (offline) the kinds a partial dump holds: see ``pipeline.compared``."""
+    if spec.kinds:
+        chosen = compared.by_kinds(spec.kinds, desired=desired, live=dump)
+        return chosen.desired, chosen.live if offline else dump, None
+    if offline:
+        partial = compared.partial_dump(desired=desired, dump=dump)
+        return partial.desired, dump, partial.note
+    return desired, dump, None
+
+
 def _dump_getter(objects: Sequence[LiveObject]) -> Getter:
     """Look a controller object up in a live dump (offline mode): same group, kind, namespace, name."""
     by_id = {o.ref.identity: o.body for o in objects}
@@ -192,7 +213,7 @@ def _empty_dump(path: Path | None, *, dumped: int, declared: int) -> str:
     """An empty snapshot would report every Git object as deleted: that is a wrong input, not drift."""
     held = "holds no object" if not dumped else f"holds {dumped} object(s), none of the kinds and namespaces compared"
     return (
-        f"--live {path}: the dump {held}, while Git declares {declared} resource(s): every one would read as "
+        f"--live {path or '-'}: the dump {held}, while Git declares {declared} resource(s): every one would read as "
         "deleted. Dump the right namespaces, or pass --allow-empty-live if an empty cluster is expected"
     )
 
@@ -214,12 +235,14 @@ class _Loader:
     source: Source
     tools: Tools
     controller: ControllerObject | None = None
+    exclude: frozenset[str] = frozenset()  # a --live dump inside the repository
 
     def __call__(
         self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
     ) -> LoadResult[DesiredObject]:
         request = LoadRequest(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced,
-                              tools=self.tools, where=where, controller=self.controller)  # fmt: skip
+                              tools=self.tools, where=where, controller=self.controller,
+                              exclude=self.exclude)  # fmt: skip
         return self.source.load(request)
 
 

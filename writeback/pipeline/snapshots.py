@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from writeback.adapters.files import Problem
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
@@ -13,13 +13,19 @@ from writeback.kube.refs import group_of
 from writeback.model import DesiredObject, LiveObject
 
 # scopes_for and the filters live in writeback.drift.scoping; importable from here for pipeline/detecting.py
-__all__ = ["Scope", "Snapshot", "filter_desired", "filter_dump", "scopes_for", "snapshot"]
+__all__ = ["Scope", "Snapshot", "filter_desired", "filter_dump", "in_all_namespaces", "scopes_for", "snapshot"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
     objects: tuple[LiveObject, ...]
     problems: tuple[Problem, ...] = ()
+
+
+def in_all_namespaces(scopes: Sequence[Scope]) -> list[Scope]:
+    """``-A``: the same kinds listed in every namespace (offline: every namespace of the dump), not only those Git
+    uses and ``-n`` names."""
+    return [replace(s, selector=s.selector.model_copy(update={"namespaces": ()})) for s in scopes]
 
 
 def snapshot(

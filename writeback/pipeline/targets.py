@@ -38,6 +38,8 @@ class TargetSpec:
     # what to read
     path: str = "."  # the manifests' directory in the repo
     namespaces: tuple[str, ...] = ()  # the first is the namespace of manifests that name none
+    all_namespaces: bool = False  # -A: list Git's kinds in every namespace, not only those Git uses and -n names
+    kinds: tuple[str, ...] = ()  # --kinds: compare these kinds only (kubectl's names: deploy, cm, Service, ...)
     selectors: tuple[settings.Selector, ...] = ()
     revision: str | None = None  # compare with this commit (else the controller's applied revision, else HEAD)
     # the GitOps controller objects it follows (the first tells the applied revision, namespace and ignore rules)

@@ -71,16 +71,57 @@ class Rendered:
     reverted_key: str | None = None  # names the reverted hotfixes the body reports (its hidden marker), if any
 
 
-def escape_inline(text: object) -> str:
-    """Markdown-safe inline text for GitHub and GitLab: punctuation escaped, HTML neutral, newlines as <br>."""
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")  # GitHub and GitLab notify `@name` (a user, a team, `@all`)
+
+
+def escape_inline(text: object, *, code: bool = False) -> str:
+    """Markdown-safe inline text for GitHub and GitLab: punctuation escaped, HTML neutral, newlines as <br>. Outside
+    code (``code=False``) an ``@`` gets a zero-width space after it, so that a live value never notifies anyone
+    (inside ``<code>`` the forges mention nobody, and a value must copy as it is)."""
     s = _MD_SPECIAL.sub(r"\\\1", str(text))
     s = html.escape(s, quote=False)
+    if not code:
+        s = _MENTION.sub("@&#8203;", s)
     return s.replace("\r\n", "\n").replace("\n", "<br>")
 
 
-def escape_cell(text: object) -> str:
+def escape_cell(text: object, *, code: bool = False) -> str:
     """A table cell: as inline text, and never breaks the row (``|`` and newlines are escaped)."""
-    return escape_inline(text)
+    return escape_inline(text, code=code)
+
+
+def code(text: object) -> str:
+    """Inline code that a value of any content cannot leave: ``<code>...</code>``, escaped."""
+    return f"<code>{escape_cell(text, code=True)}</code>"
+
+
+def _path_parts(path: str) -> list[str]:
+    """A path cut after each dot and before each bracket that is not inside brackets or quotes, and after a
+    selector's ``=`` and ``,``."""
+    parts, start, depth, quoted = [], 0, 0, False
+    for i, ch in enumerate(path):
+        if ch == '"' and depth:
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch == "[":
+            if depth == 0 and i > start:
+                parts.append(path[start:i])
+                start = i
+            depth += 1
+        elif ch == "]":
+            depth = max(0, depth - 1)
+        elif (ch == "." and depth == 0) or (ch in "=," and depth == 1):  # and inside a selector: [name=|VALUE]
+            parts.append(path[start : i + 1])
+            start = i + 1
+    return [*parts, path[start:]] if start < len(path) else parts
+
+
+def path_cell(path: object) -> str:
+    """A field path in a table cell, with a line break opportunity (``<wbr>``) after each dot and before each
+    bracket of the path (and after a selector's ``=``): however long the path, its column can wrap, and copying it
+    gives the path unchanged."""
+    return "<wbr>".join(escape_cell(part) for part in _path_parts(str(path)))
 
 
 def format_value(value: object) -> str:
@@ -93,7 +134,7 @@ def format_value(value: object) -> str:
         text = value
     else:  # a string that reads like another type ("5000", "false", "") is shown quoted: reviewers see a string
         text = json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return f"<code>{escape_cell(text)}</code>"
+    return code(text)
 
 
 _MAPS = ("data", "binaryData", "stringData", "labels", "annotations")  # maps whose keys name the field
@@ -158,14 +199,16 @@ def value_diff(row: Mapping[str, Any]) -> str:
 
 
 def _who(row: Mapping[str, Any]) -> str:
+    """Who changed a field: the manager and how (``kubectl-edit`` (Update)); ``when`` says when."""
     if not row.get("manager"):
         return "_unknown_"
-    parts = [f"<code>{escape_cell(row['manager'])}</code>"]
-    if row.get("operation"):
-        parts.append(escape_cell(row["operation"]))
-    if row.get("time"):
-        parts.append(escape_cell(row["time"]))
-    return ", ".join(parts)
+    operation = f" ({escape_cell(row['operation'])})" if row.get("operation") else ""
+    return code(row["manager"]) + operation
+
+
+def _when(row: Mapping[str, Any]) -> str:
+    """When a field was changed: its managedFields time, as the API server wrote it."""
+    return escape_cell(row["time"]) if row.get("time") else "_unknown_"
 
 
 def environment(templates: Mapping[str, str]) -> jinja2.Environment:
@@ -179,7 +222,8 @@ def environment(templates: Mapping[str, str]) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(md=escape_inline, cell=escape_cell, value=format_value, who=_who, value_diff=value_diff)
+    env.filters.update(md=escape_inline, cell=escape_cell, value=format_value, who=_who, when=_when, code=code,
+                       path=path_cell, value_diff=value_diff)  # fmt: skip
     return env
 
 

@@ -73,6 +73,7 @@ class LoadRequest:
     tools: Tools
     where: str = ""  # " (at the compared revision abc123)": problems say which tree
     controller: ControllerObject | None = None  # the GitOps controller object the target follows, if any
+    exclude: frozenset[str] = frozenset()  # files relative to the top that are never manifests (a --live dump)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,7 +26,7 @@ os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
 import git
 
 from writeback.adapters.confinement import escape
-from writeback.errors import GitError, ToolMissing
+from writeback.errors import GitError, InputError, ToolMissing
 from writeback.model import FilePatch
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,18 @@ class PushResult:
     sha: str
     foreign: tuple[str, ...] = ()  # "sha author-email" of commits the bot did not make
     by_another: bool = False  # PUSHED, but by another writer: the same commit was there already (a second replica)
+
+
+def missing_local_path(url: str) -> Path | None:
+    """The local path ``url`` names (a path, or ``file://``), when nothing exists there; None for a remote URL
+    (``https://``, ``ssh://``, scp-like ``host:path``) or a path that exists."""
+    if url.startswith("file://"):
+        path = Path(url[len("file://") :])
+    elif "://" in url or (":" in url.split("/", 1)[0] and not url.startswith((".", "/"))):
+        return None
+    else:
+        path = Path(url).expanduser()
+    return None if path.exists() else path
 
 
 class GitRepo:
@@ -148,6 +160,9 @@ class GitRepo:
         return True
 
     def _sync(self, *, base: str) -> str:
+        local = missing_local_path(self.url)
+        if local is not None:  # a path that does not exist is a wrong setting (exit 2), not a failing remote
+            raise InputError(f"{self.url}: no such repository: {local} does not exist")
         try:
             if (self.workdir / ".git").is_dir():
                 self._repo = git.Repo(self.workdir)

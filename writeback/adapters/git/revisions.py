@@ -48,6 +48,17 @@ def is_git_repo(repo: Path) -> bool:
     return r.returncode == 0 and r.stdout.strip() == b"true"
 
 
+def toplevel(directory: Path) -> Path | None:
+    """The top of the work tree ``directory`` is in (``git rev-parse --show-toplevel``); None outside one, or when
+    git is not installed."""
+    try:
+        r = _git(directory, "rev-parse", "--show-toplevel")
+    except ToolMissing:
+        return None
+    out = r.stdout.decode(errors="replace").strip()
+    return Path(out) if r.returncode == 0 and out else None
+
+
 def head_commit(repo: Path) -> str | None:
     """HEAD's sha, or None when ``repo`` is no git repo (or has no commit)."""
     r = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
