@@ -63,9 +63,9 @@ def test_replicas_scaled_while_nobody_owned_them_are_no_default_and_no_webhook()
     live["metadata"]["managedFields"] = [entry("kustomize-controller", fields, operation="Apply")]
     d = run(copy.deepcopy(live), git)["spec.replicas"]
     assert (d.op, d.live, d.decision, d.manager, d.rule) == (Op.ADD, 45, Decision.UNATTRIBUTED, None,
-                                                             Rule.UNRECORDED_SCALE)  # fmt: skip
+                                                             Rule.UNOWNED)  # fmt: skip
     written = run(copy.deepcopy(live), git, policy=Policy(write_unattributed=True))["spec.replicas"]
-    assert (written.decision, written.rule) == (Decision.WRITEBACK, Rule.UNRECORDED_SCALE)
+    assert (written.decision, written.rule) == (Decision.WRITEBACK, Rule.UNOWNED)
     live["spec"]["replicas"] = 1  # the server's default for a Deployment: still explained away
     assert "spec.replicas" not in run(live, git)
 
