@@ -210,20 +210,35 @@ class ChangeSet:
     ignored: tuple[Drift, ...] = ()  # what was deliberately not written back (for the PR body)
 
 
+class HotfixState(enum.StrEnum):
+    """What became of one captured write (one person's write, seen by the watch)."""
+
+    REVERTED = "reverted"  # the GitOps controller wrote over it: the PR carries it, from the capture
+    REPLACED = "replaced"  # a later write by a person changed the same fields again: dropped
+    IN_GIT = "in-git"  # Git carries its change now: dropped
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CapturedHotfix:
-    """A person's live change that the watch captured and the GitOps controller then reverted in the cluster."""
+    """A person's live write that the watch captured: reverted by the GitOps controller (the PR carries it), or
+    dropped (``state``) because a later write by a person replaced it or Git carries it."""
 
     resource: ObjectRef
     manager: str  # who made the change (managedFields manager)
     time: str | None  # when they made it
     reverted_at: str | None = None  # when the controller wrote over it
     reverted_by: str | None = None  # the controller's manager
+    operation: str = ""
+    fields: tuple[FieldPath, ...] = ()  # REVERTED: the fields of its own change that the PR carries from it
+    state: HotfixState = HotfixState.REVERTED
+    replaced_by: str | None = None  # REPLACED: the later write's manager
+    replaced_at: str | None = None  # ... and its time
 
 
 # ---------------------------------------------------------------- hotfix capture
 
 _UNSAFE_IN_KEY = re.compile(r"[^A-Za-z0-9._-]")
+_MAX_KEY = 240
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,12 +257,28 @@ class Capture:
     body: Mapping[str, Any]  # the object as the person left it, without its sensitive fields
     redacted: tuple[str, ...] = ()  # the sensitive paths removed from ``body`` (no values)
     redacted_last_applied: tuple[str, ...] = ()  # ... and from its last-applied-configuration annotation
+    resource_version: str = ""  # of the object right after the write: two writes in one second differ by it
+    # The write's own change: the fields (paths) that differ from the version just before it, as the watch saw
+    # both; None when that version was not seen (the fields the person's managedFields entry owns stand in).
+    changed: tuple[str, ...] | None = None
+    in_git: bool = False  # Git carries its change (kept only to say so while the object's other captures live)
 
     @property
     def key(self) -> str:
+        """One name per write: the object, then the manager, the time and the resourceVersion."""
         ref = self.ref
         parts = (self.target, ref.group or "core", ref.kind, ref.namespace or "_", ref.name)
-        return "__".join(_UNSAFE_IN_KEY.sub("-", p) for p in parts) + ".json"
+        write = (self.manager, self.time or "-", self.resource_version or "-")
+        name = "__".join(_UNSAFE_IN_KEY.sub("-", p) for p in (*parts, *write))
+        if len(name) > _MAX_KEY:  # a ConfigMap key has at most 253 characters
+            name = name[:_MAX_KEY - 17] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+        return name + ".json"
+
+    @property
+    def order(self) -> tuple[str, int, str]:
+        """Writes in the order they happened: by time, then resourceVersion (etcd's revision), then capture."""
+        rv = self.resource_version
+        return (self.time or "", int(rv) if rv.isdigit() else 0, self.captured_at)
 
     def to_json(self) -> str:
         doc = {
@@ -260,6 +291,9 @@ class Capture:
             "object": self.body,
             "redacted": list(self.redacted),
             "redacted_last_applied": list(self.redacted_last_applied),
+            "resourceVersion": self.resource_version,
+            "changed": None if self.changed is None else list(self.changed),
+            "in_git": self.in_git,
         }
         return json.dumps(doc, indent=1, sort_keys=True)
 
@@ -276,6 +310,9 @@ class Capture:
             body=doc["object"],
             redacted=tuple(str(p) for p in doc.get("redacted") or ()),
             redacted_last_applied=tuple(str(p) for p in doc.get("redacted_last_applied") or ()),
+            resource_version=str(doc.get("resourceVersion") or ""),
+            changed=None if doc.get("changed") is None else tuple(str(p) for p in doc["changed"]),
+            in_git=bool(doc.get("in_git", False)),
         )
 
 

@@ -17,7 +17,8 @@ import pytest
 from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
-from writeback.model import Capture
+from writeback.kube.paths import parse_path
+from writeback.model import Capture, Decision, Drift, HotfixState, Op
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.settings import Policy, Selector
 
@@ -178,6 +179,11 @@ def watched(k8s: Any, namespace: str, tmp_path: Path) -> Iterator[Watched]:
         cache.stop()
 
 
+def drift_of(capture: Capture) -> Drift:
+    """A drift of the captured field, as a plan against the applied Git finds it."""
+    return Drift(resource=capture.ref, path=parse_path('data["ca.crt"]'), op=Op.CHANGE, decision=Decision.WRITEBACK)
+
+
 def edited_and_served(w: Watched, controlplane: Any, tmp_path: Path, namespace: str, value: str) -> None:
     """A person's ``kubectl edit`` to ``value``, captured, then a cycle begun that serves it live."""
     kubectl_edit(controlplane, tmp_path, namespace, value)
@@ -204,7 +210,7 @@ def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_
         wait_for(lambda: bool(store.load(target="prod")))
         wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca")  # the cycle before the revert
         [capture] = store.load(target="prod")
-        capturing.settle(unsettled={capture.ref.identity})  # its plan: a drift against the applied Git
+        capturing.settle(drifts=[drift_of(capture)])  # its plan: a drift against the applied Git
         assert capturing.reverted() == () and store.load(target="prod") == [capture]  # kept
 
         time.sleep(1.0)  # the revert lands in a later second than the edit, as it does with a real interval
@@ -223,23 +229,30 @@ def test_a_capture_that_git_already_carries_is_done_with_after_the_cycle(
     with watched(k8s, namespace, tmp_path) as w:
         store, capturing = w.store, w.capturing
         edited_and_served(w, controlplane, tmp_path, namespace, "person-fixed-ca")
-        capturing.settle(unsettled=set())  # the plan found no drift of it: the applied Git has the person's value
+        capturing.settle(drifts=[])  # the plan found no drift of it: the applied Git has the person's value
         assert store.load(target="prod") == []
-        capturing.settle(unsettled=set())  # settling twice, or with nothing served live, discards nothing more
+        capturing.settle(drifts=[])  # settling twice, or with nothing served live, discards nothing more
 
 
 def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
     controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
 ) -> None:
     """The cycle saw the first edit live (and Git carries it); the person edits again before the cycle ends: that
-    second capture is not the one the plan settled, so it stays."""
+    second capture is not one the plan judged, so the object's captures stay until the next cycle judges them all
+    (then the first is replaced by the second, and Git carries the second)."""
     gitops_apply(controlplane, namespace, "old-ca")
     with watched(k8s, namespace, tmp_path) as w:
         store, capturing = w.store, w.capturing
         edited_and_served(w, controlplane, tmp_path, namespace, "person-fixed-ca")
-        time.sleep(1.0)  # a later second: the capturer takes one write per manager and managedFields time
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca-again")  # during the cycle
-        wait_for(lambda: [c.body["data"]["ca.crt"] for c in store.load(target="prod")] == ["person-fixed-ca-again"])
-        [newer] = store.load(target="prod")
-        capturing.settle(unsettled=set())
-        assert store.load(target="prod") == [newer]
+        values = ["person-fixed-ca", "person-fixed-ca-again"]
+        wait_for(lambda: sorted(c.body["data"]["ca.crt"] for c in store.load(target="prod")) == values)
+        both = store.load(target="prod")
+        capturing.settle(drifts=[])
+        assert store.load(target="prod") == both
+        capturing.begin_cycle()
+        capturing.list_objects(selector=w.selector)
+        [replaced] = [h for h in capturing.reverted() if h.state is HotfixState.REPLACED]
+        assert (replaced.manager, replaced.replaced_by) == ("kubectl-edit", "kubectl-edit")
+        capturing.settle(drifts=[])
+        assert store.load(target="prod") == []

@@ -10,7 +10,7 @@ import pytest
 
 from writeback.adapters.hotfix_store import DirectoryStore
 from writeback.adapters.templating import load_templates
-from writeback.capture.hotfixes import essence, newest_writer, person_write, synced_since
+from writeback.capture.hotfixes import essence, newest_writer, person_write
 from writeback.errors import InputError
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
@@ -116,18 +116,3 @@ def test_a_damaged_capture_file_is_skipped_with_a_warning(tmp_path: Path, caplog
 
     assert store.load(target="prod") == [capture]
     assert "broken.json is not a readable capture" in caplog.text
-
-
-def test_a_capture_is_synced_only_by_a_gitops_write_after_the_persons() -> None:
-    capture = Capture(target="prod", ref=REF, manager="kubectl-edit", operation="Update",
-                      time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body={})  # fmt: skip
-    policy = Policy()
-    before = _body(("kustomize-controller", "Apply", "2026-11-30T03:00:01Z"),
-                   ("kubectl-edit", "Update", "2026-11-30T03:00:05Z"))  # fmt: skip
-    assert not synced_since(live=before, capture=capture, policy=policy)  # the revert may still come
-    same_second = _body(("kustomize-controller", "Apply", "2026-11-30T03:00:05Z"))
-    assert not synced_since(live=same_second, capture=capture, policy=policy)  # maybe the apply before the edit
-    controller = _body(("kube-controller-manager", "Update", "2026-11-30T03:09:00Z"))
-    assert not synced_since(live=controller, capture=capture, policy=policy)
-    merged = _body(("kustomize-controller", "Apply", "2026-11-30T03:20:00Z"))
-    assert synced_since(live=merged, capture=capture, policy=policy)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from writeback.adapters.confinement import escape
 from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.kube.manifests import KUSTOMIZATION_FILES, list_items
@@ -160,6 +161,39 @@ def _yaml_files(base: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name
 
 
+def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[Path]:
+    """``_yaml_files`` of a repository (``top`` under its real top level ``root``), confined to it: a symbolic link
+    (to a file or a folder) that resolves outside the repository is not read, and a problem names it; a link to a
+    file inside is read under its own name, unless the file it resolves to is read under ``top`` anyway."""
+    if top.is_file():
+        return [top]
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        here = Path(dirpath)
+        for d in dirnames:
+            why = escape(root, here / d) if not d.startswith(".") and (here / d).is_symlink() else None
+            if why is not None:
+                problems.append(Problem(file=(here / d).relative_to(root).as_posix(), message=f"not read: {why}"))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if "Chart.yaml" in filenames and here != top:
+            dirnames[:] = []  # a Helm chart: its templates are not plain manifests
+            continue
+        found.extend(here / n for n in sorted(filenames) if n.endswith(_YAML_SUFFIXES)
+                     and n not in KUSTOMIZATION_FILES and n != "Chart.yaml")  # fmt: skip
+    regular = {p for p in found if not p.is_symlink()}
+    out: list[Path] = []
+    for p in found:
+        if p.is_symlink():
+            why = escape(root, p)
+            if why is not None:
+                problems.append(Problem(file=p.relative_to(root).as_posix(), message=f"not read: {why}"))
+                continue
+            if p.resolve() in regular:
+                continue  # the file it resolves to is read under its real name
+        out.append(p)
+    return out
+
+
 # ---------------------------------------------------------------- live dumps
 
 
@@ -244,14 +278,17 @@ class NamespaceDefaults:
 
 
 class _KustomizeNamespaces:
-    def __init__(self, *, top: Path) -> None:
+    def __init__(self, *, top: Path, root: Path) -> None:
         self.top = top
+        self.root = root
         self.cache: dict[Path, str | None] = {}
         self.problems: list[Problem] = []
 
     def _own(self, directory: Path) -> str | None:
         for name in KUSTOMIZATION_FILES:
             p = directory / name
+            if p.is_symlink() and escape(self.root, p) is not None:
+                continue  # never read outside the repository (_repo_yaml_files names it)
             if p.is_file():
                 docs, unread = read_documents(p, file=str(p))
                 self.problems.extend(unread)
@@ -291,10 +328,10 @@ def read_manifests(
         raise InputError(f"{path}: no such directory in the repository {root}")
     if top != root and root not in top.parents:
         raise InputError(f"--path {path}: outside the repository {root}")
-    kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent)
+    kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent, root=root)
     read: list[tuple[Path, str, int, int | None, Mapping[str, Any]]] = []
     problems: list[Problem] = []
-    for p in _yaml_files(top):
+    for p in _repo_yaml_files(top, root=root, problems=problems):
         file = p.relative_to(root).as_posix()
         docs, unread = read_documents(p, file=file)
         problems.extend(unread)

@@ -1,7 +1,8 @@
 """Durable state for captured hotfixes: a directory outside the cluster, or a ConfigMap inside it.
 
-A capture is the object as the person left it (managedFields included) with who wrote it and when, so a
-backport PR can still be opened after the GitOps controller reverted the live object. Never a Secret:
+A capture is one person's write: the object as the person left it (managedFields included), who wrote it, when,
+at which resourceVersion, and the fields it changed, so a backport PR can still be opened after the GitOps
+controller reverted the live object. An object has one capture per write (``Capture.key``). Never a Secret:
 captures of Secrets are refused, and the state is never stored in one. Never a sensitive value either: the
 capturer removes the fields at ``policy.sensitive_paths`` first and ``redacted`` names them (paths only).
 """
@@ -91,8 +92,13 @@ class DirectoryStore:
             except (OSError, ValueError, KeyError) as e:  # a foreign or damaged file: say so, keep the others
                 log.warning("hotfix state %s is not a readable capture, skipped: %s: %s", path, type(e).__name__, e)
                 continue
-            if capture.target == target:
-                out.append(capture)
+            if capture.target != target:
+                continue
+            if path.name != capture.key:  # stored under an older version's key (one per object): renamed
+                self.save(capture)
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            out.append(capture)
         return out
 
     def discard(self, capture: Capture) -> None:
@@ -156,8 +162,11 @@ class ConfigMapStore:
                 log.warning("hotfix state %s/%s key %s is not a readable capture, skipped: %s: %s",
                             self.namespace, self.name, key, type(e).__name__, e)  # fmt: skip
                 continue
-            if capture.target == target:
-                out.append(capture)
+            if capture.target != target:
+                continue
+            if key != capture.key:  # stored under an older version's key (one per object): renamed
+                self._patch({key: None, capture.key: capture.to_json()})
+            out.append(capture)
         return out
 
     def discard(self, capture: Capture) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from writeback.adapters.forges.base import PRInfo, PRState
+from writeback.adapters.git.locking import clone_lock
 from writeback.adapters.git.repo import GitRepo, Identity
 from writeback.breakglass import record as bg
 from writeback.breakglass.guards import Objects
@@ -132,7 +133,7 @@ class TargetHistory:
         assert target is not None
         forge = target_forge(run.spec, edges=run.edges)
         bot = Identity(name=target.git.author_name, email=target.git.author_email)
-        with git_auth(target, forge, run.edges.environ) as auth:
+        with git_auth(target, forge, run.edges.environ) as auth, clone_lock(run.options.workdir / target.name):
             repo = GitRepo(url=target.repo_url, workdir=run.options.workdir / target.name, auth=auth, bot=bot)
             repo.sync(base=target.base)
             return repo.contains(commit=commit, ancestor=ancestor)

@@ -1,8 +1,9 @@
-"""Hotfix capture, the pure half: whose write is a person's, whether GitOps reverted it, what may be stored. Pure.
+"""Hotfix capture, the pure half: whose write is a person's, what it changed, what may be stored. Pure.
 
-The watch (``writeback.service.hotfixing``) asks :func:`person_write` of every object it sees change and stores
-:func:`redacted_capture` of it; during a cycle it compares the live object with the capture (:func:`essence`,
-:func:`reverting_writer`) and serves :func:`backport_body` when the GitOps controller has reverted it.
+The watch (``writeback.service.hotfixing``) asks :func:`person_wrote` of every change it sees (the object and the
+version just before it) and stores :func:`redacted_capture` of it with :func:`own_change`, the fields that write
+changed; during a cycle ``writeback.capture.composing`` puts back what the GitOps controller took of each, from
+:func:`backport_body`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from typing import Any
 
 from writeback.capture.redaction import LAST_APPLIED, restore, scrub
 from writeback.drift.deciding import Role, manager_role
+from writeback.drift.diffing import diff
+from writeback.drift.listkeys import resolver
+from writeback.drift.ownership import parse_managed_fields
 from writeback.kube.paths import format_path, parse_path, parse_pattern
+from writeback.kube.pathtypes import FieldPath
 from writeback.model import Capture, FieldOwner, ManagerOperation
 from writeback.settings import Policy
 
@@ -21,10 +26,11 @@ __all__ = [
     "backport_body",
     "essence",
     "newest_writer",
+    "own_change",
+    "owned_change",
     "person_write",
+    "person_wrote",
     "redacted_capture",
-    "reverting_writer",
-    "synced_since",
 ]
 
 _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink")
@@ -60,51 +66,81 @@ def person_write(body: Mapping[str, Any], *, policy: Policy) -> FieldOwner | Non
     return owner
 
 
-def _person_fields(body: Mapping[str, Any], capture: Capture) -> Any:
-    for e in _entries(body):
-        if e.get("manager") == capture.manager and e.get("operation") == capture.operation:
-            return e.get("fieldsV1")
-    return None
+def _entry(body: Mapping[str, Any], manager: str, operation: str) -> Mapping[str, Any] | None:
+    return next((e for e in _entries(body) if e.get("manager") == manager and e.get("operation") == operation), None)
 
 
-def reverting_writer(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -> FieldOwner | None:
-    """The GitOps write that took the person's fields back since the capture, or None if they are still theirs.
+def _subset(a: Any, b: Any) -> bool:
+    """Whether the FieldsV1 tree ``a`` owns nothing that ``b`` does not."""
+    if not isinstance(a, Mapping) or not a:
+        return isinstance(b, Mapping)
+    if not isinstance(b, Mapping):
+        return False
+    return all(k in b and _subset(v, b[k]) for k, v in a.items())
 
-    Server-side apply moves a field's ownership to whoever overwrites it (a forced apply, or an update), so
-    the person's managedFields entry losing fields is the revert; the GitOps manager that wrote at or after
-    the capture is who did it.
-    """
-    kept = _person_fields(live, capture)
-    if kept is not None and kept == _person_fields(capture.body, capture):
+
+def _moved_on(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> bool:
+    """A managedFields entry that this write made or refreshed: new, a later time, or owning a field more."""
+    if before is None:
+        return True
+    if str(after.get("time") or "") > str(before.get("time") or ""):
+        return True
+    return not _subset(after.get("fieldsV1"), before.get("fieldsV1"))
+
+
+def person_wrote(
+    previous: Mapping[str, Any] | None, current: Mapping[str, Any], *, policy: Policy
+) -> FieldOwner | None:
+    """The person whose write made ``current`` out of ``previous`` (the version just before it, as the watch saw
+    it), or None when the write was not a person's.
+
+    The newest managedFields entry names the writer, but times have one-second steps: a GitOps revert in the same
+    second as the person's write leaves the person's entry the newest. So the writer is whoever's entry this write
+    made or refreshed (new, later, or owning more); the person's entry only when nobody else's moved on. When
+    nothing moved on at all, the same person wrote again within the same second (``resourceVersion`` tells the
+    two writes apart), or a person removed the last fields they owned, which takes their entry away: then the
+    write's time is not recorded (the capturer's clock stands in)."""
+    owner = person_write(current, policy=policy)
+    if previous is None:
+        return owner
+    moved = [e for e in _entries(current)
+             if _moved_on(_entry(previous, str(e.get("manager", "")), str(e.get("operation", ""))), e)]  # fmt: skip
+    if owner is not None:
+        mine = _entry(current, owner.manager, owner.operation)
+        if any(e is mine for e in moved):
+            return owner
+        return None if moved else owner  # another manager wrote (the person's entry may even have lost fields)
+    if moved:
         return None
-    after = [
-        e
-        for e in _entries(live)
-        if manager_role(policy, str(e.get("manager", ""))) is Role.GITOPS
-        and str(e.get("time") or "") >= (capture.time or "")
-    ]
-    if not after:
+    gone = [e for e in _entries(previous)
+            if manager_role(policy, str(e.get("manager", ""))) is Role.PERSON
+            and _entry(current, str(e.get("manager", "")), str(e.get("operation", ""))) is None]  # fmt: skip
+    if not gone:
         return None
-    e = max(after, key=lambda e: str(e.get("time") or ""))
-    return FieldOwner(
-        manager=str(e.get("manager", "")),
-        operation=ManagerOperation.of(e.get("operation")),
-        time=str(e.get("time")) if e.get("time") else None,
-    )
+    e = max(gone, key=lambda e: str(e.get("time") or ""))
+    return FieldOwner(manager=str(e.get("manager", "")), operation=ManagerOperation.of(e.get("operation")),
+                      subresource=str(e.get("subresource", "")), time=None)  # fmt: skip
 
 
-def synced_since(*, live: Mapping[str, Any], capture: Capture, policy: Policy) -> bool:
-    """Whether a GitOps manager wrote ``live`` after the person's captured write (a later second).
+def own_change(previous: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[FieldPath, ...]:
+    """The fields one write changed: where ``current`` differs from the version just before it (status and
+    server-set metadata aside), keyed lists matched by their keys."""
+    keys = resolver(kind=str(current.get("kind", "")), learned=parse_managed_fields(current).list_keys)
+    return tuple(leaf.path for leaf in diff(live=essence(current), git=essence(previous), keys=keys))
 
-    A live object that looks as the person left it is done with only then: the controller applied a Git that
-    carries the change (the PR merged and synced). Before that, the controller's next reconcile may still revert
-    it (Flux does so on its next interval), and the capture is the only copy of the change.
-    """
-    return any(
-        manager_role(policy, str(e.get("manager", ""))) is Role.GITOPS
-        and str(e.get("time") or "") > (capture.time or "")
-        for e in _entries(live)
-    )
+
+def owned_change(capture_body: Mapping[str, Any], live: Mapping[str, Any], *, manager: str) -> tuple[FieldPath, ...]:
+    """Without the version before a write: the fields where the captured object differs from ``live`` and that the
+    person's managedFields entry owned (a capture stored before the watch kept that version, or a creation)."""
+    owners = parse_managed_fields(capture_body)
+    keys = resolver(kind=str(capture_body.get("kind", "")), learned=owners.list_keys)
+    leaves = diff(live=essence(capture_body), git=essence(live), keys=keys)
+    out = []
+    for leaf in leaves:
+        owner = owners.owner_of(leaf.path, subtree=leaf.item)
+        if owner is not None and owner.manager == manager:
+            out.append(leaf.path)
+    return tuple(out)
 
 
 def essence(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,15 @@ from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment, Select, Wildcard, scalar_text
 from writeback.model import FieldOwner, ManagerOperation
 
-__all__ = ["Ownership", "canonical", "generalize", "parse_fields_v1", "parse_managed_fields"]
+__all__ = [
+    "Ownership",
+    "canonical",
+    "fields_v1",
+    "generalize",
+    "parse_fields_v1",
+    "parse_managed_fields",
+    "prune_fields_v1",
+]
 
 
 def canonical(path: Sequence[Segment]) -> FieldPath:
@@ -175,3 +183,76 @@ def parse_managed_fields(body: Mapping[str, Any]) -> Ownership:
         _nodes={k: tuple(v) for k, v in nodes.items()},
         _selves={k: tuple(v) for k, v in selves.items()},
     )
+
+
+# ---------------------------------------------------------------- composing ownership (hotfix capture)
+
+
+def _raw(seg: Segment) -> str:
+    if isinstance(seg, Key):
+        return f"f:{seg.name}"
+    if isinstance(seg, Select):
+        return "k:" + json.dumps(dict(seg.keys), sort_keys=True, separators=(",", ":"))
+    if isinstance(seg, Index):
+        return f"i:{seg.index}"
+    raise ValueError(f"not a field path segment: {seg!r}")
+
+
+def fields_v1(paths: Sequence[FieldPath]) -> dict[str, Any]:
+    """A FieldsV1 tree that owns exactly ``paths`` (a path that is also the parent of another gets a ``.``)."""
+    tree: dict[str, Any] = {}
+    for path in sorted(paths, key=len):
+        if not path:
+            continue
+        node = tree
+        for seg in path[:-1]:
+            node = node.setdefault(_raw(seg), {})
+        node.setdefault(_raw(path[-1]), {})
+    return _mark_parents(tree, set(map(canonical, paths)), ())
+
+
+def _mark_parents(tree: dict[str, Any], owned: set[FieldPath], path: FieldPath) -> dict[str, Any]:
+    for raw, sub in tree.items():
+        if raw == "." or not isinstance(sub, dict):
+            continue
+        seg = _segment(raw, path=path, value=ABSENT, keys=None)
+        if seg is None:
+            continue
+        child = canonical((*path, seg))
+        if sub and child in owned:
+            sub["."] = {}
+        _mark_parents(sub, owned, child)
+    return tree
+
+
+def prune_fields_v1(tree: Mapping[str, Any], *, live: Any, paths: Sequence[FieldPath]) -> dict[str, Any]:
+    """``tree`` without the fields at or below any of ``paths`` (resolved against ``live``, as
+    ``parse_fields_v1``); a node left with nothing is removed too. The other managers' entries lose what a person's
+    captured write takes over (an Update takes ownership of the fields it changes)."""
+    gone = {canonical(p) for p in paths}
+
+    def covered(path: FieldPath) -> bool:
+        return any(path[: n] in gone for n in range(1, len(path) + 1))
+
+    def walk(node: Mapping[str, Any], path: FieldPath, value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for raw, sub in node.items():
+            if raw == ".":
+                out[raw] = sub
+                continue
+            seg = _segment(raw, path=path, value=value, keys=None)
+            if seg is None:
+                out[raw] = sub
+                continue
+            child = canonical((*path, seg))
+            if covered(child):
+                continue
+            if isinstance(sub, Mapping) and sub:
+                kept = walk(sub, child, _child(value, seg))
+                if kept:  # (only "." left: the manager still owns the item itself)
+                    out[raw] = kept
+            else:
+                out[raw] = sub
+        return out
+
+    return walk(tree, (), live)

@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from writeback import config
 from writeback.adapters.forges.base import Forge
 from writeback.adapters.forges.opening import git_token, open_forge, read_secret
+from writeback.adapters.git.locking import clone_lock
 from writeback.adapters.git.repo import GitAuth, GitRepo, Identity
 from writeback.errors import ConfigError, InputError, RateLimited, WritebackError
 from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, ProblemKind, ResultReason
@@ -115,7 +116,7 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
     forge = target_forge(spec, edges=edges)
     stage = options.on_stage or (lambda _: None)
     bot = Identity(name=target.git.author_name, email=target.git.author_email)
-    with git_auth(target, forge, edges.environ) as auth:
+    with git_auth(target, forge, edges.environ) as auth, clone_lock(options.workdir / target.name):  # one writer
         repo = GitRepo(url=target.repo_url, workdir=options.workdir / target.name, auth=auth, bot=bot,
                        protected=target.git.protected_branches)  # fmt: skip
         stage("clone")

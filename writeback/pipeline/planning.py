@@ -13,10 +13,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from writeback.adapters.git.texts import read_texts
+from writeback.adapters.confinement import OutsideRepository, real_relative
+from writeback.adapters.git.texts import read_repo
 from writeback.gitops.registry import app_of
 from writeback.kube.refs import Identity, ObjectRef
-from writeback.model import ChangeSet, Drift
+from writeback.model import ChangeSet, Drift, Unresolved
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.detecting import Detection, detect
 from writeback.pipeline.targets import Edges, TargetSpec
@@ -26,6 +27,7 @@ from writeback.sources.base import ControllerObject, LocateRequest, Patched, Sou
 from writeback.sources.changesets import Plan, plan_changesets
 from writeback.sources.documents import normdir
 from writeback.sources.locating import locate
+from writeback.sources.locations import Located, Location
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +57,21 @@ def plan_files(
     repo: Path | None = None,
     tools: Tools | None = None,
     controller: ControllerObject | None = None,
+    links: Mapping[str, str] | None = None,
 ) -> PlanOutcome:
     """Locate and plan ``spec``'s drifts over given repo texts; with ``repo``, a rendered source (Kustomize) is
     verified by rendering each change set again (``tools``: the programs' paths; ``controller``: the GitOps
     controller object the target follows). ``source``: as detected, else the spec's, else the first kind that
-    claims the path in ``files`` (``sources.registry.resolve``, as detecting resolves it in the checkout)."""
+    claims the path in ``files`` (``sources.registry.resolve``, as detecting resolves it in the checkout).
+    ``links``: the symbolic links among ``files``, each to the real path it reads; an edit goes to the real path,
+    and one that would leave ``repo`` is unresolved (``confined``)."""
     path = spec.path
     tools = tools or Tools()
     if source is None:
         source = sources.resolve(spec.source, exists=files.__contains__, path=path, controller=controller)
     request = LocateRequest(files=files, root=normdir(path), edit_base=spec.edit_base,
                             default_namespace=spec.default_namespace, repo=repo, tools=tools,
-                            controller=controller)  # fmt: skip
+                            controller=controller, links=links or {})  # fmt: skip
     located = locate(
         files=files,
         root=request.root,
@@ -77,6 +82,7 @@ def plan_files(
         live_refs=live_refs,
         request=request,
     )
+    located = confined(located, files=files, links=links or {}, repo=repo)
     plan = plan_changesets(
         target=spec.name,
         files=files,
@@ -106,8 +112,10 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     detection = detect(spec=spec, repo=repo, edges=edges)
     if edges.on_step is not None:
         edges.on_step("locate and patch")
+    texts = read_repo(repo)
     outcome = plan_files(
-        files=read_texts(repo),
+        files=texts.files,
+        links=texts.links,
         drifts=detection.report.drifts,
         spec=spec,
         source=detection.source,
@@ -118,3 +126,46 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
         controller=detection.controller,
     )
     return replace(outcome, detection=detection)
+
+
+
+def confined(located: Located, *, files: Mapping[str, str], links: Mapping[str, str], repo: Path | None) -> Located:
+    """Every edit at its real path: a location in a symbolic link inside the repository goes to the file the link
+    resolves to (the PR shows that path); one that would leave the repository (``adapters.confinement``), or that
+    reaches a new file through a link, is unresolved with the reason, and so is the rest of its drift."""
+    refused: dict[int, str] = {}
+    moved: list[Location] = []
+    for loc in located.locations:
+        why = _refusal(loc, files=files, links=links, repo=repo)
+        if isinstance(why, str):
+            refused.setdefault(id(loc.drift), why)
+        else:
+            moved.append(why)
+    if not refused and all(a is b for a, b in zip(moved, located.locations, strict=True)):
+        return located
+    kept: dict[tuple[object, ...], Location] = {}
+    for loc in moved:  # one place, reached by its real path and through a link, is edited once
+        if id(loc.drift) not in refused:
+            kept.setdefault((id(loc.drift), loc.file, loc.document, loc.path, loc.transform, loc.key, loc.inline), loc)
+    drifts = {id(loc.drift): loc.drift for loc in located.locations}
+    unresolved = [Unresolved(resource=d.resource, path=d.path, reason=refused[i]) for i, d in drifts.items()
+                  if i in refused]  # fmt: skip
+    return replace(located, locations=tuple(kept.values()), unresolved=(*located.unresolved, *unresolved))
+
+
+def _refusal(loc: Location, *, files: Mapping[str, str], links: Mapping[str, str], repo: Path | None) -> Location | str:
+    """``loc`` at its real path, or why it is not written."""
+    real: dict[str, str] = {}
+    for f in (loc.file, *((loc.new_patch.kustomization, loc.new_patch.file) if loc.new_patch else ())):
+        try:
+            real[f] = real_relative(repo, f) if repo is not None else links.get(f, f)
+        except OutsideRepository as e:
+            return f"{e}: not written"
+    if loc.new_patch is not None and any(r != f for f, r in real.items()):
+        return f"{loc.new_patch.file} would be created through a symbolic link: not written; add the patch by hand"
+    file = real[loc.file]
+    if file == loc.file:
+        return loc
+    if files.get(file) != files.get(loc.file):
+        return f"{loc.file} is a symbolic link to {file}, which writeback does not read: not written"
+    return replace(loc, file=file, via=f"{loc.via} (through the link {loc.file})")

@@ -25,7 +25,17 @@ from writeback.errors import ConfigError
 from writeback.kube.paths import format_path
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, ManagerOperation, Op, Review, Unresolved
+from writeback.model import (
+    CapturedHotfix,
+    ChangeSet,
+    Decision,
+    Drift,
+    HotfixState,
+    ManagerOperation,
+    Op,
+    Review,
+    Unresolved,
+)
 from writeback.pr.markers import comment_marker, format_marker
 from writeback.yaml.edit.scalars import reads_as_str
 
@@ -173,15 +183,33 @@ def environment(templates: Mapping[str, str]) -> jinja2.Environment:
     return env
 
 
-def _row(d: Drift) -> dict[str, Any]:
+def _related(a: FieldPath, b: FieldPath) -> bool:
+    """One path is the other or lies under it."""
+    n = min(len(a), len(b))
+    return tuple(a[:n]) == tuple(b[:n])
+
+
+def _writer(d: Drift, hotfixes: Sequence[CapturedHotfix]) -> tuple[str | None, str | None, str | None]:
+    """Who changed the field: the latest captured write the PR carries it from (a revert of an atomic list gives
+    the last write all of it in managedFields), else the owner the drift engine found."""
+    mine = [h for h in hotfixes if h.state is HotfixState.REVERTED and h.resource.identity == d.resource.identity
+            and any(_related(p, d.path) for p in h.fields)]  # fmt: skip
+    if not mine:
+        return d.manager, d.operation, d.time
+    h = max(mine, key=lambda h: h.time or "")
+    return h.manager, h.operation or d.operation, h.time
+
+
+def _row(d: Drift, hotfixes: Sequence[CapturedHotfix] = ()) -> dict[str, Any]:
+    manager, operation, time = _writer(d, hotfixes)
     return {
         "path": format_path(d.path),
         "op": str(d.op),
         "git": REDACTED if d.sensitive else d.git,
         "live": REDACTED if d.sensitive else d.live,
-        "manager": d.manager,
-        "operation": d.operation,
-        "time": d.time,
+        "manager": manager,
+        "operation": operation,
+        "time": time,
         "decision": str(d.decision),
         "reason": d.reason,
         "long": not d.sensitive and (is_long(d.git) or is_long(d.live)),
@@ -199,7 +227,8 @@ def context(data: RenderInput) -> dict[str, Any]:
         elif d.decision is Decision.DELETED:
             deleted.append({"ref": str(d.resource), "reason": d.reason})
         else:
-            resources.setdefault(str(d.resource), {"ref": str(d.resource), "rows": []})["rows"].append(_row(d))
+            row = _row(d, data.hotfixes)
+            resources.setdefault(str(d.resource), {"ref": str(d.resource), "rows": []})["rows"].append(row)
     not_written = [
         {"ref": str(d.resource), "path": format_path(d.path), "reason": d.reason or str(d.decision)} for d in cs.ignored
     ] + [
@@ -226,13 +255,21 @@ def context(data: RenderInput) -> dict[str, Any]:
         "verification": data.verification,
         "files": [f.path for f in cs.files],
         "reverted_hotfixes": _reverted(data),
+        "dropped_hotfixes": _dropped(data),
     }
 
 
 def reverted_for(cs: ChangeSet, hotfixes: Sequence[CapturedHotfix]) -> tuple[CapturedHotfix, ...]:
     """The captured hotfixes of this change set's resources that the controller reverted in the cluster."""
     mine = {d.resource.identity for d in cs.drifts}
-    return tuple(h for h in hotfixes if h.resource.identity in mine)
+    return tuple(h for h in hotfixes if h.resource.identity in mine and h.state is HotfixState.REVERTED)
+
+
+def dropped_for(cs: ChangeSet, hotfixes: Sequence[CapturedHotfix]) -> tuple[CapturedHotfix, ...]:
+    """The captured writes to this change set's resources that it does not carry: replaced by a later write of a
+    person, or in Git already."""
+    mine = {d.resource.identity for d in cs.drifts}
+    return tuple(h for h in hotfixes if h.resource.identity in mine and h.state is not HotfixState.REVERTED)
 
 
 def reverted_key(hotfixes: Sequence[CapturedHotfix]) -> str | None:
@@ -246,8 +283,16 @@ def reverted_key(hotfixes: Sequence[CapturedHotfix]) -> str | None:
 def _reverted(data: RenderInput) -> list[dict[str, Any]]:
     return [
         {"ref": str(h.resource), "manager": h.manager, "time": h.time, "reverted_at": h.reverted_at,
-         "reverted_by": h.reverted_by}
-        for h in reverted_for(data.change_set, data.hotfixes)
+         "reverted_by": h.reverted_by, "fields": [format_path(p) for p in h.fields]}
+        for h in sorted(reverted_for(data.change_set, data.hotfixes), key=lambda h: h.time or "")
+    ]  # fmt: skip
+
+
+def _dropped(data: RenderInput) -> list[dict[str, Any]]:
+    return [
+        {"ref": str(h.resource), "manager": h.manager, "time": h.time, "state": str(h.state),
+         "replaced_by": h.replaced_by, "replaced_at": h.replaced_at}
+        for h in sorted(dropped_for(data.change_set, data.hotfixes), key=lambda h: h.time or "")
     ]  # fmt: skip
 
 
@@ -276,9 +321,13 @@ def _sample() -> RenderInput:
     cs = ChangeSet(id="sample", target="sample", review=Review.SECURITY, fingerprint="0" * 16,
                    drifts=(drift, new, gone), ignored=(ignored,),
                    unresolved=(Unresolved(resource=ref, path=None, reason="unresolved"),))  # fmt: skip
-    hotfix = CapturedHotfix(resource=ref, manager="kubectl-edit", time="t", reverted_at="t", reverted_by="argocd")
+    hotfix = CapturedHotfix(resource=ref, manager="kubectl-edit", time="t", reverted_at="t", reverted_by="argocd",
+                            fields=(drift.path,))  # fmt: skip
+    replaced = CapturedHotfix(resource=ref, manager="kubectl-patch", time="s", state=HotfixState.REPLACED,
+                              replaced_by="kubectl-edit", replaced_at="t")  # fmt: skip
+    in_git = CapturedHotfix(resource=ref, manager="kubectl-set", time="r", state=HotfixState.IN_GIT)
     return RenderInput(change_set=cs, cluster="c", base="main", incident="INC-1", verification="ok",
-                       security_labels=("security-review",), hotfixes=(hotfix,))  # fmt: skip
+                       security_labels=("security-review",), hotfixes=(hotfix, replaced, in_git))  # fmt: skip
 
 
 def check_templates(templates: Mapping[str, str], *, where: str) -> None:

@@ -1,14 +1,16 @@
-"""Catch a hotfix before the GitOps controller wipes it.
+"""Catch a hotfix before the GitOps controller wipes it, and keep every one.
 
-The watch sees every write. When the newest managedFields entry of a watched object belongs to a person (not
-a controller, not the GitOps tool), the object is captured as the person left it into durable state and an
-evaluation of its target is triggered (debounced). Fields at ``policy.sensitive_paths`` are removed before
-the capture is stored (``writeback.capture.redaction``) and taken from the live object when it is used. During
-a cycle, ``CapturingCluster`` serves the captured object instead of the live one when the GitOps controller
-has reverted it since, and records that, so the PR can say plainly that the change was reverted in the cluster
-at time T.
+The watch sees every write. When a write to a watched object is a person's (not a controller's, not the GitOps
+tool's), it is captured into durable state, one capture per write (keyed with its manager, time and
+resourceVersion), with the write's own change: the fields that differ from the version just before it. Then an
+evaluation of its target is triggered (debounced). Fields at ``policy.sensitive_paths`` are removed before the
+capture is stored (``writeback.capture.redaction``) and taken from the live object when it is used. During a
+cycle, ``CapturingCluster`` serves each object with captures as the live object with every write's change that
+the GitOps controller took back put back, in time order (``writeback.capture.composing``), and records what
+became of each write, so the PR carries every change Git does not have yet and names each write's manager and
+time, and says which were dropped: replaced by a later write of a person, or carried by Git.
 
-Which write is a person's, whether it was reverted and what a capture may hold is ``writeback.capture.hotfixes``;
+Which write is a person's, its own change and what a capture may hold is ``writeback.capture.hotfixes``;
 this module holds the I/O: the watch-event handler, the store, the clock and the cluster wrapper.
 """
 
@@ -17,23 +19,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from writeback.adapters.hotfix_store import HotfixStore
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster, Resource
 from writeback.adapters.kube.watching import WatchEvent
-from writeback.capture.hotfixes import (
-    backport_body,
-    essence,
-    person_write,
-    redacted_capture,
-    reverting_writer,
-    synced_since,
-)
+from writeback.capture.composing import Composed, compose, settled
+from writeback.capture.hotfixes import own_change, person_wrote, redacted_capture
+from writeback.kube.paths import format_path
+from writeback.kube.pathtypes import FieldPath
 from writeback.kube.refs import Identity, ObjectRef
-from writeback.model import Capture, CapturedHotfix, LiveObject
+from writeback.model import Capture, CapturedHotfix, Decision, Drift, HotfixState, LiveObject
 from writeback.settings import Policy, Selector
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,10 @@ def _ref(obj: Mapping[str, Any], resource: Resource) -> ObjectRef:
 
 
 class HotfixCapturer:
-    """The watch-event handler of one target: capture a person's write, then ``on_capture`` (the trigger)."""
+    """The watch-event handler of one target: capture a person's write, then ``on_capture`` (the trigger).
+
+    One capture per write: keyed with its manager, time and resourceVersion (two writes in one second are two), and
+    holding the write's own change (the fields that differ from the version just before it, which the watch has)."""
 
     def __init__(
         self,
@@ -68,7 +71,7 @@ class HotfixCapturer:
         self._policy = policy
         self._store = store
         self._on_capture = on_capture
-        self._seen: set[tuple[str, str, str]] = set()
+        self._seen: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     def __call__(self, event: WatchEvent) -> None:
@@ -77,23 +80,28 @@ class HotfixCapturer:
         ref = _ref(event.object, event.resource)
         if ref.is_secret:
             return
-        owner = person_write(event.object, policy=self._policy)
+        owner = person_wrote(event.previous, event.object, policy=self._policy)
         if owner is None:
             return
-        uid = str((event.object.get("metadata") or {}).get("uid", ""))
-        key = (uid, owner.manager, owner.time or "")
+        changed = None if event.previous is None else own_change(event.previous, event.object)
+        if changed is not None and not changed:
+            return  # nothing a person can change moved (a status update that left the person's entry newest)
+        meta = event.object.get("metadata") or {}
+        uid, version = str(meta.get("uid", "")), str(meta.get("resourceVersion", ""))
         with self._lock:
-            if key in self._seen:  # the same write seen again (a status update, a revert in the same second)
+            if (uid, version) in self._seen:  # the same write seen again
                 return
-            self._seen.add(key)
+            self._seen.add((uid, version))
         capture = Capture(
             target=self.target,
             ref=ref,
             manager=owner.manager,
             operation=owner.operation,
-            time=owner.time,
+            time=owner.time or _now(),  # (a write that took the person's last fields leaves no time)
             captured_at=_now(),
             body=event.object,
+            resource_version=version,
+            changed=None if changed is None else tuple(format_path(p) for p in changed),
         )
         capture = redacted_capture(capture, policy=self._policy)  # no sensitive value is ever stored
         self._store.save(capture)
@@ -107,7 +115,8 @@ class HotfixCapturer:
 
 
 class CapturingCluster:
-    """The ``Cluster`` protocol over another one; a reverted object is served as the person left it."""
+    """The ``Cluster`` protocol over another one; an object with captured writes is served with every write's
+    change that the GitOps controller took back put back, in time order (``capture.composing``)."""
 
     def __init__(
         self, *, cluster: Cluster, store: HotfixStore, target: str, policy: Policy, ttl_seconds: float
@@ -117,83 +126,91 @@ class CapturingCluster:
         self._target = target
         self._policy = policy
         self._ttl = ttl_seconds
-        self._reverted: list[CapturedHotfix] = []
-        self._live: dict[Identity, Capture] = {}  # captures whose object was served live as the person left it
+        self._hotfixes: list[CapturedHotfix] = []
+        self._composed: dict[Identity, tuple[Composed, tuple[Capture, ...]]] = {}  # this cycle's, for ``settle``
         self._lock = threading.Lock()
 
     def begin_cycle(self) -> None:
         with self._lock:
-            self._reverted = []
-            self._live = {}
+            self._hotfixes = []
+            self._composed = {}
 
-    def settle(self, *, unsettled: Collection[Identity]) -> None:
-        """After a complete plan: a capture whose object this cycle saw live as the person left it, and which
-        shows no drift against the Git the controller applied (only ``unsettled`` objects do), is done with: Git
-        carries the change, so no revert can take it away (the controller applied the same value, or a commit
-        with it was applied without touching the object)."""
+    def settle(self, *, drifts: Iterable[Drift]) -> None:
+        """After a complete plan: a capture whose fields no longer differ from the Git the controller applied
+        (``drifts``: this cycle's, the ignored ones aside) is carried by Git; it stays, marked, while other
+        captures of its object do (the PR says it is in Git), and goes when none is left but carried or replaced
+        ones. A capture made during the cycle is left for the next one."""
+        drifting: dict[Identity, list[FieldPath]] = defaultdict(list)
+        for d in drifts:
+            if d.decision is not Decision.IGNORE:
+                drifting[d.resource.identity].append(d.path)
         with self._lock:
-            done = [c for identity, c in self._live.items() if identity not in unsettled]
-            self._live = {}
-        if not done:
+            composed, self._composed = self._composed, {}
+        if not composed:
             return
-        stored = {c.key: c for c in self._store.load(target=self._target)}
-        for capture in done:
-            if stored.get(capture.key) == capture:  # not a newer change to the object, captured during the cycle
-                self._store.discard(capture)
+        stored = self._store.load(target=self._target)
+        for identity, (result, used) in composed.items():
+            mine = [c for c in stored if c.ref.identity == identity]
+            self._drop(mine, used=used, result=result, carried=settled(result, drifting=drifting.get(identity, [])))
+
+    def _drop(self, mine: Sequence[Capture], *, used: Sequence[Capture], result: Composed, carried: Set[str]) -> None:
+        """Mark the captures whose change Git carries; discard the object's captures once all are carried or
+        replaced (a capture saved since ``used`` were read waits for the next cycle)."""
+        if {c.key for c in mine} - {u.key for u in used}:
+            return
+        done = {c.key for c in mine if c.in_git or c.key in carried or c.key in result.replaced}
+        if done == {c.key for c in mine}:
+            for c in mine:
+                self._store.discard(c)
+                why = "a later write by a person changed the same fields" if c.key in result.replaced else "in Git"
+                log.info("the captured change by %s to %s at %s is done with: %s", c.manager, c.ref, c.time, why,
+                         extra={"target": self._target})  # fmt: skip
+            return
+        for c in mine:
+            if c.key in carried and not c.in_git:
+                self._store.save(replace(c, in_git=True))
 
     def reverted(self) -> tuple[CapturedHotfix, ...]:
-        """The captured changes the controller reverted that this cycle used (for the PR body)."""
+        """What became of the captured writes this cycle used (for the PR body)."""
         with self._lock:
-            return tuple(self._reverted)
+            return tuple(self._hotfixes)
 
     def list_objects(self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
         live = self._cluster.list_objects(selector=selector, page_size=page_size)
-        captures = {c.ref.identity: c for c in self._store.load(target=self._target)}
+        captures: dict[Identity, list[Capture]] = defaultdict(list)
+        for c in self._store.load(target=self._target):
+            captures[c.ref.identity].append(c)
         if not captures:
             return live
-        out = []
-        for obj in live:
-            capture = captures.get(obj.ref.identity)
-            out.append(obj if capture is None else self._resolve(obj, capture))
-        return out
+        return [obj if obj.ref.identity not in captures else self._resolve(obj, captures[obj.ref.identity])
+                for obj in live]  # fmt: skip
 
-    def _resolve(self, obj: LiveObject, capture: Capture) -> LiveObject:
-        clean = redacted_capture(capture, policy=self._policy)
-        if clean is not capture:  # stored by an older version or before a pattern was added: purge the values
-            self._store.save(clean)
-            capture = clean
-        body = backport_body(capture, live=obj.body)
-        if _age(capture.captured_at) > self._ttl:
-            self._store.discard(capture)
+    def _resolve(self, obj: LiveObject, captures: list[Capture]) -> LiveObject:
+        kept: list[Capture] = []
+        for capture in captures:
+            clean = redacted_capture(capture, policy=self._policy)
+            if clean is not capture:  # stored by an older version or before a pattern was added: purge the values
+                self._store.save(clean)
+                capture = clean
+            if _age(capture.captured_at) > self._ttl:
+                self._store.discard(capture)
+                continue
+            kept.append(capture)
+        if not kept:
             return obj
-        if essence(obj.body) == essence(body):  # live as the person left it
-            if synced_since(live=obj.body, capture=capture, policy=self._policy):
-                self._store.discard(capture)  # the controller applied it since: Git carries it (merged and synced)
-            else:  # kept: the controller's next reconcile may still revert it (unless Git has it: ``settle``)
-                with self._lock:
-                    self._live[obj.ref.identity] = capture
-            return obj
-        writer = reverting_writer(live=obj.body, capture=capture, policy=self._policy)
-        if writer is None:
-            return obj  # the person's fields are still theirs: the live object tells the truth
-        hotfix = CapturedHotfix(
-            resource=obj.ref,
-            manager=capture.manager,
-            time=capture.time,
-            reverted_at=writer.time,
-            reverted_by=writer.manager,
-        )
+        result = compose(obj.body, kept, policy=self._policy)
+        if result.carried:  # the controller applied a captured value: Git carries it
+            self._drop(kept, used=kept, result=result, carried=result.carried)
         with self._lock:
-            self._reverted.append(hotfix)
-        log.info(
-            "%s was reverted by %s at %s; using the captured change by %s",
-            obj.ref,
-            writer.manager,
-            writer.time,
-            capture.manager,
-            extra={"target": self._target},
-        )
-        return LiveObject(ref=obj.ref, body=body, source=obj.source)
+            self._hotfixes.extend(result.hotfixes)
+            self._composed[obj.ref.identity] = (result, tuple(kept))
+        for h in result.hotfixes:
+            if h.state is HotfixState.REVERTED:
+                log.info("%s was reverted by %s at %s; putting back the captured change by %s at %s", obj.ref,
+                         h.reverted_by, h.reverted_at, h.manager, h.time, extra={"target": self._target})  # fmt: skip
+        if not result.changed:
+            return obj  # the live object tells the truth
+        return LiveObject(ref=obj.ref, body=result.body, source=obj.source)
 
     def resource_for(self, *, api_version: str, kind: str) -> Resource:
         return self._cluster.resource_for(api_version=api_version, kind=kind)

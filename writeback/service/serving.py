@@ -31,7 +31,7 @@ from writeback.adapters.kube.watching import WatchingCluster
 from writeback.breakglass import flow as bgflow
 from writeback.breakglass import targets as bgtargets
 from writeback.errors import ExitCode, WritebackError
-from writeback.model import Capture, Decision, Drift, EnsureResult, Outcome
+from writeback.model import Capture, Drift, EnsureResult, Outcome
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.planning import PlanOutcome
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for, tools_for
@@ -259,8 +259,7 @@ class Service:
             drifts = plans[0].detection.report.drifts
             self.metrics.drifts(target=name, drifts=drifts)
             if runtime.capturing is not None and not plans[0].detection.problems:
-                unsettled = {d.resource.identity for d in drifts if d.decision is not Decision.IGNORE}
-                runtime.capturing.settle(unsettled=unsettled)
+                runtime.capturing.settle(drifts=drifts)
         problem = breakglassing.failure(expiry) if expiry is not None else None
         if problem is not None and ctx.keep_going():  # stopped (shutdown, lost Lease): the next owner retries
             raise problem

@@ -87,6 +87,7 @@ class LocateRequest:
     repo: Path | None = None  # the checkout ``files`` were read from (None: texts only, nothing can be rendered)
     tools: Tools = field(default_factory=Tools)
     controller: ControllerObject | None = None
+    links: Mapping[str, str] = field(default_factory=dict)  # a symbolic link in ``files`` -> the real path it reads
 
 
 # Where one drifted field is written (one place, or several: an image string made of two values keys), or why it

@@ -30,12 +30,15 @@ from writeback.yaml.reading import load_all
 class Declared:
     """The manifests under a path, indexed by group, kind and name."""
 
-    def __init__(self, files: Mapping[str, str], root: str) -> None:
+    def __init__(self, files: Mapping[str, str], root: str, links: Mapping[str, str] | None = None) -> None:
         self.by_identity: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self.bad: list[str] = []
+        links = links or {}
         for file in sorted(files):
             if not is_yaml(file) or not under(file, root):
                 continue
+            if file in links and links[file] in files and under(links[file], root):
+                continue  # a link to a file read under its real name here: the same manifests, not a second copy
             try:
                 for m in manifests_in(files[file], file=file):
                     group, kind, _, name = m.identity
@@ -83,7 +86,7 @@ class Plain:
                               namespaced=request.namespaced)  # fmt: skip
 
     def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
-        declared = Declared(request.files, request.root)
+        declared = Declared(request.files, request.root, request.links)
 
         def one(drift: Drift) -> Found:
             found = declared.find(drift.resource, default_namespace=request.default_namespace)

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
 import git
 
+from writeback.adapters.confinement import escape
 from writeback.errors import GitError, ToolMissing
 from writeback.model import FilePatch
 
@@ -229,10 +230,16 @@ class GitRepo:
     # ------------------------------------------------------------ writing
 
     def _safe_path(self, path: str) -> Path:
+        """``path`` in the clone; GitError when it leaves it: a ``..``, ``.git``, or a symbolic link on the way that
+        resolves outside (``adapters.confinement``)."""
         pure = PurePosixPath(path)
         if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
             raise GitError(f"refusing to write outside the repository: {path!r}")
-        return self.workdir.joinpath(*pure.parts)
+        target = self.workdir.joinpath(*pure.parts)
+        why = escape(self.workdir, target)
+        if why is not None:
+            raise GitError(f"refusing to read or write {path!r}: {why}")
+        return target
 
     def commit(
         self,
@@ -251,6 +258,8 @@ class GitRepo:
         self._git("checkout", "--force", "-B", branch, base_sha)
         for patch in patches:
             target = self._safe_path(patch.path)
+            if target.is_symlink():  # an edit goes to the real path (planning finds it), never through a link
+                raise GitError(f"refusing to write {patch.path!r}: it is a symbolic link (edit the file it points to)")
             current = target.read_text(encoding="utf-8") if target.is_file() else None
             if current != patch.before:
                 raise GitError(f"base moved: {patch.path} changed on the base branch since it was planned")

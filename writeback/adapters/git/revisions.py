@@ -1,6 +1,7 @@
 """Reading the Git repo at a revision (real git): the one the GitOps controller last applied, or HEAD.
 
-``git archive <sha>`` is extracted into a temporary directory, so the working tree is never touched.
+``git archive <sha>`` is extracted into a temporary directory, so the working tree is never touched; nothing is
+extracted outside it.
 """
 
 from __future__ import annotations
@@ -69,6 +70,15 @@ def is_dirty(repo: Path, *, path: str = ".") -> bool:
     return r.returncode == 0 and bool(r.stdout.strip())
 
 
+def _keep_links(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """The ``data`` filter, except that a symbolic link is kept as Git has it even when it points outside: the tree
+    then holds what the working tree holds, and the readers refuse it alike (``adapters.confinement``) instead of
+    the extraction failing. Nothing is ever written through one: each member's own path must stay inside."""
+    if member.issym():
+        return tarfile.tar_filter(member, dest)
+    return tarfile.data_filter(member, dest)
+
+
 @contextmanager
 def checkout(repo: Path, commit: str, *, path: str = ".") -> Iterator[Path]:
     """The files under ``path`` at ``commit``, in a temporary directory (the tree root) that is removed after."""
@@ -80,7 +90,10 @@ def checkout(repo: Path, commit: str, *, path: str = ".") -> Iterator[Path]:
         msg = r.stderr.decode(errors="replace").strip()
         raise GitError(f"git archive {commit} -- {path} in {repo}: {msg}")
     with tempfile.TemporaryDirectory(prefix="writeback-rev-") as tmp:
-        with tarfile.open(fileobj=io.BytesIO(r.stdout)) as tar:
-            tar.extractall(tmp, filter="data")
+        try:
+            with tarfile.open(fileobj=io.BytesIO(r.stdout)) as tar:
+                tar.extractall(tmp, filter=_keep_links)
+        except tarfile.FilterError as e:
+            raise GitError(f"git archive {commit} -- {path} in {repo}: refused to extract: {e}") from e
         (Path(tmp) / path).mkdir(parents=True, exist_ok=True)  # a path absent at that commit is an empty tree
         yield Path(tmp)

@@ -2,39 +2,80 @@
 
 Bytes are decoded as UTF-8 without newline translation (CRLF files stay CRLF). ``.git``, Python virtualenvs (a
 directory with ``pyvenv.cfg``: the README's ``.venv`` sits inside the clone), binary and very large files are
-left out.
+left out. Nothing is read outside the repository (``adapters.confinement``): a symbolic link that resolves outside
+it (or into ``.git``) is not read but named in ``RepoTexts.refused``; a link to a file inside it is read under its
+own name, and ``RepoTexts.links`` gives the real path an edit of it goes to. Links to folders are not followed:
+the files there are read under their real paths.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from writeback.adapters.confinement import escape
 
 MAX_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
 
+__all__ = ["MAX_BYTES", "RepoTexts", "read_repo", "read_texts"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepoTexts:
+    """A repository's texts, its links inside it, and what was refused."""
+
+    files: dict[str, str] = field(default_factory=dict)  # repo-relative path -> text (links inside included)
+    links: dict[str, str] = field(default_factory=dict)  # a link's path -> the real path it resolves to
+    refused: dict[str, str] = field(default_factory=dict)  # a path not read -> why (it leaves the repository)
+
 
 def read_texts(repo: Path, *, max_bytes: int = MAX_BYTES) -> dict[str, str]:
     """Every UTF-8 text file under ``repo`` (symlinks to files inside it included), by POSIX relative path."""
+    return read_repo(repo, max_bytes=max_bytes).files
+
+
+def read_repo(repo: Path, *, max_bytes: int = MAX_BYTES) -> RepoTexts:
+    """The texts of ``repo`` (see the module docstring), its links inside it, and the links refused."""
     root = repo.resolve()
-    out: dict[str, str] = {}
+    out = RepoTexts()
     for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for d in dirnames:
+            why = escape(root, here / d) if (here / d).is_symlink() else None
+            if why is not None:
+                out.refused[(here / d).relative_to(root).as_posix()] = why
         dirnames[:] = sorted(
             d for d in dirnames if d not in _SKIP_DIRS and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):
-            p = Path(dirpath) / name
-            try:
-                if not p.is_file() or p.stat().st_size > max_bytes:
+            p = here / name
+            rel = p.relative_to(root).as_posix()
+            if p.is_symlink():
+                why = escape(root, p)
+                if why is not None:
+                    out.refused[rel] = why
                     continue
-                data = p.read_bytes()
-            except OSError:
+            text = _text(p, max_bytes=max_bytes)
+            if text is None:
                 continue
-            if b"\0" in data:
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            out[p.relative_to(root).as_posix()] = text
+            out.files[rel] = text
+            if p.is_symlink():
+                out.links[rel] = p.resolve().relative_to(root).as_posix()
     return out
+
+
+def _text(p: Path, *, max_bytes: int) -> str | None:
+    try:
+        if not p.is_file() or p.stat().st_size > max_bytes:
+            return None
+        data = p.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -39,6 +39,7 @@ class WatchEvent:
     object: Mapping[str, Any]
     resource: Resource
     initial: bool = False
+    previous: Mapping[str, Any] | None = None  # the version the store held just before (None: not seen)
 
 
 class Gone(ClusterError):
@@ -225,11 +226,12 @@ class Informer:
         obj.setdefault("kind", self.resource.kind)
         with self._lock:
             if kind == "DELETED":
-                self._store.pop(_key(obj), None)
+                previous = self._store.pop(_key(obj), None)
             else:
+                previous = self._store.get(_key(obj))
                 self._store[_key(obj)] = obj
         self.resource_version = version or self.resource_version
-        self._emit(WatchEvent(type=kind, object=obj, resource=self.resource))
+        self._emit(WatchEvent(type=kind, object=obj, resource=self.resource, previous=previous))
 
     def _emit(self, event: WatchEvent) -> None:
         if self._on_event is None:
