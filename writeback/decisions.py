@@ -71,6 +71,7 @@ class Rule(enum.StrEnum):
     FLUX_ANNOTATION = "flux-annotation"  # Flux does not enforce or reconcile the object
     IGNORE_RULE = "ignore-rule"  # a configured ``ignore:`` rule
     ARGOCD_IGNORE_DIFFERENCES = "argocd-ignore-differences"  # the Application's spec.ignoreDifferences
+    FLUX_IGNORE = "flux-ignore"  # a Kustomization's spec.ignore, a HelmRelease's spec.driftDetection.ignore
     # ignore: another writer
     CONTROLLER_OWNED = "controller-owned"  # a controller's field manager owns it
     GITOPS_OWNED = "gitops-owned"  # the GitOps controller's own manager owns it (a pending or failed sync)
@@ -87,7 +88,7 @@ class Rule(enum.StrEnum):
     RBAC = "rbac"  # flag: RBAC rules, subjects or role of a Role/ClusterRole(Binding)
     IMAGE_REGISTRY = "image-registry"  # flag: an image moved to another registry, or one not allowed
     FLAG_PATH = "flag-path"  # flag: a configured flag path
-    UNRECORDED_SCALE = "unrecorded-scale"  # replicas nobody owns: a scale records no manager
+    UNOWNED = "unowned"  # unattributed: no manager owns the field (Git's value not synced yet, a default, a scale)
     NO_MANAGED_FIELDS = "no-managed-fields"  # the live object carries none: who made it is unknown
     # whole objects
     MISSING_LIVE = "missing-live"  # deleted: Git declares it, the cluster lacks it

@@ -15,7 +15,7 @@ from tests.drift.support import configmap, to_yaml, write
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo
 from writeback.cli.exits import actionable_words
-from writeback.model import Decision
+from writeback.model import Decision, Rule
 
 ACTIONABLE = {Decision.WRITEBACK, Decision.FLAG, Decision.UNATTRIBUTED, Decision.NEW, Decision.DELETED}
 T = "2026-03-04T03:12:55Z"
@@ -45,6 +45,16 @@ def test_help_and_docs_name_the_decisions_that_exit_1() -> None:
     docs = (ROOT / "docs" / "diff.md").read_text(encoding="utf-8")
     rule = docs.split("- `0`: it ran. With `--exit-code`:", 1)[1].split("\n- ", 1)[0]
     assert set(re.findall(r"`([a-z]+)`", rule)) == want, rule
+
+
+def test_the_docs_list_every_rule_that_explain_names() -> None:
+    diff_docs = (ROOT / "docs" / "diff.md").read_text(encoding="utf-8")
+    table = diff_docs.split("Every rule, by the decision it makes", 1)[1].split("\n\n", 2)[1]
+    assert set(re.findall(r"`([a-z-]+)`", table)) >= {r.value for r in Rule}, table
+    drift_docs = (ROOT / "docs" / "drift.md").read_text(encoding="utf-8")
+    decisions = drift_docs.split("## 4. Decisions", 1)[1].split("\n\n", 3)[2]  # the table of rules
+    named = set(re.findall(r"`([a-z-]+)`", decisions))
+    assert named >= {r.value for r in Rule} - {"brought-default", "missing-live", "created-live"}, decisions
 
 
 def _git(name: str, data: dict[str, str]) -> dict[str, Any]:

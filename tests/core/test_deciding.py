@@ -63,11 +63,55 @@ def test_replicas_scaled_while_nobody_owned_them_are_no_default_and_no_webhook()
     live["metadata"]["managedFields"] = [entry("kustomize-controller", fields, operation="Apply")]
     d = run(copy.deepcopy(live), git)["spec.replicas"]
     assert (d.op, d.live, d.decision, d.manager, d.rule) == (Op.ADD, 45, Decision.UNATTRIBUTED, None,
-                                                             Rule.UNRECORDED_SCALE)  # fmt: skip
+                                                             Rule.UNOWNED)  # fmt: skip
     written = run(copy.deepcopy(live), git, policy=Policy(write_unattributed=True))["spec.replicas"]
-    assert (written.decision, written.rule) == (Decision.WRITEBACK, Rule.UNRECORDED_SCALE)
+    assert (written.decision, written.rule) == (Decision.WRITEBACK, Rule.UNOWNED)
     live["spec"]["replicas"] = 1  # the server's default for a Deployment: still explained away
     assert "spec.replicas" not in run(live, git)
+
+
+def not_synced_yet() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Issue 22 §3: a Deployment applied without replicas (live has the server's 1, owned by nobody), then Git
+    changed to replicas: 2 and not synced yet. (live, Git as applied, Git now)."""
+    applied = deployment_git()
+    del applied["spec"]["replicas"]
+    live = defaulted_live(applied)
+    live["spec"]["replicas"] = 1
+    fields = applied_fields()
+    del fields["f:spec"]["f:replicas"]
+    live["metadata"]["managedFields"] = [entry("kustomize-controller", fields, operation="Apply")]
+    now = copy.deepcopy(applied)
+    now["spec"] = {"replicas": 2, **now["spec"]}
+    return live, applied, now
+
+
+def test_a_field_git_declares_and_nobody_owns_is_unattributed_never_written_back() -> None:
+    live, _, now = not_synced_yet()
+    d = run(copy.deepcopy(live), now)["spec.replicas"]  # compared with Git that declares it (the head, say)
+    assert (d.op, d.live, d.git, d.manager) == (Op.CHANGE, 1, 2, None)
+    assert (d.decision, d.rule) == (Decision.UNATTRIBUTED, Rule.UNOWNED)
+    assert "no manager owns it" in d.reason and "undo Git's value" in d.reason
+    # a person's write would own it: not written back even when unattributed changes are
+    by_policy = run(copy.deepcopy(live), now, policy=Policy(write_unattributed=True))["spec.replicas"]
+    assert (by_policy.decision, by_policy.rule) == (Decision.UNATTRIBUTED, Rule.UNOWNED)
+    # the same value owned by a person's write is a person's change
+    live["metadata"]["managedFields"].append(entry("kubectl-edit", {"f:spec": {"f:replicas": {}}}, time=EDIT_TIME))
+    d = run(live, now)["spec.replicas"]
+    assert (d.decision, d.rule, d.manager) == (Decision.WRITEBACK, Rule.PERSON, "kubectl-edit")
+
+
+def test_a_field_git_changed_after_the_applied_revision_is_pending_whoever_owns_it() -> None:
+    live, applied, now = not_synced_yet()
+    live["spec"]["replicas"] = 5  # not the default: compared with the applied revision it is a difference
+    report = compute_drift(live=[live_obj(live)], desired=[desired_obj(applied)], head=[desired_obj(now)],
+                           options=EngineOptions(), revision="4f3c0e1")  # fmt: skip
+    (d,) = [d for d in report.drifts if format_path(d.path) == "spec.replicas"]
+    assert (d.decision, d.rule) == (Decision.PENDING, Rule.PENDING_SYNC)
+    assert d.reason == "pending sync: Git changed this field after the applied revision 4f3c0e1"
+    live["spec"]["replicas"] = 1  # the server's default, compared with the applied revision: no drift at all
+    report = compute_drift(live=[live_obj(live)], desired=[desired_obj(applied)], head=[desired_obj(now)],
+                           options=EngineOptions(), revision="4f3c0e1")  # fmt: skip
+    assert [format_path(d.path) for d in report.drifts] == []
 
 
 def test_a_person_scaling_is_written_back() -> None:

@@ -129,8 +129,8 @@ def test_json_pointers_are_rfc_6901() -> None:
 
 
 def test_list_positions_become_key_selectors_only_for_keyed_lists() -> None:
-    from writeback.drift.ignores.argocd import _field_path
+    from writeback.drift.ignores.pointers import field_path
 
-    got = _field_path(["spec", "template", "spec", "containers", 0, "args", 1], body(), KEYS)
+    got = field_path(["spec", "template", "spec", "containers", 0, "args", 1], body(), KEYS)
     assert got == (*parse_path(C), Select(keys=(("name", "web"),)), Key("args"), Index(1))
-    assert _field_path(["spec", "template", "spec", "containers", 5], body(), KEYS) is None
+    assert field_path(["spec", "template", "spec", "containers", 5], body(), KEYS) is None

@@ -10,7 +10,7 @@ import pytest
 
 from tests.drift.support import configmap, to_yaml, write
 from tests.support.cli import run_cli
-from tests.support.gitrepos import commit, init_repo
+from tests.support.gitrepos import commit, git, init_repo
 
 T1, T2 = "2026-03-04T03:12:55Z", "2026-03-01T10:00:00Z"
 
@@ -186,6 +186,25 @@ def test_argocd_ignore_differences_are_honoured(setup: dict[str, Path], capsys: 
     (d,) = doc["drifts"]
     assert (d["path"], d["decision"]) == ("data.mode", "ignore")
     assert "ignoreDifferences" in d["reason"]
+
+
+def test_flux_spec_ignore_is_honoured_offline(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    ks = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system"},
+        "spec": {"ignore": [{"paths": ["/data/mode"], "target": {"kind": "ConfigMap", "name": "sett.*"}}]},
+        "status": {"lastAppliedRevision": "main@sha1:" + git("rev-parse", "HEAD", cwd=setup["repo"])},
+    }
+    dump = setup["tmp"] / "with-kustomization.yaml"
+    dump.write_text(setup["dump"].read_text() + "---\n" + to_yaml(ks))
+    flags = ("--repo", str(setup["repo"]), "--live", str(dump), "--flux-kustomization", "flux-system/apps")
+    code, doc, err = diff(capsys, *flags, "--explain")
+    assert code == 0, err
+    assert doc is not None
+    (d,) = doc["drifts"]
+    assert (d["path"], d["decision"], d["rule"]) == ("data.mode", "ignore", "flux-ignore")
+    assert d["reason"] == "Flux Kustomization flux-system/apps spec.ignore[0] ignores /data/mode"
 
 
 def test_namespace_flag_names_the_default_namespace(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

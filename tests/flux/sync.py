@@ -3,7 +3,7 @@
     sync = flux_sync(namespace=ns, remote=git_remote, interval="5s")   # the `flux_sync` fixture
     sha = sync.push({"cm.yaml": CONFIGMAP}, "add cm")                  # commit in the clone, push to the bare repo
     sync.wait_applied(sha)                                             # Ready at main@sha1:<sha>
-    sync.suspend(); sync.resume(); sync.reconcile_now()
+    sync.suspend(); sync.resume(); sync.reconcile_now(); sync.set_ignore([{"paths": ["/spec/replicas"]}])
 
 See docs/flux-tests.md.
 """
@@ -106,6 +106,10 @@ class FluxSync:
     def resume(self) -> None:
         """spec.suspend: false (kustomize-controller reconciles at once)."""
         self._patch(KUSTOMIZATION, {"spec": {"suspend": False}})
+
+    def set_ignore(self, rules: list[dict[str, Any]]) -> None:
+        """spec.ignore on the Kustomization: Flux's drift ignore rules (paths and a target selector)."""
+        self._patch(KUSTOMIZATION, {"spec": {"ignore": rules}})
 
     def reconcile_now(self) -> None:
         """Annotate both objects with reconcile.fluxcd.io/requestedAt, as `flux reconcile` does."""

@@ -4,7 +4,7 @@ path) rendered by the real helm and installed as ``helm-controller``, a person's
 - Issue 21's markers defect: a HelmRelease whose values file carries ``$writeback`` markers reported "no drift";
   now the config target that names the HelmRelease renders it, the marker wins for the field it binds and the
   other field is traced. Offline, from a dump captured from the control plane and the repo alone.
-- ``spec.driftDetection.ignore`` is honoured as Argo CD's ignoreDifferences are.
+- ``spec.driftDetection.ignore`` is honoured as helm-controller honours it (its label selector too).
 - ``source: markers`` on a HelmRelease target says why nothing is compared, instead of "no drift".
 """
 
@@ -116,7 +116,11 @@ def test_drift_detection_ignore_is_honoured(
     controlplane: Any, namespace: str, crds: list[str], helm_bin: Path, tmp_path: Path
 ) -> None:
     repo = tmp_path / "platform"
-    ignore = {"mode": "enabled", "ignore": [{"paths": ["/spec/replicas"], "target": {"kind": "Deployment"}}]}
+    other = {"labelSelector": "app.kubernetes.io/name=other"}  # selects none of the release's objects
+    ignore = {"mode": "enabled", "ignore": [
+        {"paths": ["/spec/replicas"], "target": {"kind": "Deployment"}},
+        {"paths": ["/spec/template/spec/containers/0/env"], "target": other},  # so the env var is not ignored
+    ]}  # fmt: skip
     _world(controlplane, helm_bin, repo, namespace, values=VALUES % "pinned", driftDetection=ignore)
     k = controlplane.kubectl
     k("scale", "deployment/web-podinfo", "-n", namespace, "--replicas=4")
@@ -127,6 +131,10 @@ def test_drift_detection_ignore_is_honoured(
 
     web = by_path(drifts_of(doc, kind="Deployment", name="web-podinfo"))
     assert web["spec.replicas"]["decision"] == "ignore"
+    assert (
+        web["spec.replicas"]["reason"]
+        == f"Flux HelmRelease {namespace}/web spec.driftDetection.ignore[0] ignores /spec/replicas"
+    )
     assert web[f"{CONTAINER}.env[name=LOG_LEVEL]"]["decision"] == "writeback"
 
     code, out, err = run_cli("plan", "-o", "json", "--source", "helm", *flags)

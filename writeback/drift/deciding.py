@@ -7,10 +7,11 @@ each takes the object's context and the difference, and returns a :class:`Verdic
 1. a default the API server filled in, by the built-in table, then by evidence (not drift at all: the engine
    drops it);
 2. pending sync: Git changed the field after the applied revision;
-3. Flux does not enforce the object; a configured ignore rule; Argo CD ``ignoreDifferences``;
+3. Flux does not enforce the object; a configured ignore rule; Argo CD ``ignoreDifferences``; Flux's ignore rules;
 4. another manager owns the field: a controller, or the GitOps controller itself (a pending or failed sync);
 5. an autoscaler scales the object's replicas; a controller or an admission plugin filled the field;
-6. replicas nobody owns (a scale records no manager): unattributed, or written back by policy;
+6. no manager owns the field while managedFields are recorded (Git's value not synced yet, a default, a scale):
+   unattributed, never a person's change;
 7. a webhook injected an added field (a preset, or no manager recorded);
 8. else a person's change: flag when it needs security review, unattributed without managedFields, else writeback.
 """
@@ -182,6 +183,12 @@ def _argocd_ignore_differences(ctx: ObjectContext, d: Difference) -> Verdict | N
     return _ignore(why, d)
 
 
+def _flux_ignore(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    why = ctx.ignores.flux(ref=ctx.ref, path=d.leaf.path, live=ctx.live, git=ctx.git, raw_live=ctx.raw_live,
+                           keys=ctx.keys)  # fmt: skip
+    return _ignore(why, d)
+
+
 def _other_manager(ctx: ObjectContext, d: Difference) -> Verdict | None:
     owner = d.owner
     if owner is None:
@@ -207,24 +214,37 @@ def _controller_filled(ctx: ObjectContext, d: Difference) -> Verdict | None:
                              raw_live=ctx.raw_live), d)  # fmt: skip
 
 
-def _unrecorded_scale(ctx: ObjectContext, d: Difference) -> Verdict | None:
-    """``spec.replicas`` that nobody owns, with managedFields recorded, and not the server's default.
+def _unowned(ctx: ObjectContext, d: Difference) -> Verdict | None:
+    """A field that no manager owns, while managedFields are recorded: never a person's change.
 
-    The real kube-apiserver records no manager for a write through the ``scale`` subresource (``kubectl scale``,
-    an HPA) to replicas that nobody owned, e.g. when Git leaves replicas out: no evidence of a default, and none
-    of who changed it (rule 9a): ``unattributed``, written back only with ``policy.write_unattributed``.
+    A person's write owns the fields it set (an Update, an Apply), so a field nobody owns is not one:
+    - Git declares it and live differs (a change): Git's value not synced yet, or the server's default where Git's
+      applier never sent it. Git having changed it after the applied revision is ``pending`` (rule 2); otherwise
+      ``unattributed``, and never written back, ``policy.write_unattributed`` or not: the PR would undo Git's value;
+    - live has ``spec.replicas`` that Git does not declare: the real kube-apiserver records no manager for a write
+      through the ``scale`` subresource (``kubectl scale``, an HPA) to replicas that nobody owned, so there is no
+      evidence of a default, nor of who scaled: ``unattributed``, written only with ``policy.write_unattributed``.
+    Other added fields nobody owns are defaults (rule 1) or webhook injections (rule 7).
     """
     leaf = d.leaf
-    if leaf.path != _REPLICAS or leaf.op is not Op.ADD or not ctx.ownership.present or d.owner is not None:
+    if not ctx.ownership.present or d.owner is not None:
+        return None
+    if leaf.op is Op.CHANGE:
+        at = f" at the applied revision {ctx.revision}" if ctx.revision else ""
+        text = (f"live differs from a field Git declares{at}, and no manager owns it: a person's write would own it, "
+                "so this is Git's value not synced yet or the API server's default; not written back (that would "
+                "undo Git's value)")  # fmt: skip
+        return Verdict(decision=Decision.UNATTRIBUTED, why=Explanation(Rule.UNOWNED, text))
+    if leaf.path != _REPLICAS or leaf.op is not Op.ADD:
         return None
     scaled = (
         "live has replicas Git does not declare, with no manager recorded: a write through the scale subresource "
         "(kubectl scale, an autoscaler) to replicas nobody owned records none, so who changed it is unknown"
     )
     if ctx.policy.write_unattributed:
-        why = Explanation(Rule.UNRECORDED_SCALE, f"{scaled} (policy.write_unattributed)")
+        why = Explanation(Rule.UNOWNED, f"{scaled} (policy.write_unattributed)")
         return Verdict(decision=Decision.WRITEBACK, why=why)
-    why = Explanation(Rule.UNRECORDED_SCALE, f"{scaled}; not written back without evidence of who made it "
+    why = Explanation(Rule.UNOWNED, f"{scaled}; not written back without evidence of who made it "
                       "(policy.write_unattributed writes it)")  # fmt: skip
     return Verdict(decision=Decision.UNATTRIBUTED, why=why)
 
@@ -259,10 +279,11 @@ RULES: tuple[DecisionRule, ...] = (
     _flux_annotation,
     _ignore_rule,
     _argocd_ignore_differences,
+    _flux_ignore,
     _other_manager,
     _autoscaled,
     _controller_filled,
-    _unrecorded_scale,
+    _unowned,
     _webhook_injected,
     _persons_change,
 )
@@ -309,7 +330,7 @@ def _defaulted(ctx: ObjectContext, leaf: Leaf, owner: FieldOwner | None) -> Expl
             return Explanation(Rule.DRY_RUN_DEFAULT, text)
         return None
     if owner is None:
-        if ctx.ownership.present and leaf.path != _REPLICAS:  # a scale records no manager: see _unrecorded_scale
+        if ctx.ownership.present and leaf.path != _REPLICAS:  # a scale records no manager: see _unowned
             text = "defaulted by the API server: no manager is recorded for it in managedFields"
             return Explanation(Rule.UNRECORDED_DEFAULT, text)
         return None

@@ -24,6 +24,7 @@ from writeback.drift.preparing import PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
+from writeback.gitops.base import PathIgnore
 from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
 from writeback.kube.refs import Identity
@@ -68,6 +69,7 @@ class EngineOptions:
     ignore: tuple[IgnoreRule, ...] = ()
     offline: bool = False  # no dry-run available: the built-in defaults table stands in
     argocd_ignore: tuple[Mapping[str, Any], ...] = ()  # the Application's spec.ignoreDifferences entries
+    flux_ignore: tuple[PathIgnore, ...] = ()  # the Kustomization's spec.ignore, the HelmRelease's driftDetection.ignore
     # (group, kind) pairs whose live objects Git does not declare are reported as ``new``;
     # None: the kinds Git declares. An empty set turns ``new`` off.
     new_kinds: frozenset[tuple[str, str]] | None = None
@@ -93,7 +95,9 @@ def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineO
 def _prepare(options: EngineOptions) -> _Run:
     return _Run(
         options=options,
-        ignores=build_ignores(rules=options.ignore, presets=options.policy.presets, argocd=options.argocd_ignore),
+        ignores=build_ignores(
+            rules=options.ignore, presets=options.policy.presets, argocd=options.argocd_ignore, flux=options.flux_ignore
+        ),
         flag_patterns=tuple(parse_pattern(p) for p in options.policy.flag_paths),
         sensitive_patterns=tuple(parse_pattern(p) for p in options.policy.sensitive_paths),
     )

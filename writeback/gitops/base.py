@@ -42,14 +42,35 @@ def commit_of(revision: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PathIgnore:
+    """One ignore rule in the form of Flux's ``IgnoreRule``: JSON pointers (RFC 6901; ``""`` is the whole object) that
+    drift detection leaves out on the objects its target selects. The target's ``group``, ``version``, ``kind``,
+    ``name`` and ``namespace`` are regular expressions matched whole; ``label_selector`` and
+    ``annotation_selector`` are label selectors; an empty one selects every object."""
+
+    where: str  # how messages name the rule: "Flux Kustomization flux-system/apps spec.ignore[0]"
+    paths: tuple[str, ...]
+    group: str = ""
+    version: str = ""
+    kind: str = ""
+    name: str = ""
+    namespace: str = ""
+    label_selector: str = ""
+    annotation_selector: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerState:
     """What a controller object says about the Git side it applies (all optional)."""
 
     source: str = ""  # where the revision was read, e.g. "Argo CD Application argocd/web status.sync.revision"
     revision: str | None = None  # as written in the status (``commit_of`` gives the commit)
     namespace: str | None = None  # destination / target namespace of manifests that name none
-    # ignore rules in the form of Argo CD's ``spec.ignoreDifferences`` entries (Flux's ``driftDetection.ignore`` too)
+    # ignore rules in the form of Argo CD's ``spec.ignoreDifferences`` entries
     ignore_differences: tuple[Mapping[str, Any], ...] = ()
+    # ignore rules in the form of Flux's IgnoreRule (a Kustomization's ``spec.ignore``, a HelmRelease's
+    # ``spec.driftDetection.ignore``)
+    path_ignores: tuple[PathIgnore, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,8 +2,9 @@
 the source whose artifact revision says which commit the controllers have fetched. Pure.
 
 - Applied revision: ``Kustomization.status.lastAppliedRevision`` (``main@sha1:<sha>``; a HelmRelease's is its
-  chart's version, no commit); namespace: ``spec.targetNamespace``; ignore rules: a HelmRelease's
-  ``spec.driftDetection.ignore``.
+  chart's version, no commit); namespace: ``spec.targetNamespace``; ignore rules: a Kustomization's
+  ``spec.ignore``, a HelmRelease's ``spec.driftDetection.ignore`` (the same ``IgnoreRule``: ``paths`` and an optional
+  ``target`` selector), read by one function, ``ignore_rules``.
 - Suspended: ``spec.suspend: true``, restored to its previous value (or removed).
 - Parents: a Kustomization or HelmRelease applied by a Kustomization or HelmRelease (the
   ``kustomize.toolkit.fluxcd.io/name``/``namespace`` labels, the ``helm.toolkit.fluxcd.io`` ones).
@@ -15,7 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.gitops.base import ControllerState, Fetched, Getter, KindFacts, commit_of, is_chart_version
+from writeback.gitops.base import (
+    ControllerState,
+    Fetched,
+    Getter,
+    KindFacts,
+    PathIgnore,
+    commit_of,
+    is_chart_version,
+)
 from writeback.kube.jsonpatch import Op, get_at, set_op
 from writeback.kube.refs import ObjectRef
 
@@ -64,6 +73,7 @@ class _Applier(_Source):
 
     label_group: str = ""
     source_path: tuple[str, ...] = ()  # where its GitRepository is referenced
+    ignore_path: tuple[str, ...] = ()  # where its list of IgnoreRules is
 
     def state(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ControllerState:
         spec, status = body.get("spec") or {}, body.get("status") or {}
@@ -74,7 +84,7 @@ class _Applier(_Source):
             source=f"{self.where(ref)} status.lastAppliedRevision",
             revision=str(revision) if revision else None,
             namespace=str(target) if target else None,
-            ignore_differences=drift_ignores(spec),
+            path_ignores=ignore_rules(body, at=self.ignore_path, where=self.where(ref)),
         )
 
     def _source(self, body: Mapping[str, Any], *, ref: ObjectRef) -> ObjectRef | None:
@@ -108,34 +118,37 @@ class _Applier(_Source):
         return self.at(namespace=str(labels.get(f"{self.label_group}/namespace") or namespace), name=str(name))
 
 
-def drift_ignores(spec: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    """A HelmRelease's ``spec.driftDetection.ignore`` as ignoreDifferences entries: each ``paths`` (JSON pointers)
-    for the objects its ``target`` selects (group, kind, name, namespace; no target: every object). A
-    ``labelSelector`` or ``annotationSelector`` cannot be told from these entries: such a rule counts for every
-    object its other fields select (writeback ignores more, never less, than helm-controller)."""
-    detection = spec.get("driftDetection")
-    rules = detection.get("ignore") if isinstance(detection, Mapping) else None
-    out: list[Mapping[str, Any]] = []
-    for rule in rules if isinstance(rules, list) else ():
+_TARGET_FIELDS = (
+    ("group", "group"), ("version", "version"), ("kind", "kind"), ("name", "name"), ("namespace", "namespace"),
+    ("label_selector", "labelSelector"), ("annotation_selector", "annotationSelector"),
+)  # fmt: skip
+
+
+def ignore_rules(body: Mapping[str, Any], *, at: tuple[str, ...], where: str) -> tuple[PathIgnore, ...]:
+    """The ``IgnoreRule`` list at ``at`` (a Kustomization's ``spec.ignore``, a HelmRelease's
+    ``spec.driftDetection.ignore``): each rule's ``paths`` (JSON pointers) for the objects its ``target`` selects
+    (kustomize's selector: every field optional; no target, every object). Entries without paths ignore nothing and
+    are left out; a selector is checked where it is used (``writeback.drift.ignores.flux``)."""
+    present, rules = get_at(body, at)
+    out: list[PathIgnore] = []
+    for i, rule in enumerate(rules if present and isinstance(rules, list) else ()):
         paths = rule.get("paths") if isinstance(rule, Mapping) else None
         if not isinstance(paths, list) or not paths:
             continue
-        target = rule.get("target") if isinstance(rule.get("target"), Mapping) else {}
-        entry: dict[str, Any] = {"group": str(target.get("group", "*")), "kind": str(target.get("kind") or "*"),
-                                 "jsonPointers": [str(p) for p in paths]}  # fmt: skip
-        for key in ("name", "namespace"):
-            if target.get(key):
-                entry[key] = str(target[key])
-        out.append(entry)
+        target = rule.get("target")
+        fields = target if isinstance(target, Mapping) else {}
+        selector = {ours: str(fields[theirs]) for ours, theirs in _TARGET_FIELDS if fields.get(theirs)}
+        out.append(PathIgnore(where=f"{where} {'.'.join(at)}[{i}]", paths=tuple(str(p) for p in paths), **selector))
     return tuple(out)
 
 
 KUSTOMIZATION = _Applier(
     name="flux-kustomization", api_version=f"{KUSTOMIZE_GROUP}/v1", kind="Kustomization", title="Flux Kustomization",
     flag="--flux-kustomization", config_key="flux_kustomization",
-    help="Flux Kustomization: its last applied revision and target namespace",
+    help="Flux Kustomization: its last applied revision, target namespace and ignore rules",
     auto_sync_path=("spec", "suspend"), suspendable=True, field_managers=("kustomize-controller",),
     tracking_labels=(f"{KUSTOMIZE_GROUP}/name",), label_group=KUSTOMIZE_GROUP, source_path=("spec", "sourceRef"),
+    ignore_path=("spec", "ignore"),
 )  # fmt: skip
 HELM_RELEASE = _Applier(
     name="flux-helmrelease", api_version=f"{HELM_GROUP}/v2", kind="HelmRelease", title="Flux HelmRelease",
@@ -143,6 +156,7 @@ HELM_RELEASE = _Applier(
     help="Flux HelmRelease: its chart, values and release",
     auto_sync_path=("spec", "suspend"), suspendable=True, field_managers=("helm-controller",),
     tracking_labels=(f"{HELM_GROUP}/name",), label_group=HELM_GROUP, source_path=("spec", "chart", "spec", "sourceRef"),
+    ignore_path=("spec", "driftDetection", "ignore"),
 )  # fmt: skip
 
 KINDS = (KUSTOMIZATION, HELM_RELEASE, GIT_REPOSITORY)

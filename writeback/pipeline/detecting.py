@@ -145,6 +145,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         ignore=spec.ignore,
         offline=cluster is None,
         argocd_ignore=state.ignore_differences,
+        flux_ignore=state.path_ignores,
         fingerprint_key=spec.fingerprint_key,
     )
     notes = list(git.notes)

@@ -9,7 +9,8 @@ An entry names objects (``group`` and ``kind`` are globs, a missing group is the
 - ``managedFieldsManagers``: every field these managers own.
 
 A pointer or an expression selects nodes; a drift at or below one is ignored. A list position becomes the item's
-key selector when the list is keyed (``containers/0`` is ``containers[name=web]``), as drift paths name items.
+key selector when the list is keyed (``containers/0`` is ``containers[name=web]``), as drift paths name items
+(``writeback.drift.ignores.pointers``).
 
 Before jq sees an expression, it is held to the forms people write for Argo CD: field and string keys, ``[]``,
 ``[N]``, ``["key"]``, ``?``, ``|`` and ``select(...)``, whose condition compares single values (``==``, ``!=``,
@@ -32,10 +33,11 @@ from typing import Any
 
 import jq
 
-from writeback.drift.listkeys import KeyResolver, item_selector
+from writeback.drift.ignores.pointers import at_or_below, field_path
+from writeback.drift.listkeys import KeyResolver
 from writeback.errors import PathSyntaxError
-from writeback.kube.jsonpatch import parse_pointer, pointer_index
-from writeback.kube.pathtypes import FieldPath, Index, Key, Segment
+from writeback.kube.jsonpatch import parse_pointer
+from writeback.kube.pathtypes import FieldPath
 from writeback.kube.refs import ObjectRef
 from writeback.model import Explanation, FieldOwner, Rule
 
@@ -135,7 +137,7 @@ class _Expression:
             found = self._program.input_text(json.dumps(body, default=str)).first()
         except (TypeError, ValueError):  # jq's runtime error: nothing selected
             return ()
-        paths = (_field_path(raw, body, keys) for raw in found if isinstance(raw, list))
+        paths = (field_path(raw, body, keys) for raw in found if isinstance(raw, list))
         return tuple(p for p in paths if p is not None)
 
 
@@ -155,34 +157,6 @@ def _program(expr: str) -> Any | None:
         return jq.compile(f"[path({expr})]")
     except (ValueError, UnicodeError):
         return None
-
-
-# ------------------------------------------------------------------ pointers and paths
-
-
-def _field_path(tokens: Sequence[str | int], body: Any, keys: KeyResolver) -> FieldPath | None:
-    """Pointer or jq path tokens as a drift path, or None when a list position is not in ``body``."""
-    out: list[Segment] = []
-    node = body
-    for token in tokens:
-        if isinstance(node, list):
-            at = _position(node, token)
-            if at is None:
-                return None
-            names = keys(tuple(out))
-            sel = item_selector(node[at], names) if names else None
-            out.append(sel or Index(at))
-            node = node[at]
-        else:
-            out.append(Key(str(token)))
-            node = node.get(str(token)) if isinstance(node, Mapping) else None
-    return tuple(out)
-
-
-def _position(items: list[Any], token: str | int) -> int | None:
-    if isinstance(token, str):
-        return pointer_index(items, token)  # a pointer's RFC 6901 array index ("0", "12", not "01" or "-")
-    return token if 0 <= token < len(items) else None
 
 
 # ------------------------------------------------------------------ the entries
@@ -217,12 +191,12 @@ class IgnoreDifference:
         if owner is not None and any(glob_matches(m, owner.manager) for m in self.managers):
             return _why(f"managedFieldsManagers {owner.manager}")
         for tokens in self.pointers:
-            target = _field_path(tokens, live, keys) or _field_path(tokens, git, keys)
-            if target is not None and tuple(path[: len(target)]) == target:
+            target = field_path(tokens, live, keys) or field_path(tokens, git, keys)
+            if target is not None and at_or_below(path, target):
                 return _why("jsonPointers /" + "/".join(tokens))
         for expression in self.expressions:
             selected = (*expression.selected(live, keys), *expression.selected(git, keys))
-            if any(tuple(path[: len(target)]) == target for target in selected):
+            if any(at_or_below(path, target) for target in selected):
                 return _why("jqPathExpressions")
         return None
 
