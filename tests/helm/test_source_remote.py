@@ -144,7 +144,9 @@ def test_the_chart_comes_from_the_artifact_source_controller_serves(
     code, out, _ = run_cli("diff", "-o", "json", "--live", str(dump), *flags)
     assert code == 2
     (problem,) = json.loads(out)["problems"]
-    assert "unresolved, not rendered" in problem and "no chart cache given (--chart-cache DIR" in problem
+    assert problem["file"] == "apps/web.yaml", problem
+    message = problem["message"]
+    assert "unresolved, not rendered" in message and "no chart cache given (--chart-cache DIR" in message
     cache = tmp_path / "charts"
     cache.mkdir()
     shutil.copy(packaged, cache)

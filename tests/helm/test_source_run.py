@@ -57,7 +57,7 @@ def test_run_opens_the_pull_request_with_the_values_edit_and_the_proof(
         code, out, err = run_cli(*args)
 
         assert code == 0, err
-        (result,) = json.loads(out)
+        (result,) = json.loads(out)["results"]
         assert result["outcome"] == "created", result
         (pr,) = fake.prs.values()
         assert "helm template re-render: changes exactly these 1 field of these 1 object; nothing else" in pr["body"]
@@ -70,7 +70,7 @@ def test_run_opens_the_pull_request_with_the_values_edit_and_the_proof(
         code, out, err = run_cli(*args)  # the next cycle: the same drift, already proposed
 
         assert code == 0, err
-        assert [r["outcome"] for r in json.loads(out)] == ["unchanged"]
+        assert [r["outcome"] for r in json.loads(out)["results"]] == ["unchanged"]
         assert helm_adapter.SHARED.runs == runs  # every render came from the process's cache
         assert len(fake.prs) == 1
     finally:

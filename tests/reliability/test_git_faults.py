@@ -79,10 +79,12 @@ def test_a_person_pushes_to_the_bot_branch_between_fetch_and_push(world: World) 
 def test_the_remote_is_unreachable_at_clone_time(world: World) -> None:
     away = world.bares["beta"].with_name("beta.git.away")
     world.bares["beta"].rename(away)
+    world.bares["beta"].mkdir()  # the path is there but serves no repository (a path that is not there is bad input)
     done = world.run()
     [result] = done.of("beta")
     assert result["outcome"] == "failed" and "cannot clone" in result["detail"], result
     assert done.code == 3 and done.outcomes("alpha") == ["created"]
+    world.bares["beta"].rmdir()
     away.rename(world.bares["beta"])
     again = world.run()
     assert again.outcomes("beta") == ["created"], again
