@@ -82,6 +82,19 @@ class Selector(SettingsModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @field_validator("label_selector")
+    @classmethod
+    def _selector(cls, v: str | None) -> str | None:
+        """The API server's grammar, checked when the configuration loads (offline filters match with it too)."""
+        from writeback.kube.selectors import SelectorSyntaxError, parse_selector
+
+        if v is not None:
+            try:
+                parse_selector(v)
+            except SelectorSyntaxError as e:
+                raise ValueError(str(e)) from e
+        return v
+
 
 def _path_patterns(v: tuple[str, ...]) -> tuple[str, ...]:
     """Check path patterns; a syntax error becomes a validation error naming the key path."""

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
 from writeback.drift.scoping import Scope, filter_desired, filter_dump, scopes_for
 from writeback.kube.refs import ObjectRef
 from writeback.model import DesiredObject, LiveObject, Source
@@ -82,3 +85,17 @@ def test_a_label_the_gitops_tool_adds_on_apply_selects_the_git_side_too() -> Non
     dump = [live(WEB), live(WEB, **{"kustomize.toolkit.fluxcd.io/name": "shop",
                                     "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})]  # fmt: skip
     assert filter_dump(objects=dump, scopes=[scope]) == (dump[1],)
+
+
+def test_a_dump_is_filtered_with_the_api_servers_selector_grammar() -> None:
+    canary = ref("apps/v1", "Deployment", "canary", "shop")
+    dump = [live(WEB, app="web", tier="front"), live(API, app="api"), live(canary, app="web", track="canary")]
+    set_based = selector(
+        apiVersion="apps/v1", kind="Deployment", labelSelector="app in (web, api),track notin (canary)"
+    )
+    assert [o.ref for o in filter_dump(objects=dump, scopes=[Scope(selector=set_based)])] == [WEB, API]
+
+
+def test_a_selector_the_api_server_would_refuse_fails_when_the_configuration_loads() -> None:
+    with pytest.raises(ValidationError, match=r"labelSelector[\s\S]*label selector 'app in web'"):
+        selector(apiVersion="apps/v1", kind="Deployment", labelSelector="app in web")

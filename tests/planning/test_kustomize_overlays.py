@@ -197,3 +197,43 @@ def test_file_based_strategic_merge_and_json6902_patches(tmp_path: Path, kustomi
         "qa/smp.yaml": files["qa/smp.yaml"].replace("5", "9"),
         "qa/ops.yaml": files["qa/ops.yaml"].replace("value: 2", "value: 3"),
     }
+
+
+@pytest.mark.parametrize(
+    ("target", "lands_in_patch"),
+    [
+        ("labelSelector: app in (web, api)", True),  # set-based, as kustomize (apimachinery) reads it
+        ("labelSelector: app notin (web)", False),
+        ("labelSelector: '!canary'", True),
+        ("annotationSelector: team=shop", True),
+        ("annotationSelector: team=other", False),
+    ],
+)
+def test_a_patch_target_selects_with_the_label_selector_grammar(
+    tmp_path: Path, kustomize_bin: Path, target: str, lands_in_patch: bool
+) -> None:
+    annotated = "  labels:\n    app: web\n  annotations:\n    team: shop\n"
+    base = KUSTOMIZE_REPO["base/deployment.yaml"].replace("  labels:\n    app: web\n", annotated, 1)
+    files = {
+        "base/kustomization.yaml": KUSTOMIZE_REPO["base/kustomization.yaml"],
+        "base/deployment.yaml": base,
+        "base/service.yaml": KUSTOMIZE_REPO["base/service.yaml"],
+        "qa/kustomization.yaml": (
+            "namespace: qa\nresources:\n  - ../base\n"
+            f"patches:\n  - path: ops.yaml\n    target:\n      kind: Deployment\n      {target}\n"
+        ),
+        "qa/ops.yaml": "- op: replace\n  path: /spec/replicas\n  value: 2  # qa runs two\n",
+    }
+    write_files(tmp_path / "repo", files)
+    web = ref("Deployment", "web", namespace="qa")
+    git_replicas = 2 if lands_in_patch else 1  # what kustomize renders: the patch applies only where it selects
+    spec = TargetSpec(name="qa", path="qa", source="kustomize")
+    outcome = plan_files(files=files, drifts=[drift(web, "spec.replicas", live=3, git=git_replicas)], spec=spec,
+                         repo=tmp_path / "repo", tools=Tools(paths={"kustomize": kustomize_bin}))  # fmt: skip
+    assert outcome.plan.errors == ()
+    (cs,) = outcome.plan.changesets
+    after = {f.path: f.after for f in cs.files}
+    if lands_in_patch:
+        assert after == {"qa/ops.yaml": files["qa/ops.yaml"].replace("value: 2", "value: 3")}
+    else:
+        assert "qa/ops.yaml" not in after and set(after) != set(), after

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from writeback.drift.normalizing import added_label
 from writeback.kube.refs import group_of, is_secret
+from writeback.kube.selectors import parse_selector
 from writeback.model import DesiredObject, LiveObject
 from writeback.settings import Selector
 
@@ -73,44 +74,11 @@ def _in_scope(obj: LiveObject | DesiredObject, scope: Scope) -> bool:
         return False
     if sel.label_selector:
         labels = (obj.body.get("metadata") or {}).get("labels") or {}
-        terms = _terms(sel.label_selector)
+        selector = parse_selector(sel.label_selector)
         if isinstance(obj, DesiredObject):  # Git never carries what the tool or the server adds on apply
-            terms = [t for t in terms if t.key in labels or added_label(t.key) is None]
-        return all(t.matches(labels) for t in terms)
+            selector = selector.keeping(lambda key: key in labels or added_label(key) is None)
+        return selector.matches(labels)
     return True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Term:
-    """One term of an equality-based label selector: ``a=b`` (``==``), ``a!=b``, ``a`` (exists), ``!a``."""
-
-    key: str
-    op: str  # "=", "!=", "exists", "!exists"
-    value: str = ""
-
-    def matches(self, labels: dict[str, str]) -> bool:
-        if self.op == "=":
-            return labels.get(self.key) == self.value
-        if self.op == "!=":
-            return labels.get(self.key) != self.value
-        return (self.key in labels) is (self.op == "exists")
-
-
-def _terms(expr: str) -> list[_Term]:
-    """Equality-based label selectors (``a=b,c!=d,e,!f``): enough to filter a dump offline."""
-    out = []
-    for term in (t.strip() for t in expr.split(",") if t.strip()):
-        if "!=" in term:
-            k, v = (x.strip() for x in term.split("!=", 1))
-            out.append(_Term(key=k, op="!=", value=v))
-        elif "=" in term:
-            k, v = (x.strip() for x in term.replace("==", "=").split("=", 1))
-            out.append(_Term(key=k, op="=", value=v))
-        elif term.startswith("!"):
-            out.append(_Term(key=term[1:].strip(), op="!exists"))
-        else:
-            out.append(_Term(key=term, op="exists"))
-    return out
 
 
 def filter_dump(*, objects: Sequence[LiveObject], scopes: Sequence[Scope]) -> tuple[LiveObject, ...]:

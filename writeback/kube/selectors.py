@@ -16,8 +16,9 @@ everything. Flux's ignore rules select objects by their labels and by their anno
 from __future__ import annotations
 
 import enum
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from writeback.errors import InputError
@@ -72,6 +73,10 @@ class LabelSelector:
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return all(r.matches(labels) for r in self.requirements)
+
+    def keeping(self, keep: Callable[[str], bool]) -> LabelSelector:
+        """The requirements about the label keys ``keep`` accepts (the same text: it names what was asked)."""
+        return LabelSelector(text=self.text, requirements=tuple(r for r in self.requirements if keep(r.key)))
 
 
 # ---------------------------------------------------------------- the lexer: apimachinery's tokens
@@ -208,6 +213,8 @@ def _check_value(text: str, value: str) -> None:
         raise SelectorSyntaxError(f"label selector {text!r}: {value!r} is not a valid label value")
 
 
+@functools.lru_cache(maxsize=256)
 def parse_selector(text: str) -> LabelSelector:
-    """The selector in ``text``; SelectorSyntaxError naming it and the token where it goes wrong otherwise."""
+    """The selector in ``text``; SelectorSyntaxError naming it and the token where it goes wrong otherwise.
+    Cached: the same few selectors are matched against every object of a snapshot."""
     return _Parser(text).selector()

@@ -73,6 +73,7 @@ class PatchTarget:
     name: str | None = None
     namespace: str | None = None
     label_selector: str | None = None
+    annotation_selector: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,6 +198,7 @@ def _target(value: Any) -> PatchTarget | None:
         name=_str(value.get("name")),
         namespace=_str(value.get("namespace")),
         label_selector=_str(value.get("labelSelector")),
+        annotation_selector=_str(value.get("annotationSelector")),
     )
 
 

@@ -17,6 +17,7 @@ from writeback.kube.images import parse_image
 from writeback.kube.jsonpatch import pointer_to
 from writeback.kube.paths import lookup
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select
+from writeback.kube.selectors import parse_selector
 from writeback.model import Drift, Op, Unresolved
 from writeback.sources.documents import join, under
 from writeback.sources.kustomize.model import Generator, LabelEntry, Layer, Origin, Patch, PatchTarget, Step, relative
@@ -54,11 +55,11 @@ def _matches_target(target: PatchTarget, origin: Origin, step: Step) -> bool:
         return False
     if target.namespace and not re.fullmatch(target.namespace, step.namespace or ""):
         return False
-    if target.label_selector and origin.manifest is not None:
-        labels = (origin.manifest.data.get("metadata") or {}).get("labels") or {}
-        for term in target.label_selector.split(","):
-            k, _, v = term.partition("=")
-            if str(labels.get(k.strip())) != v.strip():
+    if origin.manifest is not None:  # kustomize matches both with apimachinery's label selector grammar
+        metadata = origin.manifest.data.get("metadata") or {}
+        for selector, field in ((target.label_selector, "labels"), (target.annotation_selector, "annotations")):
+            values = metadata.get(field) or {}
+            if selector and not parse_selector(selector).matches({str(k): str(v) for k, v in values.items()}):
                 return False
     return True
 
