@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from measuring import interleaved, print_table  # noqa: E402
 
-from writeback.adapters.files import read_live  # noqa: E402
+from writeback.adapters.dumps import read_live  # noqa: E402
 from writeback.drift.evidence import defaults  # noqa: E402
 from writeback.kube.pathtypes import Index, Key, Segment  # noqa: E402
 

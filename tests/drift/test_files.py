@@ -6,14 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from writeback.adapters.files import (
-    NamespaceDefaults,
-    builtin_namespaced,
-    read_live,
-    read_manifests,
-    read_stream,
-    with_default_namespace,
-)
+from writeback.adapters.dumps import read_live, with_default_namespace
+from writeback.adapters.files import NamespaceDefaults, builtin_namespaced, read_manifests, read_stream
 from writeback.errors import InputError
 from writeback.kube.kinds import with_crds
 from writeback.model import Source

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.gitrepos import init_repo
-from writeback.adapters.files import read_live, read_manifests, read_stream
+from writeback.adapters.dumps import read_live
+from writeback.adapters.files import read_manifests, read_stream
 from writeback.errors import YamlError
 from writeback.yaml.reading import MAX_ALIAS_GROWTH, MAX_CHARS, MAX_DEPTH, load_all
 

@@ -6,9 +6,8 @@ per file, document or resource it could not (naming the file and, where known, t
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -18,7 +17,7 @@ from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.kube.manifests import KUSTOMIZATION_FILES, list_items
 from writeback.kube.refs import Identity, ObjectRef
-from writeback.model import DesiredObject, LiveObject, Source
+from writeback.model import DesiredObject
 from writeback.yaml.reading import MAX_CHARS, load_all
 
 T = TypeVar("T")
@@ -30,17 +29,21 @@ __all__ = [
     "Problem",
     "builtin_namespaced",
     "crd_scopes",
+    "is_object",
+    "named_items",
     "parse_documents",
-    "read_live",
+    "read_documents",
     "read_manifests",
     "read_stream",
+    "read_text",
+    "ref_of",
     "with_crds",
-    "with_default_namespace",
+    "yaml_files",
 ]
 
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 _YAML_SUFFIXES = (".yaml", ".yml")
-_DUMP_SUFFIXES = (*_YAML_SUFFIXES, ".json")  # `kubectl get -o yaml` and `-o json` dumps
+DUMP_SUFFIXES = (*_YAML_SUFFIXES, ".json")  # `kubectl get -o yaml` and `-o json` dumps
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +85,7 @@ def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]
         return [], Problem(file=file, line=e.line, column=e.column, message=message)
 
 
-def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
+def read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
     try:
         size = path.stat().st_size
         if size > MAX_CHARS:  # refused before it is read into memory
@@ -97,18 +100,18 @@ def _read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
 
 def read_documents(path: Path, *, file: str) -> tuple[list[Any], list[Problem]]:
     """The documents of one YAML file, and a problem if it cannot be read or parsed (none of it then)."""
-    text, problem = _read_text(path, file=file)
+    text, problem = read_text(path, file=file)
     if problem is not None or text is None:
         return [], [problem or Problem(file=file, message="cannot read")]
     docs, problem = parse_documents(text=text, file=file)
     return docs, [] if problem is None else [problem]
 
 
-def _is_k8s(doc: Any) -> bool:
+def is_object(doc: Any) -> bool:
     return isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
 
 
-def _named_items(
+def named_items(
     doc: Mapping[str, Any], *, file: str, document: int, problems: list[Problem]
 ) -> Iterator[tuple[int | None, Any]]:
     """``_items`` that have a name; for each that has none, a problem is appended to ``problems`` (in order)."""
@@ -120,7 +123,7 @@ def _named_items(
             yield i, body
 
 
-def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
+def ref_of(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
     meta = body.get("metadata") or {}
     return ObjectRef(
         api_version=str(body["apiVersion"]), kind=str(body["kind"]), namespace=namespace, name=str(meta["name"])
@@ -130,7 +133,7 @@ def _ref(body: Mapping[str, Any], *, namespace: str | None) -> ObjectRef:
 def _half_manifest(doc: Any, *, document: int) -> str | None:
     """A document that starts a manifest but is not one: it has ``metadata`` and only one of apiVersion and kind
     (other YAML, such as Helm values or a Chart.yaml, has no ``metadata``)."""
-    if not isinstance(doc, Mapping) or _is_k8s(doc) or not isinstance(doc.get("metadata"), Mapping):
+    if not isinstance(doc, Mapping) or is_object(doc) or not isinstance(doc.get("metadata"), Mapping):
         return None
     has = [k for k in ("apiVersion", "kind") if isinstance(doc.get(k), str)]
     if len(has) != 1:
@@ -140,7 +143,7 @@ def _half_manifest(doc: Any, *, document: int) -> str | None:
 
 
 def _name_problem(body: Any, *, document: int, item: int | None) -> str | None:
-    if not _is_k8s(body):
+    if not is_object(body):
         return None if item is None else "a List item without apiVersion and kind"
     meta = body.get("metadata")
     if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta.get("name"):
@@ -149,7 +152,7 @@ def _name_problem(body: Any, *, document: int, item: int | None) -> str | None:
     return None
 
 
-def _yaml_files(base: Path, *, suffixes: tuple[str, ...] = _YAML_SUFFIXES) -> Iterator[Path]:
+def yaml_files(base: Path, *, suffixes: tuple[str, ...] = _YAML_SUFFIXES) -> Iterator[Path]:
     if base.is_file():
         yield base
         return
@@ -164,7 +167,7 @@ def _yaml_files(base: Path, *, suffixes: tuple[str, ...] = _YAML_SUFFIXES) -> It
 
 
 def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[Path]:
-    """``_yaml_files`` of a repository (``top`` under its real top level ``root``), confined to it: a symbolic link
+    """``yaml_files`` of a repository (``top`` under its real top level ``root``), confined to it: a symbolic link
     (to a file or a folder) that resolves outside the repository is not read, and a problem names it; a link to a
     file inside is read under its own name, unless the file it resolves to is read under ``top`` anyway."""
     if top.is_file():
@@ -194,116 +197,6 @@ def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[
                 continue  # the file it resolves to is read under its real name
         out.append(p)
     return out
-
-
-# ---------------------------------------------------------------- live dumps
-
-
-STDIN = "<stdin>"  # how problems name a dump read from standard input (``--live -``)
-
-
-def parse_dump(*, text: str, file: str) -> tuple[list[Any], Problem | None]:
-    """The documents of a dump: YAML (``kubectl get -o yaml``), or JSON, one object or several one after the other
-    (``kubectl get -o json`` run more than once into one file), as kubectl reads them. JSON is told by its first
-    character (``{`` or ``[``); a top-level JSON array holds documents; ``---`` lines between JSON documents are
-    document markers, as in YAML."""
-    start = len(text) - len(text.lstrip())
-    if text[start : start + 1] not in ("{", "["):
-        return parse_documents(text=text, file=file)
-    decoder = json.JSONDecoder()
-    docs: list[Any] = []
-    at = start
-    try:
-        while at < len(text):
-            doc, at = decoder.raw_decode(text, at)
-            docs.extend(doc if isinstance(doc, list) else [doc])
-            at = _next_document(text, at)
-    except json.JSONDecodeError as e:
-        return [], Problem(file=file, line=e.lineno, column=e.colno, message=f"not valid JSON: {e.msg}")
-    except RecursionError:
-        return [], Problem(file=file, message="not valid JSON: nested too deeply")
-    return docs, None
-
-
-def _next_document(text: str, at: int) -> int:
-    """Where the next JSON document starts: past blank space and YAML document markers (``---``, ``...``) on
-    their own lines, which JSON documents written into a YAML stream have between them."""
-    while True:
-        at = len(text) - len(text[at:].lstrip())
-        for marker in ("---", "..."):
-            end = at + len(marker)
-            if text.startswith(marker, at) and (end == len(text) or text[end] in " \t\r\n"):
-                at = end
-                break
-        else:
-            return at
-
-
-def read_live(*, path: Path | None = None, text: str | None = None) -> LoadResult[LiveObject]:
-    """Objects dumped with ``kubectl get -o yaml|json [--show-managed-fields]``: a file or a directory of them
-    (``path``: its ``*.yaml``, ``*.yml`` and ``*.json`` files), or one dump given as ``text`` (standard input,
-    named ``<stdin>`` in problems)."""
-    objects: list[LiveObject] = []
-    problems: list[Problem] = []
-    seen: dict[Identity, str] = {}
-    if text is not None:
-        docs, problem = parse_dump(text=text, file=STDIN)
-        problems.extend([problem] if problem is not None else [])
-        _live_objects(docs, file=STDIN, seen=seen, objects=objects, problems=problems)
-        return LoadResult(objects=tuple(objects), problems=tuple(problems))
-    if path is None or not path.exists():
-        raise InputError(f"--live {path}: no such file or directory")
-    for p in _yaml_files(path, suffixes=_DUMP_SUFFIXES):
-        file = str(p)
-        content, unread = _read_text(p, file=file)
-        if unread is not None or content is None:
-            problems.append(unread or Problem(file=file, message="cannot read"))
-            continue
-        docs, problem = parse_dump(text=content, file=file)
-        problems.extend([problem] if problem is not None else [])
-        _live_objects(docs, file=file, seen=seen, objects=objects, problems=problems)
-    return LoadResult(objects=tuple(objects), problems=tuple(problems))
-
-
-def _live_objects(
-    docs: list[Any],
-    *,
-    file: str,
-    seen: dict[Identity, str],
-    objects: list[LiveObject],
-    problems: list[Problem],
-) -> None:
-    for d, doc in enumerate(docs):
-        if not _is_k8s(doc):
-            if doc is not None:  # a dump holds only objects: anything else is a wrong file, not silence
-                problems.append(
-                    Problem(file=file, message=f"document {d + 1}: not a Kubernetes object (no apiVersion and kind)")
-                )
-            continue
-        for _, body in _named_items(doc, file=file, document=d, problems=problems):
-            ns = (body.get("metadata") or {}).get("namespace")
-            ref = _ref(body, namespace=str(ns) if ns else None)
-            if ref.identity in seen:
-                problems.append(
-                    Problem(file=file, resource=ref, message=f"dumped twice (also in {seen[ref.identity]})")
-                )
-                continue
-            seen[ref.identity] = file
-            objects.append(LiveObject(ref=ref, body=dict(body), source=Source.FILE))
-
-
-def with_default_namespace(
-    objects: Iterable[LiveObject], *, namespaced: NamespacedFn, fallback: str
-) -> tuple[LiveObject, ...]:
-    """Dumped objects of a namespaced kind (or an unknown one) without ``metadata.namespace`` get ``fallback``:
-    the namespace the Git side gives a manifest without one, so both sides name the same object alike."""
-    out: list[LiveObject] = []
-    for obj in objects:
-        if obj.ref.namespace is None and namespaced(obj.ref.api_version, obj.ref.kind) is not False:
-            ref = ObjectRef(api_version=obj.ref.api_version, kind=obj.ref.kind, namespace=fallback, name=obj.ref.name)
-            obj = LiveObject(ref=ref, body=obj.body, source=obj.source)
-        out.append(obj)
-    return tuple(out)
 
 
 # ---------------------------------------------------------------- Git manifests
@@ -389,16 +282,16 @@ def read_manifests(
             half = _half_manifest(doc, document=d)
             if half is not None:  # apiVersion without kind, or kind without apiVersion: a broken manifest
                 problems.append(Problem(file=file, message=half))
-            if not _is_k8s(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
+            if not is_object(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
             read.extend(
-                (p, file, d, i, body) for i, body in _named_items(doc, file=file, document=d, problems=problems)
+                (p, file, d, i, body) for i, body in named_items(doc, file=file, document=d, problems=problems)
             )
     namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))  # a CRD in the tree scopes its kind
     found: list[DesiredObject] = []
     for p, file, d, i, body in read:
         ns = _namespace_of(body, directory=p.parent, kns=kns, namespaces=namespaces, namespaced=namespaced)
-        found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
+        found.append(DesiredObject(ref=ref_of(body, namespace=ns), body=body, file=file, document=d, item=i))
     problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
     objects, dupes = _unique(found)
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
@@ -420,8 +313,8 @@ def read_stream(
     read = [
         (d, i, body)
         for d, doc in enumerate(docs)
-        if _is_k8s(doc)
-        for i, body in _named_items(doc, file=file, document=d, problems=problems)
+        if is_object(doc)
+        for i, body in named_items(doc, file=file, document=d, problems=problems)
     ]
     namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))
     found: list[DesiredObject] = []
@@ -430,7 +323,7 @@ def read_stream(
         if namespaced(str(body["apiVersion"]), str(body["kind"])) is not False:
             own = (body.get("metadata") or {}).get("namespace")
             ns = own if isinstance(own, str) and own else namespaces.fallback
-        found.append(DesiredObject(ref=_ref(body, namespace=ns), body=body, file=file, document=d, item=i))
+        found.append(DesiredObject(ref=ref_of(body, namespace=ns), body=body, file=file, document=d, item=i))
     objects, dupes = _unique(found)
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from writeback.adapters.dumps import read_live, with_default_namespace
 from writeback.adapters.files import (
     LoadResult,
     NamespaceDefaults,
@@ -25,9 +26,7 @@ from writeback.adapters.files import (
     Problem,
     builtin_namespaced,
     crd_scopes,
-    read_live,
     with_crds,
-    with_default_namespace,
 )
 from writeback.adapters.git import revisions
 from writeback.adapters.kube.cluster import Cluster
