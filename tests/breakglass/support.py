@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, seed_bare
+from tests.support.polling import wait_until
 from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION as ANNOTATION
 
 TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
@@ -135,9 +135,7 @@ def synced_to(controlplane: Any, namespace: str, app: str, revision: str) -> Non
     controlplane.kubectl("patch", "application", app, "-n", namespace, "--type=merge", "-p", json.dumps(status))
 
 
-def start_incident(
-    controlplane: Any, namespace: str, tmp_path: Path, *, ttl: str = "2h"
-) -> Path:
+def start_incident(controlplane: Any, namespace: str, tmp_path: Path, *, ttl: str = "2h") -> Path:
     """Git synced by the controller (its revision in the Application's status), break-glass started, then a
     person's hotfix at 3 AM; the bare remote."""
     bare, seed = make_bare(tmp_path)
@@ -154,9 +152,7 @@ def start_incident(
     return bare
 
 
-def account_kubeconfig(
-    controlplane: Any, namespace: str, path: Path, *, name: str, rules: list[dict[str, Any]]
-) -> str:
+def account_kubeconfig(controlplane: Any, namespace: str, path: Path, *, name: str, rules: list[dict[str, Any]]) -> str:
     """A kubeconfig for a ServiceAccount of ``namespace`` bound to a Role with ``rules`` (a real token from the
     TokenRequest API, checked by the real authenticator and authorizer); its path."""
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -183,10 +179,15 @@ def account_kubeconfig(
 
 def wait_allowed(controlplane: Any, kubeconfig: str, *args: str) -> None:
     """Until the RBAC authorizer's cache has the new binding (``kubectl auth can-i`` as that user says yes)."""
-    deadline = time.monotonic() + 30
-    while controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip() != "yes":
-        assert time.monotonic() < deadline, f"the RoleBinding never took effect for {args}"
-        time.sleep(0.2)
+    wait_until(
+        f"the RoleBinding taking effect for {args}",
+        lambda: (
+            controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip()
+            == "yes"
+        ),
+        timeout=30,
+        step=0.2,
+    )
 
 
 def flux_source(controlplane: Any, namespace: str, name: str, *, url: str, revision: str) -> None:

@@ -33,7 +33,8 @@ from tests.breakglass.support import (
 from tests.fakes.github_fake import GitHubFake
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, seed_bare
-from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+from tests.support.polling import wait_until
+from tests.support.services import free_port, metric, start_writeback, stop_writeback
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects
 from writeback.breakglass import targets
@@ -125,7 +126,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
     proc, log = start_writeback(config, workdir=tmp_path, env={TOKEN_ENV: TOKEN})
     try:
         # `shop`: the backport PR with the break-glass record as its incident, then auto-sync back exactly
-        wait_for(lambda: bool(fake.prs), timeout=60, what="the backport PR", proc=proc, log=log)
+        wait_until("the backport PR", lambda: bool(fake.prs), timeout=60, process=proc, stderr=log)
         [pr] = fake.prs.values()
         body = pr["body"]
         assert "Break-glass on Application" in body and "oncall-bob" in body
@@ -136,8 +137,13 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         assert 'value: "off"' in patched or "value: off" in patched
 
         # merged first: past its TTL, with the PR open, auto-sync stays suspended; an Event and a gauge say so
-        wait_for(lambda: metric(scrape(port), "writeback_break_glass_expired_waiting", target="shop") == 1,
-                 timeout=30, what="shop's expired-waiting gauge", proc=proc, log=log)  # fmt: skip
+        wait_until(
+            "shop's expired-waiting gauge",
+            lambda: metric(scrape(port), "writeback_break_glass_expired_waiting", target="shop") == 1,
+            timeout=30,
+            process=proc,
+            stderr=log,
+        )
         assert ("Warning", "BreakGlassExpiredWaiting") in [e[:2] for e in events(controlplane, namespace, "web")]
         assert record(get(controlplane, APPS, namespace, "web")) is not None
         # the reviewer merges, and Argo CD resolves main to the merge commit: the next cycle resumes auto-sync
@@ -148,14 +154,24 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         def restored() -> bool:
             return record(get(controlplane, APPS, namespace, "web")) is None
 
-        wait_for(restored, timeout=30, what="auto-sync restored on web", proc=proc, log=log)
+        wait_until("auto-sync restored on web", restored, timeout=30, process=proc, stderr=log)
         assert get(controlplane, APPS, namespace, "web")["spec"]["syncPolicy"]["automated"] == AUTOMATED
 
         # `down`: the backport cannot be ensured, so the Application stays suspended; counted and retried
-        wait_for(lambda: metric(scrape(port), "writeback_errors_total", target="down", kind="BreakGlassSuspended") >= 2,
-                 timeout=60, what="two failed break-glass expiries of down", proc=proc, log=log)  # fmt: skip
-        wait_for(lambda: metric(scrape(port), "writeback_break_glass_active", target="shop") == 0,
-                 timeout=30, what="the gauge of shop back to 0", proc=proc, log=log)  # fmt: skip
+        wait_until(
+            "two failed break-glass expiries of down",
+            lambda: metric(scrape(port), "writeback_errors_total", target="down", kind="BreakGlassSuspended") >= 2,
+            timeout=60,
+            process=proc,
+            stderr=log,
+        )
+        wait_until(
+            "the gauge of shop back to 0",
+            lambda: metric(scrape(port), "writeback_break_glass_active", target="shop") == 0,
+            timeout=30,
+            process=proc,
+            stderr=log,
+        )
         text = scrape(port)
         assert metric(text, "writeback_break_glass_expired_waiting", target="shop") == 0
         assert metric(text, "writeback_break_glass_active", target="down") == 1
@@ -173,7 +189,7 @@ def test_service_backports_expired_break_glass_restores_auto_sync_and_keeps_it_s
         assert fake.violations == []
 
         # `held`: its break-glass runs for 2 more hours: the regular cycle's PR carries the record, auto-sync stays off
-        wait_for(lambda: bool(fake_cart.prs), timeout=30, what="the PR of held", proc=proc, log=log)
+        wait_until("the PR of held", lambda: bool(fake_cart.prs), timeout=30, process=proc, stderr=log)
         [pr] = fake_cart.prs.values()
         assert "Break-glass on Application" in pr["body"] and INCIDENT in pr["body"]
         text = scrape(port)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.polling import wait_until
 from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
@@ -136,14 +137,6 @@ def _apply_as_gitops(controlplane: Any, body: dict[str, Any]) -> None:
     )  # fmt: skip
 
 
-def _wait_for(predicate: Any, *, timeout: float = 10.0) -> None:
-    started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout}s")
-        time.sleep(0.05)
-
-
 def _stored_text(kind: str, *, tmp_path: Path, k8s: Any, namespace: str) -> str:
     """Everything the store wrote, as stored (the state files, or the ConfigMap's data)."""
     if kind == "directory":
@@ -180,7 +173,7 @@ def test_a_captured_hotfix_never_stores_the_sensitive_value(
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "env": env}]}}}}
         controlplane.kubectl("patch", "deployment", "web", "-n", namespace, "-p", json.dumps(patch))
         assert fired.wait(10)
-        _wait_for(lambda: bool(store.load(target="prod")))
+        wait_until("the capture stored", lambda: bool(store.load(target="prod")), timeout=10, step=0.05)
 
         stored = _stored_text(store_kind, tmp_path=tmp_path, k8s=k8s, namespace=namespace)
         assert "person-s3cret-9f2" not in stored and "git-key-0001" not in stored
@@ -189,7 +182,12 @@ def test_a_captured_hotfix_never_stores_the_sensitive_value(
         assert capture.redacted == (API_KEY_PATH,) and capture.manager == "kubectl-patch"
 
         _apply_as_gitops(controlplane, git)  # the controller reverts both changes
-        _wait_for(lambda: all(_env(o.body)["LOG_LEVEL"] == "info" for o in cache.list_objects(selector=selector)))
+        wait_until(
+            "the controller's revert seen",
+            lambda: all(_env(o.body)["LOG_LEVEL"] == "info" for o in cache.list_objects(selector=selector)),
+            timeout=10,
+            step=0.05,
+        )
         time.sleep(0.5)
         capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=POLICY, ttl_seconds=3600)
         capturing.begin_cycle()

@@ -24,7 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fakes.github_fake import GitHubFake
 from tests.support.gitrepos import seed_bare
-from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+from tests.support.polling import wait_until
+from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
 pytestmark = pytest.mark.controlplane
 
@@ -106,16 +107,26 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
     proc, log = start_writeback(config, workdir=tmp_path, env={"WB_TEST_TOKEN": TOKEN})
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: get_quiet(f"{base}/healthz") == 200, timeout=30, what="/healthz", proc=proc, log=log)
+        wait_until("/healthz", lambda: get_quiet(f"{base}/healthz") == 200, timeout=30, process=proc, stderr=log)
 
         def scraped() -> str:
             return get(f"{base}/metrics")[1]
 
         # `good` runs on schedule and opens its PR; `down` fails and is retried, never blocking `good`
-        wait_for(lambda: metric(scraped(), "writeback_cycles_total", target="good", result="ok") >= 3,
-                 timeout=90, what="three good cycles", proc=proc, log=log)  # fmt: skip
-        wait_for(lambda: metric(scraped(), "writeback_cycles_total", target="down", result="failed") >= 2,
-                 timeout=60, what="two failed cycles of down", proc=proc, log=log)  # fmt: skip
+        wait_until(
+            "three good cycles",
+            lambda: metric(scraped(), "writeback_cycles_total", target="good", result="ok") >= 3,
+            timeout=90,
+            process=proc,
+            stderr=log,
+        )
+        wait_until(
+            "two failed cycles of down",
+            lambda: metric(scraped(), "writeback_cycles_total", target="down", result="failed") >= 2,
+            timeout=60,
+            process=proc,
+            stderr=log,
+        )
         text = scraped()
         assert [pr["title"] for pr in fakes["good"].prs.values()], "good opened no PR"
         assert metric(text, "writeback_pull_requests_total", target="good", outcome="created") == 1
@@ -130,8 +141,13 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
         assert TOKEN not in text
         # `limited`: its forge's rate limit skips the PR work each cycle, counted for the alert
-        wait_for(lambda: metric(scraped(), "writeback_forge_rate_limited_total", target="limited") >= 2,
-                 timeout=60, what="two rate limits of limited", proc=proc, log=log)  # fmt: skip
+        wait_until(
+            "two rate limits of limited",
+            lambda: metric(scraped(), "writeback_forge_rate_limited_total", target="limited") >= 2,
+            timeout=60,
+            process=proc,
+            stderr=log,
+        )
         text = scraped()
         assert metric(text, "writeback_pull_requests_total", target="limited", outcome="skipped") >= 2
         assert exported(text, "writeback_forge_rate_limited_total", target="good")  # there from the start, at 0
@@ -140,7 +156,7 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         assert metric(text, "process_start_time_seconds") > time.time() - 600
 
         # /readyz: `down` never succeeded within 3 intervals (6 s) -> 503 naming it, not `good`
-        wait_for(lambda: get(f"{base}/readyz")[0] == 503, timeout=30, what="/readyz 503", proc=proc, log=log)
+        wait_until("/readyz 503", lambda: get(f"{base}/readyz")[0] == 503, timeout=30, process=proc, stderr=log)
         status, body = get(f"{base}/readyz")
         assert status == 503 and "down:" in body and "good:" not in body
 
@@ -149,7 +165,7 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         gitops_apply(controlplane, cm_manifest(namespace, "hot", "v1"))
         live = json.loads(controlplane.kubectl("get", "cm", "hot", "-n", namespace, "-o", "json").stdout)
         assert live["data"]["setting"] == "v1"
-        wait_for(lambda: bool(fakes["hot"].prs), timeout=60, what="the hotfix PR", proc=proc, log=log)
+        wait_until("the hotfix PR", lambda: bool(fakes["hot"].prs), timeout=60, process=proc, stderr=log)
         [pr] = fakes["hot"].prs.values()
         assert "Already reverted in the cluster" in pr["body"] and "argocd-controller" in pr["body"]
         assert "kubectl-patch" in pr["body"] and "break-glass" in pr["body"]
@@ -232,7 +248,7 @@ def test_sigterm_abandons_a_hung_step_after_the_grace_period(controlplane: Any, 
     }  # fmt: skip
     proc, log = start_writeback(config, workdir=tmp_path, env={"WB_TEST_TOKEN": TOKEN})
     try:
-        wait_for(lambda: bool(hole.accepted), timeout=60, what="the forge call in flight", proc=proc, log=log)
+        wait_until("the forge call in flight", lambda: bool(hole.accepted), timeout=60, process=proc, stderr=log)
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         began = time.monotonic()
