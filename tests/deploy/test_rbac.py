@@ -11,6 +11,7 @@ import pytest
 from kubernetes import client, config
 
 from tests.deploy.support import documents, find, render
+from tests.support.objects import container, deployment
 from tests.support.polling import wait_until
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.drift.evidence.twins import twin_manifest
@@ -147,21 +148,10 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
     workload_ns = f"{namespace}-apps"
     client.CoreV1Api(k8s).create_namespace(body={"metadata": {"name": workload_ns}})
     try:
-        labels = {"app": "web"}
-        deployment = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": workload_ns},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-                },
-            },
-        }
-        apps.create_namespaced_deployment(namespace=workload_ns, body=deployment)
+        web = deployment(
+            "web", namespace=workload_ns, replicas=2, labelled=False, containers=[container("web", image="nginx:1.27")]
+        )
+        apps.create_namespaced_deployment(namespace=workload_ns, body=web)
         before = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
         cluster = KubeCluster(api_client=_as(controlplane, user))
 
@@ -177,7 +167,7 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
         listed = listing()
         assert listed is not None
         assert [o.ref.name for o in listed] == ["web"]
-        changed = json.loads(json.dumps(deployment))
+        changed = json.loads(json.dumps(web))
         changed["spec"]["replicas"] = 5
         result = cluster.dry_run_apply(body=changed)
         assert result["spec"]["replicas"] == 5  # the server computed the write as the ServiceAccount ...

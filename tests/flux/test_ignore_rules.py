@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from tests.controlplane.cp import ControlPlane
-from tests.drift.support import by_path, deployment, diff_json, drifts_of, to_yaml
+from tests.drift.support import by_path, diff_json, drifts_of, to_yaml
 from tests.flux.fixtures import SyncMaker
 from tests.flux.sync import FluxSync
+from tests.support.objects import deployment
 from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
