@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.argocd.apps import ArgoApp, push
-from tests.e2e.support import APP_PATH, PROJECT, TARGET, TOKEN_ENV, Shop
+from tests.e2e.support import APP_PATH, TARGET, TOKEN_ENV, Shop
+from tests.fakes.github_fake import PROJECT
 from tests.support.services import free_port
 
 ARGOCD_NAMESPACE = "argocd"

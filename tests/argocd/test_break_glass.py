@@ -21,7 +21,8 @@ import pytest
 from tests.argocd.apps import SELF_HEAL
 from tests.argocd.conftest import ArgoShopMaker
 from tests.argocd.scenarios import ARGOCD_NAMESPACE, ArgoShop
-from tests.e2e.support import HOTFIX_CA, TARGET, TOKEN, TOKEN_ENV, has_hotfix, kubectl_edit_appending_the_ca
+from tests.e2e.support import HOTFIX_CA, TARGET, TOKEN_ENV, has_hotfix, kubectl_edit_appending_the_ca
+from tests.fakes.github_fake import TOKEN
 from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.argocd, pytest.mark.controlplane]

@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import AUTOMATED, TOKEN, TOKEN_ENV, get, record, start_incident, target
-from tests.fakes.github_fake import GitHubFake
+from tests.breakglass.support import TOKEN_ENV, start_incident, target
+from tests.fakes.github_fake import TOKEN, GitHubFake
+from tests.support.breakglass_record import record
+from tests.support.controllers import AUTOMATED
+from tests.support.kube import get
 from tests.support.polling import wait_until
 from tests.support.services import free_port, metric, start_writeback, stop_writeback
 from writeback.adapters.git.locking import clone_lock, lock_path

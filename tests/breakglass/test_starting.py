@@ -8,18 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import (
-    ADMIN,
-    AUTOMATED,
-    argocd_app,
-    events,
-    flux_helmrelease,
-    flux_kustomization,
-    get,
-    managers,
-    record,
-)
+from tests.breakglass.support import ADMIN, managers
+from tests.support.breakglass_record import events, record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED, argocd_app, flux_helmrelease, flux_kustomization
+from tests.support.kube import get
 
 pytestmark = pytest.mark.controlplane
 

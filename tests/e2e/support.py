@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
 from tests.flux.sync import FluxSync
 from tests.support.polling import wait_until
 from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
-TOKEN_ENV, TOKEN = "WB_E2E_TOKEN", "ghp_test_token"  # the fake's token: it must never show up in the log
-PROJECT = "octo-org/gitops"
+TOKEN_ENV = "WB_E2E_TOKEN"  # where the service finds the fake's TOKEN: it must never show up in the log
 TARGET = "shop"
 APP_PATH = "apps/checkout"  # in the repo: the Flux Kustomization's path and the writeback target's path
 INTERVAL = 5.0  # seconds: the GitRepository's and the Kustomization's reconcile interval

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.breakglass.support import events
 from tests.e2e.support import (
     HOTFIX_CA,
     INTERVAL,
@@ -33,6 +32,7 @@ from tests.e2e.support import (
     has_hotfix,
     kubectl_edit_appending_the_ca,
 )
+from tests.support.breakglass_record import events
 from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]

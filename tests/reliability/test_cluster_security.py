@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import argocd_app
 from tests.fakes.github_fake import GitHubFake
 from tests.reliability.test_security import (
     SECRET_CANARY,
@@ -29,6 +28,7 @@ from tests.reliability.test_security import (
     assert_clean,
     b64,
 )
+from tests.support.controllers import argocd_app
 from tests.support.gitrepos import seed_bare
 from tests.support.polling import wait_until
 from tests.support.services import free_port, start_writeback, stop_writeback

@@ -18,21 +18,13 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import (
-    AUTOMATED,
-    MANIFEST,
-    PROJECT,
-    TOKEN,
-    TOKEN_ENV,
-    argocd_app,
-    events,
-    get,
-    record,
-    synced_to,
-)
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
+from tests.support.breakglass_record import events, record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED, argocd_app, synced_to
 from tests.support.gitrepos import git, seed_bare
+from tests.support.kube import get
+from tests.support.objects import WEB_MANIFEST
 from tests.support.polling import wait_until
 from tests.support.services import free_port, metric, start_writeback, stop_writeback
 from writeback.adapters.kube.cluster import KubeCluster
@@ -44,6 +36,7 @@ from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.targets import Edges, spec_for
 
 pytestmark = pytest.mark.controlplane
+TOKEN_ENV = "WB_BG_TOKEN"  # where the service finds the fake forge's token
 APPS = "applications.argoproj.io"
 REASON = "checkout errors: FEATURE_X off"
 INCIDENT = "https://status.example.com/inc/77"
@@ -54,7 +47,7 @@ def make_repo(tmp_path: Path, app: str) -> Path:
     root = tmp_path / app
     root.mkdir()
     bare, seed = root / "gitops.git", root / "seed"
-    manifest = MANIFEST.replace("web", app)
+    manifest = WEB_MANIFEST.replace("web", app)
     manifest = manifest.replace(f"  name: {app}\n", f"  name: {app}\n  labels:\n    app: {app}\n", 1)
     seed_bare(bare, seed, {f"apps/{app}.yaml": manifest})
     return bare

@@ -15,6 +15,31 @@ from typing import Any
 IMAGE = "nginx:1.25"
 PORT = 8080
 
+# The web Deployment as a file of a GitOps repo (comments and all), as the break-glass tests push it.
+WEB_MANIFEST = """\
+# web frontend (synced by Argo CD)
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: app
+          image: registry.example.com/web:1.0.0   # bumped by CI
+          env:
+            - name: FEATURE_X
+              value: "on"
+"""
+
 
 def container(
     name: str = "app",
