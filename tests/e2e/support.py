@@ -32,6 +32,7 @@ from tests.support.services import free_port, metric, start_writeback, stop_writ
 TOKEN_ENV = "WB_E2E_TOKEN"  # where the service finds the fake's TOKEN: it must never show up in the log
 TARGET = "shop"
 APP_PATH = "apps/checkout"  # in the repo: the Flux Kustomization's path and the writeback target's path
+VERSIONS = {"ConfigMap": "v1", "Deployment": "apps/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
 INTERVAL = 5.0  # seconds: the GitRepository's and the Kustomization's reconcile interval
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hotfix"
 HOTFIX_CA = (EXAMPLE / "hotfix-ca.pem").read_text()
@@ -215,15 +216,21 @@ class Shop:
         """Commit ``files`` under apps/checkout in the work clone and push them to main; the sha."""
         return self.sync.push({f"{APP_PATH}/{k}": v for k, v in files.items()}, message)
 
+    def controller(self) -> dict[str, str]:
+        """The target's controller object: the Flux Kustomization (``ArgoShop``: the Argo CD Application)."""
+        return {"flux_kustomization": f"{self.namespace}/{self.sync.name}"}
+
+    def selector(self, kind: str) -> dict[str, Any]:
+        """What the target watches of ``kind``: the shop's namespace, what Flux labels as its own."""
+        return {"apiVersion": VERSIONS[kind], "kind": kind, "namespaces": [self.namespace],
+                "labelSelector": f"kustomize.toolkit.fluxcd.io/name={self.sync.name}"}  # fmt: skip
+
     def config(self, *, interval: float = 3, debounce: float = 1, kinds: tuple[str, ...] = ("ConfigMap", "Deployment"),
                **extra: Any) -> dict[str, Any]:  # fmt: skip
-        versions = {"ConfigMap": "v1", "Deployment": "apps/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
-        flux_label = f"kustomize.toolkit.fluxcd.io/name={self.sync.name}"
+        """The service's configuration: one target, the shop, watching ``kinds``."""
         target = {
             "name": TARGET, "cluster": "test", "repo_url": str(self.remote.bare), "path": APP_PATH,
-            "namespace": self.namespace, "flux_kustomization": f"{self.namespace}/{self.sync.name}",
-            "selectors": [{"apiVersion": versions[k], "kind": k, "namespaces": [self.namespace],
-                           "labelSelector": flux_label} for k in kinds],
+            "namespace": self.namespace, **self.controller(), "selectors": [self.selector(k) for k in kinds],
             "forge": {"kind": "github", "url": self.forge.url, "project": PROJECT, "token": {"env": TOKEN_ENV},
                       "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
             "schedule": {"interval_seconds": interval, "jitter_seconds": 0, "retry_initial_seconds": 1,
