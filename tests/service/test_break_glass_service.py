@@ -139,8 +139,9 @@ def incidents(controlplane: Any, crds: list[str], namespace: str, tmp_path: Path
     expires = datetime.fromisoformat(held_api["expires"].replace("Z", "+00:00"))
     time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds() + 0.2))  # both TTLs have passed
 
-    fake = GitHubFake(bare=repos["web"]).start()
-    fake_cart = GitHubFake(bare=repos["cart"]).start()
+    fake, fake_cart = GitHubFake(bare=repos["web"]), GitHubFake(bare=repos["cart"])
+    fake.start()
+    fake_cart.start()
     port = free_port()
     config = {
         "clusters": [{"name": "test", "kubeconfig": controlplane.kubeconfig, "context": "writeback-test"}],

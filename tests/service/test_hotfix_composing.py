@@ -141,7 +141,8 @@ def test_two_reverted_hotfixes_are_both_put_back_and_each_is_named() -> None:
     ).body
     assert f"changed by <code>kubectl-patch</code> at {T1}" in body
     assert f"changed by <code>kubectl-edit</code> at {T3}" in body
-    assert f"| <code>kubectl-patch</code> (Update) | {T1} | spec.<wbr>http<wbr>\\[0\\].<wbr>route" in body  # the weights' rows
+    weights_row = f"| <code>kubectl-patch</code> (Update) | {T1} | spec.<wbr>http<wbr>\\[0\\].<wbr>route"
+    assert weights_row in body  # the weights' rows
 
 
 def test_a_later_write_by_a_person_replaces_an_earlier_one_and_the_pr_says_so() -> None:

@@ -117,7 +117,9 @@ def service(controlplane: Any, namespace: str, tmp_path: Path) -> Iterator[Servi
         controlplane.kubectl("patch", "configmap", name, "-n", namespace, "-p", '{"data":{"setting":"v2"}}')
 
     repos = {n: make_repo(tmp_path, n, cm_manifest(namespace, n, "v1")) for n in names}
-    fakes = {n: GitHubFake(bare=repos[n]).start() for n in ("good", "hot", "limited")}
+    fakes = {n: GitHubFake(bare=repos[n]) for n in ("good", "hot", "limited")}
+    for fake in fakes.values():
+        fake.start()
     fakes["limited"].inject(429, headers={"Retry-After": "3600"}, times=10_000)  # an hour: past max_wait_seconds
     port = free_port()
     config = {
