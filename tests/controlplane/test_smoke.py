@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from kubernetes import client
 
 from tests.controlplane import cp, processes, webhook
 from tests.support.objects import deployment
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.controlplane
 HERE = Path(__file__).resolve().parent
@@ -233,10 +233,7 @@ def test_a_killed_test_process_takes_its_control_plane_along(tmp_path: Path) -> 
     finally:
         proc.kill()  # SIGKILL: no atexit, no finally in the child
         proc.wait()
-    deadline = time.monotonic() + 15
-    while _alive(pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _alive(pids) == []
+    wait_until("etcd and kube-apiserver gone with their parent", lambda: _alive(pids) == [], timeout=15)
 
 
 def test_injection_patch_adds_only_what_is_missing() -> None:
