@@ -209,6 +209,12 @@ def test_a_hotfix_the_controller_reverts_at_once_still_gets_its_pr_saying_so(ser
     """`hot` (an hour's interval: only a captured hotfix makes it run): a person edits, the GitOps controller reverts
     at once; the PR still comes, saying so."""
     namespace = service.namespace
+    # its informer is warmed up in the background after start: the edit must come once it watches
+    service.wait(
+        "the watch of hot's ConfigMaps",
+        lambda: metric(service.scraped(), "writeback_api_requests_total", target="hot", verb="watch") >= 1,
+        timeout=30,
+    )
     service.controlplane.kubectl("patch", "configmap", "hot", "-n", namespace, "-p", '{"data":{"setting":"hotfix"}}')
     gitops_apply(service.controlplane, cm_manifest(namespace, "hot", "v1"))
     live = json.loads(service.controlplane.kubectl("get", "cm", "hot", "-n", namespace, "-o", "json").stdout)
