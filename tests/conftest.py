@@ -3,7 +3,6 @@ webhook, and git remotes. See docs/controlplane.md."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from tests.controlplane import cp, webhook
 from tests.fakes import forge_server
 from tests.support.buildscripts import needed, terminal_progress
 from tests.support.gitrepos import GitRemote
+from tests.support.polling import wait_until
 from tests.support.testdata import CRDS
 
 pytest_plugins = (
@@ -173,14 +173,15 @@ def sidecar_webhook(controlplane: cp.ControlPlane, k8s: Any) -> Iterator[Sidecar
     core.create_namespace(body={"metadata": {"name": probe}})
     injector.enable(probe)
     pod = {"metadata": {"name": "probe"}, "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
-    deadline = time.monotonic() + 60
-    while True:  # the apiserver picks the configuration up asynchronously
-        created = core.create_namespaced_pod(namespace=probe, body=pod, dry_run="All")
-        if any(c.name == "istio-proxy" for c in created.spec.containers):
-            break
-        if time.monotonic() > deadline:
-            pytest.fail("the sidecar webhook was not called by the apiserver within 60s", pytrace=False)
-        time.sleep(0.2)
+    wait_until(  # the apiserver picks the configuration up asynchronously
+        "the apiserver calling the sidecar webhook",
+        lambda: any(
+            c.name == "istio-proxy"
+            for c in core.create_namespaced_pod(namespace=probe, body=pod, dry_run="All").spec.containers
+        ),
+        timeout=60,
+        step=0.2,
+    )
     core.delete_namespace(name=probe)
     try:
         yield injector

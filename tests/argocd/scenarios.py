@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.argocd.apps import ArgoApp, push
-from tests.e2e.support import APP_PATH, PROJECT, TARGET, TOKEN_ENV, Shop
-from tests.support.services import free_port
+from tests.e2e.support import VERSIONS, Shop
 
 ARGOCD_NAMESPACE = "argocd"
 STATUS_MANAGER = "kube-controller-manager"
@@ -47,29 +46,13 @@ class ArgoShop(Shop):
         assert isinstance(self.sync, ArgoSync)
         return self.sync.app.application()
 
-    def config(self, *, interval: float = 3, debounce: float = 1, kinds: tuple[str, ...] = ("ConfigMap", "Deployment"),
-               **extra: Any) -> dict[str, Any]:  # fmt: skip
-        """The service's configuration: the Application is the target's controller object; the selectors pick the
-        shop's namespace (Argo CD tracks its objects by annotation, so there is no label to select by)."""
-        versions = {"ConfigMap": "v1", "Deployment": "apps/v1"}
-        target = {
-            "name": TARGET, "cluster": "test", "repo_url": str(self.remote.bare), "path": APP_PATH,
-            "namespace": self.namespace, "argocd_application": f"{ARGOCD_NAMESPACE}/{self.sync.name}",
-            "selectors": [{"apiVersion": versions[k], "kind": k, "namespaces": [self.namespace]} for k in kinds],
-            "forge": {"kind": "github", "url": self.forge.url, "project": PROJECT, "token": {"env": TOKEN_ENV},
-                      "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
-            "schedule": {"interval_seconds": interval, "jitter_seconds": 0, "retry_initial_seconds": 1,
-                         "retry_max_seconds": 2},
-        }  # fmt: skip
-        return {
-            "clusters": [{"name": "test", "kubeconfig": self.kubeconfig, "context": "writeback-test"}],
-            "targets": [target],
-            "metrics": {"address": f"127.0.0.1:{free_port()}"},
-            "watch": {"debounce_seconds": debounce},
-            "state_dir": str(self.workdir / "state"),
-            "shutdown_grace_seconds": 20,
-            **extra,
-        }
+    def controller(self) -> dict[str, str]:
+        """The target's controller object: the Application."""
+        return {"argocd_application": f"{ARGOCD_NAMESPACE}/{self.sync.name}"}
+
+    def selector(self, kind: str) -> dict[str, Any]:
+        """The shop's namespace: Argo CD tracks its objects by annotation, so there is no label to select by."""
+        return {"apiVersion": VERSIONS[kind], "kind": kind, "namespaces": [self.namespace]}
 
 
 @dataclass

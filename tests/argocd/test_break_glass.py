@@ -21,16 +21,9 @@ import pytest
 from tests.argocd.apps import SELF_HEAL
 from tests.argocd.conftest import ArgoShopMaker
 from tests.argocd.scenarios import ARGOCD_NAMESPACE, ArgoShop
-from tests.e2e.support import (
-    HOTFIX_CA,
-    TARGET,
-    TOKEN,
-    TOKEN_ENV,
-    has_hotfix,
-    kubectl_edit_appending_the_ca,
-    stays,
-    until,
-)
+from tests.e2e.support import HOTFIX_CA, TARGET, TOKEN_ENV, has_hotfix, kubectl_edit_appending_the_ca
+from tests.fakes.github_fake import TOKEN
+from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.argocd, pytest.mark.controlplane]
 RECORD = "writeback.io/break-glass"
@@ -75,10 +68,10 @@ def test_break_glass_keeps_the_hotfix_until_argocd_has_the_merged_backport(
     recorder = shop.record("ConfigMap", "checkout-ca")
     try:
         kubectl_edit_appending_the_ca(shop, tmp_path)
-        until(lambda: recorder.first_since(0, has_hotfix), timeout=10, what="our watch seeing the edit")
+        wait_until("our watch seeing the edit", lambda: recorder.first_since(0, has_hotfix), timeout=10)
         edited = recorder.first_since(0, has_hotfix)
         assert edited is not None
-        stays(lambda: has_hotfix(recorder.latest()), seconds=8, what="Argo CD reverting the hotfix")
+        stays("Argo CD reverting the hotfix", lambda: has_hotfix(recorder.latest()), seconds=8)
 
         config_file = shop.config_file(shop.config())
         out = break_glass(shop, "end", "--argocd-app", app_ref(shop), "--config", str(config_file))
@@ -92,12 +85,12 @@ def test_break_glass_keeps_the_hotfix_until_argocd_has_the_merged_backport(
         service.wait_cycles(1)
         assert automated(shop) is None and service.metric("writeback_break_glass_active", target=TARGET) == 1
         merged = shop.merge(pr)
-        service.wait(lambda: automated(shop) is not None, what="the service restoring auto-sync", timeout=90)
+        service.wait("the service restoring auto-sync", lambda: automated(shop) is not None, timeout=90)
         # resumed only once Argo CD's status.sync.revision is the merge commit, and restored exactly
         assert synced_revision(shop) == merged
         assert automated(shop) == dict(SELF_HEAL) and record(shop) is None
         shop.sync.wait_applied(merged)
-        stays(lambda: has_hotfix(recorder.latest()), seconds=4, what="Argo CD reverting the hotfix")
+        stays("Argo CD reverting the hotfix", lambda: has_hotfix(recorder.latest()), seconds=4)
     finally:
         recorder.stop()
     never_reverted = [t for t, obj in recorder.versions() if t >= edited and not has_hotfix(obj)]
@@ -115,8 +108,11 @@ def test_force_resumes_at_once_and_argocd_reverts_what_git_lacks(make_argo_shop:
     assert "backport ensured, auto-sync restored" in out, out
     assert automated(shop) == dict(SELF_HEAL) and record(shop) is None
     assert len(shop.forge.prs) == 1  # the backport PR is ensured first, even with --force
-    until(lambda: not has_hotfix(shop.get("configmap", "checkout-ca")), timeout=30,
-          what="Argo CD's selfHeal reverting the unmerged hotfix once resumed")  # fmt: skip
+    wait_until(
+        "Argo CD's selfHeal reverting the unmerged hotfix once resumed",
+        lambda: not has_hotfix(shop.get("configmap", "checkout-ca")),
+        timeout=30,
+    )
 
 
 def test_a_record_past_its_ttl_is_backported_by_the_service_and_resumed_after_the_merge(
@@ -127,9 +123,12 @@ def test_a_record_past_its_ttl_is_backported_by_the_service_and_resumed_after_th
     kubectl_edit_appending_the_ca(shop, tmp_path)
     service = shop.serve()
     waiting = "expired and waiting for PR #1 to merge"
-    until(lambda: waiting in break_glass(shop, "status", "--argocd-app", app_ref(shop)), timeout=90,
-          what="the service's sweep backporting the expired record")  # fmt: skip
+    wait_until(
+        "the service's sweep backporting the expired record",
+        lambda: waiting in break_glass(shop, "status", "--argocd-app", app_ref(shop)),
+        timeout=90,
+    )
     assert automated(shop) is None and len(shop.forge.prs) == 1  # its PR is not merged: still suspended
     merged = shop.merge(shop.only_pr())
-    service.wait(lambda: automated(shop) is not None, what="the service resuming auto-sync", timeout=90)
+    service.wait("the service resuming auto-sync", lambda: automated(shop) is not None, timeout=90)
     assert synced_revision(shop) == merged and has_hotfix(shop.get("configmap", "checkout-ca"))

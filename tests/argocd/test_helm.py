@@ -18,7 +18,8 @@ import pytest
 
 from tests.argocd.conftest import ArgoShopMaker
 from tests.argocd.scenarios import ARGOCD_NAMESPACE, ArgoShop
-from tests.e2e.support import TARGET, until
+from tests.e2e.support import TARGET
+from tests.support.polling import wait_until
 from tests.support.testdata import CHARTS
 from writeback.adapters import helm as helm_adapter
 from writeback.adapters.kube.cluster import KubeCluster
@@ -94,8 +95,12 @@ def test_writebacks_render_is_what_argocd_applied_and_a_set_image_becomes_the_va
     assert managed == [("Deployment", DEPLOYMENT), ("Service", DEPLOYMENT)]
 
     # writeback's render, from the live Application, is what the controller applied, object by object
-    spec = TargetSpec(name=TARGET, path=CHART, source="helm",
-                      controllers=(Followed(controller=APPLICATION, text=f"{ARGOCD_NAMESPACE}/{shop.sync.name}"),))
+    spec = TargetSpec(
+        name=TARGET,
+        path=CHART,
+        source="helm",
+        controllers=(Followed(controller=APPLICATION, text=f"{ARGOCD_NAMESPACE}/{shop.sync.name}"),),
+    )
     cluster = KubeCluster.connect(kubeconfig=shop.kubeconfig, context="writeback-test")
     detection = detect(spec=spec, repo=shop.remote.work, edges=Edges(cluster=cluster))
     assert detection.problems == () and detection.source.name == "helm"
@@ -108,8 +113,11 @@ def test_writebacks_render_is_what_argocd_applied_and_a_set_image_becomes_the_va
     service = shop.serve(_config(shop))
     shop.controlplane.kubectl("set", "image", f"deployment/{DEPLOYMENT}", "-n", shop.namespace,
                               f"podinfo={IMAGE}:6.14.2")  # fmt: skip
-    service.wait(lambda: len(shop.forge.prs) == 1 and "helm template re-render" in shop.only_pr()["body"],
-                 what="the PR with the values edit and its proof", timeout=120)  # fmt: skip
+    service.wait(
+        "the PR with the values edit and its proof",
+        lambda: len(shop.forge.prs) == 1 and "helm template re-render" in shop.only_pr()["body"],
+        timeout=120,
+    )
     pr = shop.only_pr()
     diff = shop.pr_diff(pr)
     changed = [x for x in diff.splitlines() if x[:1] in "+-" and x[:3] not in ("+++", "---")]
@@ -118,7 +126,7 @@ def test_writebacks_render_is_what_argocd_applied_and_a_set_image_becomes_the_va
     merged = shop.merge(pr)
     shop.sync.wait_applied(merged)
     image = lambda: shop.get("deployment", DEPLOYMENT)["spec"]["template"]["spec"]["containers"][0]["image"]  # noqa: E731
-    until(lambda: image() == f"{IMAGE}:6.14.2", timeout=30, what="Argo CD applying the person's image from Git")
+    wait_until("Argo CD applying the person's image from Git", lambda: image() == f"{IMAGE}:6.14.2", timeout=30)
     application = shop.application()
     assert application["status"]["sync"]["status"] == "Synced"
     service.wait_cycles(2)

@@ -26,8 +26,8 @@ from tests.e2e.support import (
     has_hotfix,
     kubectl_edit_appending_the_ca,
     managers,
-    until,
 )
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.argocd, pytest.mark.controlplane]
 ENV = "LOG_LEVEL"  # "info" in Git: a person's change of a value Argo CD applied is reverted by selfHeal (an
@@ -57,27 +57,44 @@ def test_self_heal_reverts_two_hotfixes_and_writeback_backports_both_in_one_pr(
         shop.controlplane.kubectl("set", "env", "deployment/checkout", "-n", shop.namespace, "-c", "app",
                                   f"{ENV}=debug")  # fmt: skip
         kubectl_edit_appending_the_ca(shop, tmp_path)
-        until(lambda: dep.first_since(0, has_env) and cm.first_since(0, has_hotfix), timeout=10,
-              what="our watches seeing both edits")  # fmt: skip
+        wait_until(
+            "our watches seeing both edits",
+            lambda: dep.first_since(0, has_env) and cm.first_since(0, has_hotfix),
+            timeout=10,
+        )
         set_env, edited = dep.first_since(0, has_env), cm.first_since(0, has_hotfix)
         assert set_env is not None and edited is not None
-        until(lambda: dep.first_since(set_env, lambda o: not has_env(o)) and cm.first_since(edited, lambda o: not
-              has_hotfix(o)), timeout=60, what="Argo CD's selfHeal reverting both edits")  # fmt: skip
+        wait_until(
+            "Argo CD's selfHeal reverting both edits",
+            lambda: (
+                dep.first_since(set_env, lambda o: not has_env(o))
+                and cm.first_since(edited, lambda o: not has_hotfix(o))
+            ),
+            timeout=60,
+        )
         env_reverted = dep.first_since(set_env, lambda o: not has_env(o))
         ca_reverted = cm.first_since(edited, lambda o: not has_hotfix(o))
         assert env_reverted is not None and ca_reverted is not None
-        until(lambda: len(service.captures()) == 2, timeout=10, what="both captures in the state dir")
+        wait_until("both captures in the state dir", lambda: len(service.captures()) == 2, timeout=10)
         captured = {json.loads(f.read_text())["manager"]: f.stat().st_mtime for f in service.captures()}
-        print(f"argocd: set env -> revert {env_reverted - set_env:.2f}s, -> capture "
-              f"{captured['kubectl-set'] - set_env:.3f}s; edit -> revert {ca_reverted - edited:.2f}s, -> capture "
-              f"{captured['kubectl-edit'] - edited:.3f}s")
+        print(
+            f"argocd: set env -> revert {env_reverted - set_env:.2f}s, -> capture "
+            f"{captured['kubectl-set'] - set_env:.3f}s; edit -> revert {ca_reverted - edited:.2f}s, -> capture "
+            f"{captured['kubectl-edit'] - edited:.3f}s"
+        )
         assert captured["kubectl-set"] < env_reverted and captured["kubectl-edit"] < ca_reverted
 
         # ONE PR with both changes, each named with its manager, both already reverted by argocd-controller
-        service.wait(lambda: any("<code>kubectl-set</code>" in (p["body"] or "") and "<code>kubectl-edit</code>" in
-                                 (p["body"] or "") and "Already reverted in the cluster" in (p["body"] or "")
-                                 for p in shop.forge.prs.values()),
-                     what="one PR with both reverted changes", timeout=90)  # fmt: skip
+        service.wait(
+            "one PR with both reverted changes",
+            lambda: any(
+                "<code>kubectl-set</code>" in (p["body"] or "")
+                and "<code>kubectl-edit</code>" in (p["body"] or "")
+                and "Already reverted in the cluster" in (p["body"] or "")
+                for p in shop.forge.prs.values()
+            ),
+            timeout=90,
+        )
         pr = shop.only_pr()
         ca_lines = [f"    {line}" for line in HOTFIX_CA.strip().splitlines()]
         assert changed_lines(shop, pr, "configmap.yaml") == (ca_lines, [])
@@ -90,8 +107,9 @@ def test_self_heal_reverts_two_hotfixes_and_writeback_backports_both_in_one_pr(
         # the reviewer merges; Argo CD syncs the merge commit: both changes are live again, from Git
         merged = shop.merge(pr)
         shop.sync.wait_applied(merged)
-        until(lambda: has_env(dep.latest()) and has_hotfix(cm.latest()), timeout=30,
-              what="Argo CD applying the merge commit")  # fmt: skip
+        wait_until(
+            "Argo CD applying the merge commit", lambda: has_env(dep.latest()) and has_hotfix(cm.latest()), timeout=30
+        )
         service.wait_cycles(2)
         assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
         assert service.captures() == []

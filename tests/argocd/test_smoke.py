@@ -12,8 +12,9 @@ import pytest
 from tests.argocd.apps import push, synced_at
 from tests.argocd.conftest import AppMaker
 from tests.controlplane.cp import ControlPlane
-from tests.e2e.support import LiveRecorder, managers, until
+from tests.e2e.support import LiveRecorder, managers
 from tests.support.gitrepos import GitRemote
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.argocd, pytest.mark.controlplane]
 
@@ -52,17 +53,15 @@ def test_self_heal_reverts_a_kubectl_patch(
     try:
         patch = json.dumps({"data": {"level": "debug"}})
         controlplane.kubectl("patch", "configmap", "app-config", "-n", namespace, "--type=merge", "-p", patch)
-        until(
-            lambda: recorder.first_since(0, lambda o: level(o) == "debug"),
-            timeout=10,
-            what="our watch seeing the patch",
+        wait_until(
+            "our watch seeing the patch", lambda: recorder.first_since(0, lambda o: level(o) == "debug"), timeout=10
         )
         patched = recorder.first_since(0, lambda o: level(o) == "debug")
         assert patched is not None
-        until(
+        wait_until(
+            "the application-controller reverting the kubectl patch (selfHeal)",
             lambda: recorder.first_since(patched, lambda o: level(o) == "info"),
             timeout=60,
-            what="the application-controller reverting the kubectl patch (selfHeal)",
         )
         reverted = recorder.first_since(patched, lambda o: level(o) == "info")
         assert reverted is not None

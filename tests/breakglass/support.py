@@ -1,107 +1,29 @@
-"""Helpers for the break-glass tests: controller objects on the real kube-apiserver, a bare remote, the CLI."""
+"""Helpers for the break-glass tests only: a bare remote holding the web Deployment, a break-glass started on it,
+the target config, a ServiceAccount's kubeconfig. What other test directories share lives in tests/support
+(controllers, kube, breakglass_record, objects)."""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.github_fake import PROJECT
 from tests.support.cli import run_cli
+from tests.support.controllers import argocd_app, synced_to
 from tests.support.gitrepos import git, seed_bare
-from writeback.kube.wellknown import BREAK_GLASS_ANNOTATION as ANNOTATION
+from tests.support.objects import WEB_MANIFEST
+from tests.support.polling import wait_until
 
-TOKEN_ENV, TOKEN = "WB_BG_TOKEN", "ghp_test_token"
+TOKEN_ENV = "WB_BG_TOKEN"  # where the service and the CLI find the fake forge's token
 ADMIN = "writeback-test-admin"  # the test control plane's client certificate (what a SelfSubjectReview says)
-PROJECT = "octo-org/gitops"
-AUTOMATED = {"enabled": True, "prune": True, "selfHeal": True}
-MANIFEST = """\
-# web frontend (synced by Argo CD)
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0.0   # bumped by CI
-          env:
-            - name: FEATURE_X
-              value: "on"
-"""
 
 
 def make_bare(tmp_path: Path) -> tuple[Path, Path]:
     """A bare remote whose main holds apps/web.yaml, and the seed clone it was pushed from."""
     bare, seed = tmp_path / "gitops.git", tmp_path / "seed"
-    seed_bare(bare, seed, {"apps/web.yaml": MANIFEST})
+    seed_bare(bare, seed, {"apps/web.yaml": WEB_MANIFEST})
     return bare, seed
-
-
-def apply(controlplane: Any, doc: dict[str, Any]) -> None:
-    controlplane.kubectl("apply", "--server-side", "--field-manager=platform-team", "-f", "-", input=json.dumps(doc))
-
-
-def argocd_app(controlplane: Any, namespace: str, name: str, *, automated: Any = AUTOMATED) -> None:
-    sync: dict[str, Any] = {"syncOptions": ["ServerSideApply=true"], "retry": {"limit": 2}}
-    if automated is not None:
-        sync["automated"] = automated
-    apply(controlplane, {
-        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"project": "default", "destination": {"server": "https://kubernetes.default.svc",
-                                                        "namespace": namespace},
-                 "source": {"repoURL": "https://git.example.com/gitops.git", "path": "apps"},
-                 "syncPolicy": sync},
-    })  # fmt: skip
-
-
-def flux_kustomization(controlplane: Any, namespace: str, name: str, *, suspend: bool | None = None) -> None:
-    spec: dict[str, Any] = {"interval": "5m", "prune": True, "path": "./apps",
-                            "sourceRef": {"kind": "GitRepository", "name": "gitops"}}  # fmt: skip
-    if suspend is not None:
-        spec["suspend"] = suspend
-    apply(controlplane, {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-                         "metadata": {"name": name, "namespace": namespace}, "spec": spec})  # fmt: skip
-
-
-def flux_helmrelease(controlplane: Any, namespace: str, name: str, *, suspend: bool | None = None) -> None:
-    spec: dict[str, Any] = {"interval": "10m", "chart": {"spec": {"chart": "podinfo", "version": "6.x",
-                            "sourceRef": {"kind": "HelmRepository", "name": "podinfo"}}}}  # fmt: skip
-    if suspend is not None:
-        spec["suspend"] = suspend
-    apply(controlplane, {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-                         "metadata": {"name": name, "namespace": namespace}, "spec": spec})  # fmt: skip
-
-
-def get(controlplane: Any, resource: str, namespace: str, name: str) -> dict[str, Any]:
-    out = controlplane.kubectl("get", resource, "-n", namespace, name, "-o", "json", "--show-managed-fields").stdout
-    doc: dict[str, Any] = json.loads(out)
-    return doc
-
-
-def record(body: dict[str, Any]) -> dict[str, Any] | None:
-    text = (body["metadata"].get("annotations") or {}).get(ANNOTATION)
-    return None if text is None else dict(json.loads(text))
-
-
-def events(controlplane: Any, namespace: str, name: str) -> list[tuple[str, str, str]]:
-    """(type, reason, message) of the break-glass Events on the object ``name``, oldest first."""
-    out = controlplane.kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
-                               "-o", "json").stdout  # fmt: skip
-    items = [e for e in json.loads(out)["items"] if e["reason"].startswith("BreakGlass")]
-    items.sort(key=lambda e: (e.get("firstTimestamp") or "", e["metadata"]["creationTimestamp"],
-                              int(e["metadata"]["resourceVersion"])))  # fmt: skip
-    return [(e["type"], e["reason"], e["message"]) for e in items]
 
 
 def managers(body: dict[str, Any]) -> set[str]:
@@ -129,15 +51,7 @@ def target(name: str, *, bare: Path, namespace: str, app: str, forge_url: str) -
     }  # fmt: skip
 
 
-def synced_to(controlplane: Any, namespace: str, app: str, revision: str) -> None:
-    """What Argo CD's refresh writes: the revision it resolved ``targetRevision`` to (status.sync.revision)."""
-    status = {"status": {"sync": {"status": "OutOfSync", "revision": revision}}}
-    controlplane.kubectl("patch", "application", app, "-n", namespace, "--type=merge", "-p", json.dumps(status))
-
-
-def start_incident(
-    controlplane: Any, namespace: str, tmp_path: Path, *, ttl: str = "2h"
-) -> Path:
+def start_incident(controlplane: Any, namespace: str, tmp_path: Path, *, ttl: str = "2h") -> Path:
     """Git synced by the controller (its revision in the Application's status), break-glass started, then a
     person's hotfix at 3 AM; the bare remote."""
     bare, seed = make_bare(tmp_path)
@@ -154,9 +68,7 @@ def start_incident(
     return bare
 
 
-def account_kubeconfig(
-    controlplane: Any, namespace: str, path: Path, *, name: str, rules: list[dict[str, Any]]
-) -> str:
+def account_kubeconfig(controlplane: Any, namespace: str, path: Path, *, name: str, rules: list[dict[str, Any]]) -> str:
     """A kubeconfig for a ServiceAccount of ``namespace`` bound to a Role with ``rules`` (a real token from the
     TokenRequest API, checked by the real authenticator and authorizer); its path."""
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -183,27 +95,12 @@ def account_kubeconfig(
 
 def wait_allowed(controlplane: Any, kubeconfig: str, *args: str) -> None:
     """Until the RBAC authorizer's cache has the new binding (``kubectl auth can-i`` as that user says yes)."""
-    deadline = time.monotonic() + 30
-    while controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip() != "yes":
-        assert time.monotonic() < deadline, f"the RoleBinding never took effect for {args}"
-        time.sleep(0.2)
-
-
-def flux_source(controlplane: Any, namespace: str, name: str, *, url: str, revision: str) -> None:
-    """A Flux GitRepository whose artifact is ``main@sha1:<revision>`` (what source-controller writes once it
-    fetched that commit)."""
-    apply(controlplane, {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-                         "metadata": {"name": name, "namespace": namespace},
-                         "spec": {"interval": "1m", "url": url, "ref": {"branch": "main"}}})  # fmt: skip
-    artifact = {"digest": "sha256:" + "0" * 64, "lastUpdateTime": "2026-11-30T03:00:00Z", "path": f"gitrepository/"
-                f"{namespace}/{name}/{revision}.tar.gz", "revision": f"main@sha1:{revision}",
-                "url": f"http://source-controller/{revision}.tar.gz"}  # fmt: skip
-    controlplane.kubectl("patch", "gitrepository", name, "-n", namespace, "--subresource=status", "--type=merge",
-                         "-p", json.dumps({"status": {"artifact": artifact}}))  # fmt: skip
-
-
-def flux_applied(controlplane: Any, namespace: str, name: str, revision: str) -> None:
-    """What kustomize-controller writes after applying ``revision``."""
-    status = {"status": {"lastAppliedRevision": f"main@sha1:{revision}"}}
-    controlplane.kubectl("patch", "kustomization", name, "-n", namespace, "--subresource=status", "--type=merge",
-                         "-p", json.dumps(status))  # fmt: skip
+    wait_until(
+        f"the RoleBinding taking effect for {args}",
+        lambda: (
+            controlplane.kubectl("--kubeconfig", kubeconfig, "auth", "can-i", *args, check=False).stdout.strip()
+            == "yes"
+        ),
+        timeout=30,
+        step=0.2,
+    )

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import AUTOMATED, argocd_app, get, record
+from tests.support.breakglass_record import record
+from tests.support.controllers import AUTOMATED, argocd_app
+from tests.support.kube import get
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects
 from writeback.breakglass import flow

@@ -8,22 +8,15 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import (
-    AUTOMATED,
-    PROJECT,
-    TOKEN,
-    TOKEN_ENV,
-    get,
-    record,
-    start_incident,
-    target,
-    write_config,
-)
+from tests.breakglass.support import TOKEN_ENV, start_incident, target, write_config
 from tests.fakes.forge_server import FakeForge
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
 from tests.fakes.gitlab_fake import GitLabFake
+from tests.support.breakglass_record import record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED
 from tests.support.gitrepos import git
+from tests.support.kube import get
 from tests.support.services import free_port
 
 pytestmark = pytest.mark.controlplane

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import argocd_app
 from tests.support.cli import run_cli
+from tests.support.controllers import argocd_app
 
 pytestmark = pytest.mark.controlplane
 

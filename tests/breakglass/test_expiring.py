@@ -9,20 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import (
-    AUTOMATED,
-    TOKEN,
-    TOKEN_ENV,
-    argocd_app,
-    get,
-    gitops_sync,
-    make_bare,
-    record,
-    target,
-    write_config,
-)
-from tests.fakes.github_fake import GitHubFake
+from tests.breakglass.support import TOKEN_ENV, gitops_sync, make_bare, target, write_config
+from tests.fakes.github_fake import TOKEN, GitHubFake
+from tests.support.breakglass_record import record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED, argocd_app
+from tests.support.kube import get
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects
 from writeback.breakglass import flow

@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import account_kubeconfig, argocd_app, get, record, wait_allowed
+from tests.breakglass.support import account_kubeconfig, wait_allowed
+from tests.support.breakglass_record import record
 from tests.support.cli import run_cli
+from tests.support.controllers import argocd_app
+from tests.support.kube import get
 from tests.support.services import free_port
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects

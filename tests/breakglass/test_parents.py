@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import AUTOMATED, apply, argocd_app, flux_kustomization, get, record
+from tests.support.breakglass_record import record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED, argocd_app, flux_kustomization
+from tests.support.kube import apply, get
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"

@@ -12,26 +12,14 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import (
-    AUTOMATED,
-    PROJECT,
-    TOKEN,
-    TOKEN_ENV,
-    events,
-    flux_applied,
-    flux_kustomization,
-    flux_source,
-    get,
-    gitops_sync,
-    make_bare,
-    record,
-    start_incident,
-    synced_to,
-)
-from tests.fakes.github_fake import GitHubFake
+from tests.breakglass.support import TOKEN_ENV, gitops_sync, make_bare, start_incident
+from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
 from tests.fakes.gitlab_fake import GitLabFake
+from tests.support.breakglass_record import events, record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED, flux_applied, flux_kustomization, flux_source, synced_to
 from tests.support.gitrepos import commit, git
+from tests.support.kube import get
 
 pytestmark = pytest.mark.controlplane
 APPS = "applications.argoproj.io"

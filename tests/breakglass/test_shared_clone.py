@@ -19,9 +19,13 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import AUTOMATED, TOKEN, TOKEN_ENV, get, record, start_incident, target
-from tests.fakes.github_fake import GitHubFake
-from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+from tests.breakglass.support import TOKEN_ENV, start_incident, target
+from tests.fakes.github_fake import TOKEN, GitHubFake
+from tests.support.breakglass_record import record
+from tests.support.controllers import AUTOMATED
+from tests.support.kube import get
+from tests.support.polling import wait_until
+from tests.support.services import free_port, metric, start_writeback, stop_writeback
 from writeback.adapters.git.locking import clone_lock, lock_path
 
 APPS = "applications.argoproj.io"
@@ -87,7 +91,7 @@ def test_end_and_the_service_on_one_host_take_turns_with_the_clone(
     proc, log = start_writeback(config, workdir=tmp_path, env=env)
     try:
         scrape = lambda: metric(_scrape(port), "writeback_cycles_total", target="shop", result="ok")  # noqa: E731
-        wait_for(lambda: scrape() >= 2, timeout=90, what="two cycles of the service", proc=proc, log=log)
+        wait_until("two cycles of the service", lambda: scrape() >= 2, timeout=90, process=proc, stderr=log)
         # the person ends the incident on the service's host, with the service's own config: a backport cycle
         end = subprocess.run(
             [sys.executable, "-m", "writeback.cli", "break-glass", "end", "--argocd-app", f"{namespace}/web",
@@ -97,7 +101,7 @@ def test_end_and_the_service_on_one_host_take_turns_with_the_clone(
         )  # fmt: skip
         assert end.returncode == 0, end.stdout + end.stderr
         done = scrape()
-        wait_for(lambda: scrape() >= done + 2, timeout=60, what="two more cycles after end", proc=proc, log=log)
+        wait_until("two more cycles after end", lambda: scrape() >= done + 2, timeout=60, process=proc, stderr=log)
     finally:
         code = stop_writeback(proc, timeout=40)
         fake.stop()

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from tests.breakglass.support import (
-    ADMIN,
-    AUTOMATED,
-    argocd_app,
-    events,
-    flux_helmrelease,
-    flux_kustomization,
-    get,
-    managers,
-    record,
-)
+from tests.breakglass.support import ADMIN, managers
+from tests.support.breakglass_record import events, record
 from tests.support.cli import run_cli
+from tests.support.controllers import AUTOMATED, argocd_app, flux_helmrelease, flux_kustomization
+from tests.support.kube import get
 
 pytestmark = pytest.mark.controlplane
 
@@ -28,10 +22,27 @@ def _time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
+@dataclass(frozen=True, kw_only=True)
+class Started:
+    """A break-glass started on the Argo CD Application ``web`` by alice, for 2 hours."""
+
+    controlplane: Any
+    namespace: str
+    kc: tuple[str, ...]  # --kubeconfig KUBECONFIG
+    before: datetime  # just before the start
+    out: str  # what `break-glass start` printed
+    app: dict[str, Any]  # the Application right after
+    rec: dict[str, Any]  # its record
+
+    def record_now(self) -> dict[str, Any] | None:
+        return record(get(self.controlplane, "applications.argoproj.io", self.namespace, "web"))
+
+
+@pytest.fixture
+def started(
     controlplane: Any, crds: list[str], namespace: str, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> Started:  # fmt: skip
     monkeypatch.setenv("USER", "mallory")  # a local name proves nothing: the record says who the API server says
     argocd_app(controlplane, namespace, "web")
     kc = ("--kubeconfig", controlplane.kubeconfig)
@@ -41,23 +52,30 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
         "--ttl", "2h", "--incident", "https://status.example.com/inc/42", "--actor", "alice", *kc,
     )  # fmt: skip
     assert code == 0, err
-    assert f"break-glass started: Application {namespace}/web" in out
-
     app = get(controlplane, "applications.argoproj.io", namespace, "web")
-    sync = app["spec"]["syncPolicy"]
-    assert "automated" not in sync  # auto-sync off
-    assert sync["syncOptions"] == ["ServerSideApply=true"] and sync["retry"] == {"limit": 2}  # the rest untouched
     rec = record(app)
     assert rec is not None
+    return Started(controlplane=controlplane, namespace=namespace, kc=kc, before=before, out=out, app=app, rec=rec)
+
+
+def test_start_suspends_argocd_and_records_who_why_and_until_when(started: Started) -> None:
+    assert f"break-glass started: Application {started.namespace}/web" in started.out
+    sync = started.app["spec"]["syncPolicy"]
+    assert "automated" not in sync  # auto-sync off
+    assert sync["syncOptions"] == ["ServerSideApply=true"] and sync["retry"] == {"limit": 2}  # the rest untouched
+    rec = started.rec
     assert rec["reason"] == "DB failover, pin replicas" and rec["incident"] == "https://status.example.com/inc/42"
     assert rec["by"] == "alice" and rec["controller"] == "argocd"
     assert rec["kubeUser"] == ADMIN  # the SelfSubjectReview's user name, not $USER or the kubeconfig's alias
     assert rec["previous"] == {"present": True, "value": AUTOMATED}
     expires = _time(rec["expires"])
-    assert timedelta(hours=2) - timedelta(seconds=5) <= expires - before <= timedelta(hours=2, seconds=5)
-    assert "writeback-break-glass" in managers(app)
+    assert timedelta(hours=2) - timedelta(seconds=5) <= expires - started.before <= timedelta(hours=2, seconds=5)
+    assert "writeback-break-glass" in managers(started.app)
 
-    # status lists it with its remaining time (one object, the namespace, and JSON)
+
+def test_status_lists_it_with_its_remaining_time(started: Started) -> None:
+    """One object, the namespace, and JSON."""
+    namespace, kc, rec = started.namespace, started.kc, started.rec
     code, out, _ = run_cli("break-glass", "status", "--argocd-app", f"{namespace}/web", *kc)
     assert code == 0 and f"argocd  {namespace}/web  by alice  until {rec['expires']}" in out
     assert "1h59m left" in out or "2h left" in out
@@ -66,33 +84,42 @@ def test_start_suspends_argocd_records_why_and_refuses_a_second_start(
     assert item["name"] == "web" and item["reason"] == "DB failover, pin replicas" and not item["expired"]
     assert 7100 <= item["remainingSeconds"] <= 7200
 
-    # a second start is refused and says until when; the record is unchanged
-    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "again",
-                       "--ttl", "30m", *kc)  # fmt: skip
-    assert code == 2
-    assert "already in break-glass" in err and rec["expires"] in err and "--extend" in err
-    assert record(get(controlplane, "applications.argoproj.io", namespace, "web")) == rec
 
-    # --extend: a new expiry from now, the previous value kept (not the suspended state)
+def test_a_second_start_is_refused_saying_until_when(started: Started) -> None:
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{started.namespace}/web", "--reason", "again",
+                       "--ttl", "30m", *started.kc)  # fmt: skip
+    assert code == 2
+    assert "already in break-glass" in err and started.rec["expires"] in err and "--extend" in err
+    assert started.record_now() == started.rec  # unchanged
+
+
+def test_extend_sets_a_new_expiry_keeps_the_previous_value_and_each_step_is_an_event(started: Started) -> None:
+    """--extend: a new expiry from now, the previous value kept (not the suspended state)."""
+    namespace, rec = started.namespace, started.rec
     code, out, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason",
-                         "still failing over", "--ttl", "4h", "--extend", "--actor", "alice", *kc)  # fmt: skip
+                             "still failing over", "--ttl", "4h", "--extend", "--actor", "alice",
+                             *started.kc)  # fmt: skip
     assert code == 0, err
     assert "break-glass extended" in out
-    ext = record(get(controlplane, "applications.argoproj.io", namespace, "web"))
-    assert ext is not None and _time(ext["expires"]) > expires + timedelta(hours=1)
+    ext = started.record_now()
+    assert ext is not None and _time(ext["expires"]) > _time(rec["expires"]) + timedelta(hours=1)
     assert ext["previous"] == rec["previous"] and ext["start"] == rec["start"]
     assert ext["extensions"][0]["reason"] == "still failing over"
     # each step is a Kubernetes Event on the Application
-    assert events(controlplane, namespace, "web") == [
+    assert events(started.controlplane, namespace, "web") == [
         ("Normal", "BreakGlassStarted", f"auto-sync suspended by alice until {rec['expires']}: DB failover, pin "
          "replicas (incident: https://status.example.com/inc/42)"),
         ("Normal", "BreakGlassExtended", f"break-glass extended by alice until {ext['expires']}: still failing over "
          "(incident: https://status.example.com/inc/42)"),
     ]  # fmt: skip
-    # a TTL past break_glass.max_ttl (default 24h) is refused before anything is read
-    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{namespace}/web", "--reason", "r",
-                       "--ttl", "25h", "--extend", *kc)  # fmt: skip
+
+
+def test_a_ttl_past_max_ttl_is_refused_before_anything_is_read(started: Started) -> None:
+    """break_glass.max_ttl defaults to 24h."""
+    code, _, err = run_cli("break-glass", "start", "--argocd-app", f"{started.namespace}/web", "--reason", "r",
+                       "--ttl", "25h", "--extend", *started.kc)  # fmt: skip
     assert code == 2 and "--ttl '25h': at most 1d (break_glass.max_ttl" in err
+    assert started.record_now() == started.rec
 
 
 def test_flux_objects_are_suspended_and_resumed_exactly(

@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.breakglass.support import argocd_app
 from tests.cli.process import BIN, DEMO, ROOT, environment, script, writeback
+from tests.support.controllers import argocd_app
 from tests.support.gitrepos import commit, init_repo
 from writeback.cli import build_parser, subparsers
 from writeback.cli.completion import script as completion_script
@@ -73,7 +73,8 @@ def test_path_may_name_one_manifest_file_and_names_the_branch_after_it() -> None
     assert plan.returncode == 0, plan.stderr
     [cs] = json.loads(plan.stdout)["changesets"]
     assert cs["target"] == "checkout-deployment" and cs["pullRequest"]["branch"] == (
-        "writeback/checkout-deployment/checkout-deployment")  # not writeback/deployment.yaml/deployment.yaml
+        "writeback/checkout-deployment/checkout-deployment"
+    )  # not writeback/deployment.yaml/deployment.yaml
     assert [f["path"] for f in cs["files"]] == [file]
     run = writeback("run", "--once", "--dry-run", "--live", "examples/hotfix/live.yaml", "--path", file,
                     "--repo-url", "https://github.com/acme/gitops.git", "--forge", "github",

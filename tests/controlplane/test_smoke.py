@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +14,12 @@ import pytest
 from kubernetes import client
 
 from tests.controlplane import cp, processes, webhook
+from tests.support.objects import deployment
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.controlplane
 HERE = Path(__file__).resolve().parent
-
-
-def deployment(name: str, *, image: str = "nginx:1.27", replicas: int = 1) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": image}]}},
-        },
-    }
+IMAGE = "nginx:1.27"  # the editor below looks for this tag
 
 
 def get(controlplane: cp.ControlPlane, namespace: str, ref: str) -> dict[str, Any]:
@@ -64,14 +52,14 @@ def test_apiserver_answers_with_its_version(controlplane: cp.ControlPlane, k8s: 
 
 
 def test_server_side_apply_records_argocd_controller(controlplane: cp.ControlPlane, k8s: Any, namespace: str) -> None:
-    ssa(k8s, namespace, deployment("web"), manager="argocd-controller")
+    ssa(k8s, namespace, deployment("web", image=IMAGE, replicas=1), manager="argocd-controller")
     assert ("argocd-controller", "Apply", "") in managers(get(controlplane, namespace, "deployment/web"))
 
 
 def test_kubectl_records_its_real_manager_names(
     controlplane: cp.ControlPlane, k8s: Any, namespace: str, tmp_path: Path
 ) -> None:
-    ssa(k8s, namespace, deployment("web"), manager="argocd-controller")
+    ssa(k8s, namespace, deployment("web", image=IMAGE, replicas=1), manager="argocd-controller")
     editor = tmp_path / "editor.py"
     editor.write_text(
         textwrap.dedent(
@@ -89,7 +77,9 @@ def test_kubectl_records_its_real_manager_names(
         "-n", namespace, "patch", "deployment/web", "--type=merge", "-p", '{"metadata":{"labels":{"team":"night"}}}'
     )
     controlplane.kubectl("-n", namespace, "scale", "deployment/web", "--replicas=4")
-    controlplane.kubectl("-n", namespace, "apply", "-f", "-", input=json.dumps(deployment("other")))
+    controlplane.kubectl(
+        "-n", namespace, "apply", "-f", "-", input=json.dumps(deployment("other", image=IMAGE, replicas=1))
+    )
     live = get(controlplane, namespace, "deployment/web")
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27.3"
     assert live["spec"]["replicas"] == 4
@@ -106,7 +96,7 @@ def test_kubectl_records_its_real_manager_names(
 def test_hpa_like_scaling_records_kube_controller_manager_on_scale(
     controlplane: cp.ControlPlane, k8s: Any, namespace: str
 ) -> None:
-    ssa(k8s, namespace, deployment("web"), manager="argocd-controller")
+    ssa(k8s, namespace, deployment("web", image=IMAGE, replicas=1), manager="argocd-controller")
     client.AppsV1Api(k8s).patch_namespaced_deployment_scale(
         name="web", namespace=namespace, body={"spec": {"replicas": 7}}, field_manager="kube-controller-manager"
     )
@@ -123,21 +113,23 @@ def test_webhook_injects_sidecar_into_deployments_and_pods(
     controlplane: cp.ControlPlane, k8s: Any, namespace: str, sidecar_webhook: Any
 ) -> None:
     apps, core = client.AppsV1Api(k8s), client.CoreV1Api(k8s)
-    apps.create_namespaced_deployment(namespace=namespace, body=deployment("plain"))
+    apps.create_namespaced_deployment(namespace=namespace, body=deployment("plain", image=IMAGE, replicas=1))
     assert containers(get(controlplane, namespace, "deployment/plain")["spec"]["template"]["spec"], "containers") == [
         "app"
     ]
 
     sidecar_webhook.enable(namespace)
-    ssa(k8s, namespace, deployment("web"), manager="argocd-controller")
+    ssa(k8s, namespace, deployment("web", image=IMAGE, replicas=1), manager="argocd-controller")
     template = get(controlplane, namespace, "deployment/web")["spec"]["template"]
     assert containers(template["spec"], "containers") == ["app", "istio-proxy"]
     assert containers(template["spec"], "initContainers") == ["istio-init"]
     assert "sidecar.istio.io/status" in template["metadata"]["annotations"]
 
     # UPDATE: a changed template keeps exactly one sidecar; a replaced template gets it back.
-    ssa(k8s, namespace, deployment("web", image="nginx:1.28"), manager="argocd-controller")
-    controlplane.kubectl("-n", namespace, "replace", "-f", "-", input=json.dumps(deployment("web", image="nginx:1.29")))
+    ssa(k8s, namespace, deployment("web", image="nginx:1.28", replicas=1), manager="argocd-controller")
+    controlplane.kubectl(
+        "-n", namespace, "replace", "-f", "-", input=json.dumps(deployment("web", image="nginx:1.29", replicas=1))
+    )
     template = get(controlplane, namespace, "deployment/web")["spec"]["template"]
     assert containers(template["spec"], "containers") == ["app", "istio-proxy"]
     assert containers(template["spec"], "initContainers") == ["istio-init"]
@@ -241,10 +233,7 @@ def test_a_killed_test_process_takes_its_control_plane_along(tmp_path: Path) -> 
     finally:
         proc.kill()  # SIGKILL: no atexit, no finally in the child
         proc.wait()
-    deadline = time.monotonic() + 15
-    while _alive(pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _alive(pids) == []
+    wait_until("etcd and kube-apiserver gone with their parent", lambda: _alive(pids) == [], timeout=15)
 
 
 def test_injection_patch_adds_only_what_is_missing() -> None:

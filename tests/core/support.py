@@ -6,6 +6,7 @@ import copy
 import json
 from typing import Any
 
+from tests.support.objects import container, deployment
 from writeback.kube.refs import ObjectRef
 from writeback.model import DesiredObject, LiveObject
 
@@ -39,33 +40,12 @@ def k(**keys: Any) -> str:
 
 
 def deployment_git(**overrides: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web"}},
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "web",
-                            "image": "registry.example.com/shop/web:1.4.2",
-                            "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "REGION", "value": "eu"}],
-                            "ports": [{"containerPort": 8080}],
-                        },
-                        {
-                            "name": "metrics",
-                            "image": "registry.example.com/shop/exporter:0.9",
-                            "args": ["--port", "9100"],
-                        },
-                    ]
-                },
-            },
-        },
-    }
+    """The shop's web Deployment as Git has it (two containers), ``overrides`` replacing top-level keys."""
+    web = container(
+        "web", image="registry.example.com/shop/web:1.4.2", ports=[8080], env={"LOG_LEVEL": "info", "REGION": "eu"}
+    )
+    metrics = container("metrics", image="registry.example.com/shop/exporter:0.9", args=["--port", "9100"])
+    body = deployment("web", namespace="shop", replicas=3, containers=[web, metrics])
     body.update(overrides)
     return body
 

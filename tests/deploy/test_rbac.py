@@ -4,7 +4,6 @@ API server's own authorizer (SubjectAccessReview), and the dry-run-only use of i
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,8 @@ import pytest
 from kubernetes import client, config
 
 from tests.deploy.support import documents, find, render
+from tests.support.objects import container, deployment
+from tests.support.polling import wait_until
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.drift.evidence.twins import twin_manifest
 from writeback.errors import ClusterError
@@ -122,10 +123,12 @@ def test_service_account_is_allowed_exactly_what_it_needs(
         dict(verb="bind", group="rbac.authorization.k8s.io", resource="clusterroles"),
         dict(verb="create", group="rbac.authorization.k8s.io", resource="rolebindings", namespace=ns),
     ]
-    deadline = time.monotonic() + 30
-    while not allowed(k8s, user, **must_allow[0]):  # the RBAC authorizer's cache catches up asynchronously
-        assert time.monotonic() < deadline, "the applied ClusterRoleBinding never took effect"
-        time.sleep(0.2)
+    wait_until(  # the RBAC authorizer's cache catches up asynchronously
+        "the applied ClusterRoleBinding taking effect",
+        lambda: allowed(k8s, user, **must_allow[0]),
+        timeout=30,
+        step=0.2,
+    )
     wrong = [("should be allowed", a) for a in must_allow if not allowed(k8s, user, **a)]
     wrong += [("should be denied", d) for d in must_deny if allowed(k8s, user, **d)]
     assert not wrong, "\n".join(f"{why}: {attrs}" for why, attrs in wrong)
@@ -145,35 +148,26 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
     workload_ns = f"{namespace}-apps"
     client.CoreV1Api(k8s).create_namespace(body={"metadata": {"name": workload_ns}})
     try:
-        labels = {"app": "web"}
-        deployment = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": workload_ns},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-                },
-            },
-        }
-        apps.create_namespaced_deployment(namespace=workload_ns, body=deployment)
+        web = deployment(
+            "web", namespace=workload_ns, replicas=2, labelled=False, containers=[container("web", image="nginx:1.27")]
+        )
+        apps.create_namespaced_deployment(namespace=workload_ns, body=web)
         before = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
         cluster = KubeCluster(api_client=_as(controlplane, user))
-        deadline = time.monotonic() + 30
-        while True:  # wait for the RBAC cache
+
+        def listing() -> list[Any] | None:
             try:
-                listed = cluster.list_objects(
+                return cluster.list_objects(
                     selector=Selector(api_version="apps/v1", kind="Deployment", namespaces=(workload_ns,))
                 )
-                break
             except ClusterError:
-                assert time.monotonic() < deadline
-                time.sleep(0.2)
+                return None  # the RBAC cache has not caught up yet
+
+        wait_until("the RBAC cache allowing the list", lambda: listing() is not None, timeout=30, step=0.2)
+        listed = listing()
+        assert listed is not None
         assert [o.ref.name for o in listed] == ["web"]
-        changed = json.loads(json.dumps(deployment))
+        changed = json.loads(json.dumps(web))
         changed["spec"]["replicas"] = 5
         result = cluster.dry_run_apply(body=changed)
         assert result["spec"]["replicas"] == 5  # the server computed the write as the ServiceAccount ...

@@ -43,29 +43,6 @@ open(p, "w").write(text.replace({ROTATED_LINE_OLD!r}, {ROTATED_LINE_NEW!r}))
 """
 
 
-def deployment(
-    name: str,
-    *,
-    image: str = "nginx:1.25",
-    replicas: int | None = None,
-    env: Mapping[str, str] | None = None,
-    namespace: str | None = None,
-) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "app", "image": image, "ports": [{"containerPort": 8080}]}
-    if env:
-        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
-    spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app": name}},
-        "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}},
-    }
-    if replicas is not None:
-        spec = {"replicas": replicas, **spec}
-    meta: dict[str, Any] = {"name": name, "labels": {"app": name}}
-    if namespace:
-        meta["namespace"] = namespace
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
-
-
 def configmap(name: str, data: Mapping[str, str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": dict(data)}
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.objects import container, deployment
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.errors import ClusterError, InputError
 from writeback.kube.refs import ObjectRef
@@ -62,39 +63,23 @@ def test_pagination_page_size_two_seven_objects(cluster: KubeCluster, controlpla
     assert sorted(o.ref.name for o in excluded) == ["cm-2", "cm-3", "cm-4", "cm-5", "cm-6", "other"]
 
 
-DEPLOY = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web"},
-    "spec": {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]},
-        },
-    },
-}
-
-
 def test_dry_run_apply_shows_defaults_keeps_undeclared_fields_and_persists_nothing(
     cluster: KubeCluster, controlplane: Any, namespace: str
 ) -> None:
     import json
 
-    live = dict(DEPLOY, metadata={"name": "web", "namespace": namespace}, spec=dict(DEPLOY["spec"], replicas=45))
+    live = deployment("web", namespace=namespace, replicas=45, labelled=False, containers=[container()])
     controlplane.kubectl(
         "apply", "--server-side", "--field-manager=argocd-controller", "-f", "-", input=json.dumps(live)
     )
-    body = dict(DEPLOY, metadata={"name": "web", "namespace": namespace})
-    body["spec"] = json.loads(json.dumps(DEPLOY["spec"]))
-    body["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27"
+    body = deployment("web", namespace=namespace, labelled=False, containers=[container(image="nginx:1.27")])
 
     result = cluster.dry_run_apply(body=body)
 
-    container = result["spec"]["template"]["spec"]["containers"][0]
-    assert container["image"] == "nginx:1.27"
-    assert container["imagePullPolicy"] == "IfNotPresent"  # defaulted
-    assert container["terminationMessagePath"] == "/dev/termination-log"
+    app = result["spec"]["template"]["spec"]["containers"][0]
+    assert app["image"] == "nginx:1.27"
+    assert app["imagePullPolicy"] == "IfNotPresent"  # defaulted
+    assert app["terminationMessagePath"] == "/dev/termination-log"
     assert result["spec"]["replicas"] == 45  # SSA leaves alone what this manager does not declare
     managers = {m["manager"] for m in result["metadata"]["managedFields"]}
     assert "writeback-dryrun" in managers

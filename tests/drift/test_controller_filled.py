@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 
 from tests.controlplane.certs import Authority
-from tests.drift.support import by_path, deployment, drifts_of, sync, write
+from tests.drift.support import by_path, drifts_of, sync, write
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo
+from tests.support.objects import deployment
 
 pytestmark = pytest.mark.controlplane
 

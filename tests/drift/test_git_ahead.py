@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.drift.support import by_path, configmap, deployment, diff_json, drifts_of, sync, write
+from tests.drift.support import by_path, configmap, diff_json, drifts_of, sync, write
 from tests.support.gitrepos import commit
+from tests.support.objects import deployment
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.pipeline.detecting import detect
 from writeback.pipeline.targets import Edges, TargetSpec

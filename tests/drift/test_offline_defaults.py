@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from tests.drift.support import deployment, sync, write
+from tests.drift.support import sync, write
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo
+from tests.support.objects import deployment
 
 pytestmark = pytest.mark.controlplane
 

@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from tests.drift.support import SYNC_MODES, by_path, configmap, deployment, drifts_of, sync, to_yaml, write
+from tests.drift.support import SYNC_MODES, by_path, configmap, drifts_of, sync, to_yaml, write
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo
+from tests.support.objects import deployment
 
 pytestmark = pytest.mark.controlplane
 

@@ -28,13 +28,13 @@ from tests.drift.support import (
     by_path,
     configmap,
     decisions,
-    deployment,
     drifts_of,
     sync,
     write,
 )
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo
+from tests.support.objects import deployment
 
 pytestmark = pytest.mark.controlplane
 

@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
 from tests.flux.sync import FluxSync
-from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+from tests.support.polling import wait_until
+from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
-TOKEN_ENV, TOKEN = "WB_E2E_TOKEN", "ghp_test_token"  # the fake's token: it must never show up in the log
-PROJECT = "octo-org/gitops"
+TOKEN_ENV = "WB_E2E_TOKEN"  # where the service finds the fake's TOKEN: it must never show up in the log
 TARGET = "shop"
 APP_PATH = "apps/checkout"  # in the repo: the Flux Kustomization's path and the writeback target's path
+VERSIONS = {"ConfigMap": "v1", "Deployment": "apps/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
 INTERVAL = 5.0  # seconds: the GitRepository's and the Kustomization's reconcile interval
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hotfix"
 HOTFIX_CA = (EXAMPLE / "hotfix-ca.pem").read_text()
@@ -41,24 +42,6 @@ def example_manifest(name: str, namespace: str) -> str:
     """A file of the offline demo's GitOps repo (examples/hotfix/gitops/apps/checkout), in ``namespace``."""
     text = (EXAMPLE / "gitops" / APP_PATH / name).read_text()
     return text.replace("namespace: shop", f"namespace: {namespace}")
-
-
-def until(check: Callable[[], object], *, timeout: float, what: str, step: float = 0.1) -> float:
-    """Seconds until ``check()`` holds (polled every ``step``); AssertionError naming ``what`` after ``timeout``."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s")
-        time.sleep(step)
-    return time.monotonic() - start
-
-
-def stays(check: Callable[[], object], *, seconds: float, what: str) -> None:
-    """``check()`` holds throughout ``seconds`` (polled every 0.2 s): something did NOT happen in that time."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert check(), what
-        time.sleep(0.2)
 
 
 # ------------------------------------------------------------------------------------------------ the 3 AM edit
@@ -182,8 +165,9 @@ class Service:
     def metric(self, name: str, **labels: str) -> float:
         return metric(self.scrape(), name, **labels)
 
-    def wait(self, predicate: Callable[[], object], *, what: str, timeout: float = 60) -> None:
-        wait_for(predicate, timeout=timeout, what=what, proc=self.proc, log=self.log)
+    def wait(self, what: str, predicate: Callable[[], object], *, timeout: float = 60) -> None:
+        """``wait_until`` (tests.support.polling) that ends when the service exits, with its log."""
+        wait_until(what, predicate, timeout=timeout, process=self.proc, stderr=self.log)
 
     def cycles(self) -> float:
         return self.metric("writeback_cycles_total", target=TARGET, result="ok")
@@ -191,7 +175,7 @@ class Service:
     def wait_cycles(self, n: int = 1, *, timeout: float = 60) -> None:
         """Until ``n`` more cycles of the target have succeeded than now (a cycle that started later counts)."""
         goal = self.cycles() + n
-        self.wait(lambda: self.cycles() >= goal, what=f"{n} more successful cycle(s)", timeout=timeout)
+        self.wait(f"{n} more successful cycle(s)", lambda: self.cycles() >= goal, timeout=timeout)
 
     def captures(self) -> list[Path]:
         root = self.state_dir / "hotfixes"
@@ -232,15 +216,21 @@ class Shop:
         """Commit ``files`` under apps/checkout in the work clone and push them to main; the sha."""
         return self.sync.push({f"{APP_PATH}/{k}": v for k, v in files.items()}, message)
 
+    def controller(self) -> dict[str, str]:
+        """The target's controller object: the Flux Kustomization (``ArgoShop``: the Argo CD Application)."""
+        return {"flux_kustomization": f"{self.namespace}/{self.sync.name}"}
+
+    def selector(self, kind: str) -> dict[str, Any]:
+        """What the target watches of ``kind``: the shop's namespace, what Flux labels as its own."""
+        return {"apiVersion": VERSIONS[kind], "kind": kind, "namespaces": [self.namespace],
+                "labelSelector": f"kustomize.toolkit.fluxcd.io/name={self.sync.name}"}  # fmt: skip
+
     def config(self, *, interval: float = 3, debounce: float = 1, kinds: tuple[str, ...] = ("ConfigMap", "Deployment"),
                **extra: Any) -> dict[str, Any]:  # fmt: skip
-        versions = {"ConfigMap": "v1", "Deployment": "apps/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
-        flux_label = f"kustomize.toolkit.fluxcd.io/name={self.sync.name}"
+        """The service's configuration: one target, the shop, watching ``kinds``."""
         target = {
             "name": TARGET, "cluster": "test", "repo_url": str(self.remote.bare), "path": APP_PATH,
-            "namespace": self.namespace, "flux_kustomization": f"{self.namespace}/{self.sync.name}",
-            "selectors": [{"apiVersion": versions[k], "kind": k, "namespaces": [self.namespace],
-                           "labelSelector": flux_label} for k in kinds],
+            "namespace": self.namespace, **self.controller(), "selectors": [self.selector(k) for k in kinds],
             "forge": {"kind": "github", "url": self.forge.url, "project": PROJECT, "token": {"env": TOKEN_ENV},
                       "max_retries": 0, "backoff_seconds": 0, "max_wait_seconds": 1, "throttle": False},
             "schedule": {"interval_seconds": interval, "jitter_seconds": 0, "retry_initial_seconds": 1,
@@ -268,7 +258,7 @@ class Shop:
         port = int(str(config["metrics"]["address"]).rsplit(":", 1)[1])
         service = Service(proc=proc, log=log, port=port, state_dir=Path(config["state_dir"]))
         self.services.append(service)
-        service.wait(lambda: service.cycles() >= 1, what="the first successful cycle", timeout=90)
+        service.wait("the first successful cycle", lambda: service.cycles() >= 1, timeout=90)
         return service
 
     # -------------------------------------------------------------------------------------- the reviewer

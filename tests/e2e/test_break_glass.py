@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.breakglass.support import events
 from tests.e2e.support import (
     HOTFIX_CA,
     INTERVAL,
@@ -32,9 +31,9 @@ from tests.e2e.support import (
     Shop,
     has_hotfix,
     kubectl_edit_appending_the_ca,
-    stays,
-    until,
 )
+from tests.support.breakglass_record import events
+from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 RECORD = "writeback.io/break-glass"
@@ -75,10 +74,10 @@ def test_break_glass_keeps_the_hotfix_until_flux_has_the_merged_backport(shop: S
     recorder = shop.record("ConfigMap", "checkout-ca")
     try:
         kubectl_edit_appending_the_ca(shop, tmp_path)
-        until(lambda: recorder.first_since(0, has_hotfix), timeout=10, what="our watch seeing the edit")
+        wait_until("our watch seeing the edit", lambda: recorder.first_since(0, has_hotfix), timeout=10)
         edited = recorder.first_since(0, has_hotfix)
         assert edited is not None
-        stays(lambda: has_hotfix(recorder.latest()), seconds=2 * INTERVAL + 1, what="Flux reverting the hotfix")
+        stays("Flux reverting the hotfix", lambda: has_hotfix(recorder.latest()), seconds=2 * INTERVAL + 1)
 
         # 3. end: the backport PR, and auto-sync stays suspended (merged first)
         assert shop.forge.prs == {}
@@ -101,9 +100,12 @@ def test_break_glass_keeps_the_hotfix_until_flux_has_the_merged_backport(shop: S
         # ... and once it is merged, until Flux's source has the merge commit
         suspend_source(shop, True)
         merged = shop.merge(pr)
-        service.wait(lambda: any("waiting for" in r.get("msg", "") and "artifact.revision" in r["msg"]
-                                 for r in service.records()),
-                     what="the service waiting for the GitRepository to have the merge commit")  # fmt: skip
+        service.wait(
+            "the service waiting for the GitRepository to have the merge commit",
+            lambda: any(
+                "waiting for" in r.get("msg", "") and "artifact.revision" in r["msg"] for r in service.records()
+            ),
+        )
         service.wait_cycles(1)
         assert suspended(shop) and record(shop) is not None
         out = break_glass(shop, "status", "--flux-kustomization", ks)
@@ -112,17 +114,26 @@ def test_break_glass_keeps_the_hotfix_until_flux_has_the_merged_backport(shop: S
 
         # 5. source-controller fetches it; the service's cycle resumes auto-sync; Flux applies the merge commit
         suspend_source(shop, False)
-        until(lambda: shop.sync.git_repository()["status"]["artifact"]["revision"] == shop.sync.revision(merged),
-              timeout=3 * INTERVAL + 5, what="source-controller fetching the merge commit")  # fmt: skip
-        service.wait(lambda: not suspended(shop), what="the service resuming auto-sync", timeout=30)
+        wait_until(
+            "source-controller fetching the merge commit",
+            lambda: shop.sync.git_repository()["status"]["artifact"]["revision"] == shop.sync.revision(merged),
+            timeout=3 * INTERVAL + 5,
+        )
+        service.wait("the service resuming auto-sync", lambda: not suspended(shop), timeout=30)
         restored = f"break-glass ended on Kustomization {ks}: merged, and Flux GitRepository"
-        service.wait(lambda: any(r["msg"].startswith(restored) for r in service.records()),
-                     what="the service's cycle saying it restored auto-sync", timeout=10)  # fmt: skip
+        service.wait(
+            "the service's cycle saying it restored auto-sync",
+            lambda: any(r["msg"].startswith(restored) for r in service.records()),
+            timeout=10,
+        )
         want = shop.sync.revision(merged)
-        until(lambda: shop.sync.kustomization().get("status", {}).get("lastAppliedRevision") == want,
-              timeout=3 * INTERVAL + 5, what="Flux applying the merge commit once resumed")  # fmt: skip
+        wait_until(
+            "Flux applying the merge commit once resumed",
+            lambda: shop.sync.kustomization().get("status", {}).get("lastAppliedRevision") == want,
+            timeout=3 * INTERVAL + 5,
+        )
         # the apply of the merge commit is done; its watch events arrive within milliseconds
-        stays(lambda: has_hotfix(recorder.latest()), seconds=2, what="Flux reverting the hotfix")
+        stays("Flux reverting the hotfix", lambda: has_hotfix(recorder.latest()), seconds=2)
     finally:
         recorder.stop()
     never_reverted = [t for t, obj in recorder.versions() if t >= edited and not has_hotfix(obj)]

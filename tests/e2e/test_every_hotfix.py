@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.support import INTERVAL, TARGET, Service, Shop, ShopMaker, container, until
+from tests.e2e.support import INTERVAL, TARGET, Service, Shop, ShopMaker, container
 from tests.e2e.test_hotfix import merge_and_settle
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 
@@ -94,8 +95,11 @@ def retries(vs: dict[str, Any]) -> Any:
 
 def the_pr_says(shop: Shop, service: Service, *texts: str) -> dict[str, Any]:
     """The one PR, once its body holds every one of ``texts``."""
-    service.wait(lambda: any(all(t in (p["body"] or "") for t in texts) for p in shop.forge.prs.values()),
-                 what=f"the PR naming {texts}", timeout=90)  # fmt: skip
+    service.wait(
+        f"the PR naming {texts}",
+        lambda: any(all(t in (p["body"] or "") for t in texts) for p in shop.forge.prs.values()),
+        timeout=90,
+    )
     return shop.only_pr()
 
 
@@ -125,8 +129,8 @@ def test_two_hotfixes_of_a_virtual_service_are_both_in_the_pr(
     # 1. all traffic to v2, by merge patch; Flux takes it back on its next reconcile
     shop.controlplane.kubectl("patch", "virtualservice/checkout", "-n", shop.namespace, "--type=merge",
                               "-p", json.dumps(ALL_ON_V2))  # fmt: skip
-    until(lambda: len(service.captures()) == 1, timeout=10, what="the capture of the patch")
-    until(lambda: weights(vs()) == [90, 10], timeout=3 * INTERVAL + 5, what="Flux reverting the weights")
+    wait_until("the capture of the patch", lambda: len(service.captures()) == 1, timeout=10)
+    wait_until("Flux reverting the weights", lambda: weights(vs()) == [90, 10], timeout=3 * INTERVAL + 5)
     pr = the_pr_says(shop, service, "kubectl-patch", "Already reverted in the cluster")
     added, removed = changed_lines(shop, pr)
     assert sorted(added) == ["weight: 0", "weight: 100"] and sorted(removed) == ["weight: 10", "weight: 90"]
@@ -136,8 +140,8 @@ def test_two_hotfixes_of_a_virtual_service_are_both_in_the_pr(
     editor.write_text(ADD_RETRIES)
     env = dict(os.environ, KUBE_EDITOR=f"{shlex.quote(sys.executable)} {shlex.quote(str(editor))}")
     shop.controlplane.kubectl("edit", "virtualservice/checkout", "-n", shop.namespace, env=env)
-    until(lambda: len(service.captures()) == 2, timeout=10, what="the capture of the edit, beside the first")
-    until(lambda: retries(vs()) is None, timeout=3 * INTERVAL + 5, what="Flux reverting the retries")
+    wait_until("the capture of the edit, beside the first", lambda: len(service.captures()) == 2, timeout=10)
+    wait_until("Flux reverting the retries", lambda: retries(vs()) is None, timeout=3 * INTERVAL + 5)
     assert weights(vs()) == [90, 10]
 
     # the same PR carries both writes, and names each
@@ -166,18 +170,21 @@ def test_two_kubectl_set_env_on_a_deployment_are_both_in_the_pr(shop: Shop) -> N
 
     shop.controlplane.kubectl("set", "env", "deployment/checkout", "-n", shop.namespace, "-c", "app",
                               "LOG_LEVEL=debug")  # fmt: skip
-    until(lambda: len(service.captures()) == 1, timeout=10, what="the capture of the first set env")
-    until(lambda: env()["LOG_LEVEL"] == "info", timeout=3 * INTERVAL + 5, what="Flux reverting LOG_LEVEL")
+    wait_until("the capture of the first set env", lambda: len(service.captures()) == 1, timeout=10)
+    wait_until("Flux reverting LOG_LEVEL", lambda: env()["LOG_LEVEL"] == "info", timeout=3 * INTERVAL + 5)
     pr = the_pr_says(shop, service, "kubectl-set", "Already reverted in the cluster")
 
     shop.controlplane.kubectl("set", "env", "deployment/checkout", "-n", shop.namespace, "-c", "app",
                               "PAYMENT_TIMEOUT_MS=5000")  # fmt: skip
-    until(lambda: len(service.captures()) == 2, timeout=10, what="the capture of the second set env")
-    until(lambda: "PAYMENT_TIMEOUT_MS" not in env(), timeout=3 * INTERVAL + 5, what="Flux reverting the new var")
+    wait_until("the capture of the second set env", lambda: len(service.captures()) == 2, timeout=10)
+    wait_until("Flux reverting the new var", lambda: "PAYMENT_TIMEOUT_MS" not in env(), timeout=3 * INTERVAL + 5)
     assert env()["LOG_LEVEL"] == "info"
 
-    service.wait(lambda: shop.only_pr()["body"].count("changed by <code>kubectl-set</code>") == 2,
-                 what="the PR naming both writes as reverted", timeout=90)  # fmt: skip
+    service.wait(
+        "the PR naming both writes as reverted",
+        lambda: shop.only_pr()["body"].count("changed by <code>kubectl-set</code>") == 2,
+        timeout=90,
+    )
     pr = shop.only_pr()
     added, removed = changed_lines(shop, pr)
     assert sorted(added) == sorted(['value: "debug"', "- name: PAYMENT_TIMEOUT_MS", 'value: "5000"']), added
@@ -203,8 +210,8 @@ def test_a_hotfix_the_person_undoes_gives_no_pr(shop: Shop) -> None:
         kubectl = ("-n", shop.namespace, "-c", "app")
         shop.controlplane.kubectl("set", "env", "deployment/checkout", *kubectl, "PAYMENT_TIMEOUT_MS=5000")
         shop.controlplane.kubectl("set", "env", "deployment/checkout", *kubectl, "PAYMENT_TIMEOUT_MS-")
-        until(lambda: len(service.captures()) == 2, timeout=10, what="both writes captured")
-        service.wait(lambda: service.cycles() > cycles and not service.captures(), what="both captures done with")
+        wait_until("both writes captured", lambda: len(service.captures()) == 2, timeout=10)
+        service.wait("both captures done with", lambda: service.cycles() > cycles and not service.captures())
         assert shop.forge.prs == {}
         assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
         log = service.log.read_text()

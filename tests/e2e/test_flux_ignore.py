@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.support import INTERVAL, TARGET, Shop, container, stays, until
+from tests.e2e.support import INTERVAL, TARGET, Shop, container
+from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 
@@ -34,12 +35,17 @@ def test_a_field_flux_is_told_to_ignore_gives_no_pr_while_a_change_elsewhere_doe
     k("scale", "deployment/checkout", "-n", shop.namespace, "--replicas=5")
     k("set", "env", "deployment/checkout", "-n", shop.namespace, "-c", "app", "PAYMENT_TIMEOUT_MS=5000")
 
-    until(lambda: "PAYMENT_TIMEOUT_MS" not in _env(shop), timeout=3 * INTERVAL + 5,
-          what="kustomize-controller reverting the kubectl set env")  # fmt: skip
-    stays(lambda: _replicas(shop) == 5, seconds=2 * INTERVAL + 1, what="Flux left the ignored replicas alone")
+    wait_until(
+        "kustomize-controller reverting the kubectl set env",
+        lambda: "PAYMENT_TIMEOUT_MS" not in _env(shop),
+        timeout=3 * INTERVAL + 5,
+    )
+    stays("Flux left the ignored replicas alone", lambda: _replicas(shop) == 5, seconds=2 * INTERVAL + 1)
 
-    service.wait(lambda: any("Already reverted in the cluster" in (p["body"] or "") for p in shop.forge.prs.values()),
-                 what="the PR of the reverted env var")  # fmt: skip
+    service.wait(
+        "the PR of the reverted env var",
+        lambda: any("Already reverted in the cluster" in (p["body"] or "") for p in shop.forge.prs.values()),
+    )
     pr = shop.only_pr()
     diff = shop.pr_diff(pr)
     added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]

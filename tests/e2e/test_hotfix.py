@@ -25,8 +25,8 @@ from tests.e2e.support import (
     has_hotfix,
     kubectl_edit_appending_the_ca,
     managers,
-    until,
 )
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 
@@ -56,15 +56,18 @@ def test_the_3am_hotfix_is_captured_before_flux_reverts_it_and_backported_by_one
     recorder = shop.record("ConfigMap", "checkout-ca")
     try:
         kubectl_edit_appending_the_ca(shop, tmp_path)
-        until(lambda: recorder.first_since(0, has_hotfix), timeout=10, what="our watch seeing the edit")
+        wait_until("our watch seeing the edit", lambda: recorder.first_since(0, has_hotfix), timeout=10)
         edited = recorder.first_since(0, has_hotfix)
         assert edited is not None
         # Flux reverts it on its next reconcile; writeback has captured it from its watch before that
-        until(lambda: recorder.first_since(edited, lambda o: not has_hotfix(o)), timeout=3 * INTERVAL + 5,
-              what="kustomize-controller reverting the edit")  # fmt: skip
+        wait_until(
+            "kustomize-controller reverting the edit",
+            lambda: recorder.first_since(edited, lambda o: not has_hotfix(o)),
+            timeout=3 * INTERVAL + 5,
+        )
         reverted = recorder.first_since(edited, lambda o: not has_hotfix(o))
         assert reverted is not None
-        until(lambda: service.captures(), timeout=10, what="the capture in the state dir")
+        wait_until("the capture in the state dir", lambda: service.captures(), timeout=10)
         [capture_file] = service.captures()
         captured = capture_file.stat().st_mtime
         print(f"edit -> capture {captured - edited:.3f}s, edit -> revert {reverted - edited:.3f}s")
@@ -75,9 +78,10 @@ def test_the_3am_hotfix_is_captured_before_flux_reverts_it_and_backported_by_one
         assert not has_hotfix(live) and managers(live) == [("kustomize-controller", "Apply", "")]
 
         # ONE PR with exactly the appended CA, saying it was reverted, by whom and when
-        service.wait(lambda: any("Already reverted in the cluster" in (p["body"] or "")
-                                 for p in shop.forge.prs.values()),
-                     what="the PR saying the change was already reverted")  # fmt: skip
+        service.wait(
+            "the PR saying the change was already reverted",
+            lambda: any("Already reverted in the cluster" in (p["body"] or "") for p in shop.forge.prs.values()),
+        )
         pr = shop.only_pr()
         diff = shop.pr_diff(pr)
         added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
@@ -104,11 +108,16 @@ def test_kubectl_set_env_on_a_flux_managed_deployment_gives_one_pr_and_no_drift_
     service = shop.serve()
     shop.controlplane.kubectl("set", "env", "deployment/checkout", "-n", shop.namespace, "-c", "app",
                               "PAYMENT_TIMEOUT_MS=5000")  # fmt: skip
-    until(lambda: "PAYMENT_TIMEOUT_MS" not in str(container(shop.get("deployment", "checkout")).get("env")),
-          timeout=3 * INTERVAL + 5, what="kustomize-controller reverting the kubectl set env")  # fmt: skip
+    wait_until(
+        "kustomize-controller reverting the kubectl set env",
+        lambda: "PAYMENT_TIMEOUT_MS" not in str(container(shop.get("deployment", "checkout")).get("env")),
+        timeout=3 * INTERVAL + 5,
+    )
     # the PR, opened before or after the revert, says it was reverted (kubectl-set's entry is gone from live)
-    service.wait(lambda: any("Already reverted in the cluster" in (p["body"] or "") for p in shop.forge.prs.values()),
-                 what="the PR saying the change was already reverted")  # fmt: skip
+    service.wait(
+        "the PR saying the change was already reverted",
+        lambda: any("Already reverted in the cluster" in (p["body"] or "") for p in shop.forge.prs.values()),
+    )
     pr = shop.only_pr()
     diff = shop.pr_diff(pr)
     added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]

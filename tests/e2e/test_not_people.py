@@ -18,18 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.support import (
-    FILES,
-    INTERVAL,
-    TARGET,
-    Shop,
-    ShopMaker,
-    container,
-    example_manifest,
-    managers,
-    stays,
-    until,
-)
+from tests.e2e.support import FILES, INTERVAL, TARGET, Shop, ShopMaker, container, example_manifest, managers
+from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 
@@ -73,7 +63,7 @@ def test_hpa_scaling_through_the_scale_subresource_gives_no_pr(
     recorder = shop.record("Deployment", "checkout")
     try:
         scale_as_the_hpa(shop, 45)
-        until(lambda: recorder.first_since(0, lambda o: o["spec"]["replicas"] == 45), timeout=10, what="the scaling")
+        wait_until("the scaling", lambda: recorder.first_since(0, lambda o: o["spec"]["replicas"] == 45), timeout=10)
     finally:
         recorder.stop()
     [scaled] = [o for _, o in recorder.versions() if o["spec"]["replicas"] == 45][:1]
@@ -86,12 +76,12 @@ def test_hpa_scaling_through_the_scale_subresource_gives_no_pr(
     if replicas_in_git:
         # real Flux takes replicas back to Git's value on its next reconcile (its apply is forced), and the HPA
         # would scale again: Flux's documented advice is to leave replicas out of Git when an HPA scales
-        until(lambda: replicas(shop) == 3, timeout=3 * INTERVAL + 5, what="Flux resetting replicas to Git's 3")
+        wait_until("Flux resetting replicas to Git's 3", lambda: replicas(shop) == 3, timeout=3 * INTERVAL + 5)
         owners = managers(shop.get("deployment", "checkout"))
         assert ("kube-controller-manager", "Update", "scale") not in owners
     else:
         # Flux does not declare replicas, so the HPA's value stays: two reconcile intervals and more
-        stays(lambda: replicas(shop) == 45, seconds=2 * INTERVAL + 1, what="Flux left the HPA's replicas alone")
+        stays("Flux left the HPA's replicas alone", lambda: replicas(shop) == 45, seconds=2 * INTERVAL + 1)
         assert shop.sync.kustomization()["status"]["lastAppliedRevision"] == shop.sync.revision(
             shop.remote.git("rev-parse", "HEAD").strip()
         )
@@ -120,8 +110,11 @@ def test_sidecar_webhook_injection_into_a_flux_managed_deployment_gives_no_pr(
     generation = live["metadata"]["generation"]
     service = shop.serve()
     # real Flux does not fight the injection: its dry-run goes through the webhook too, so it sees no drift
-    stays(lambda: shop.get("deployment", "checkout")["metadata"]["generation"] == generation,
-          seconds=2 * INTERVAL + 1, what="Flux re-applying over the injected sidecar")  # fmt: skip
+    stays(
+        "Flux re-applying over the injected sidecar",
+        lambda: shop.get("deployment", "checkout")["metadata"]["generation"] == generation,
+        seconds=2 * INTERVAL + 1,
+    )
     service.wait_cycles(2)
     assert service.metric("writeback_drift_fields", target=TARGET, decision="ignore") >= 1  # seen and explained
     decided = shop.decisions(shop.config(), "Deployment", "checkout")
@@ -141,8 +134,11 @@ def test_a_commit_flux_has_not_applied_is_pending_and_no_pr_reverts_it(shop: Sho
     deployment = example_manifest("deployment.yaml", namespace)
     ahead = shop.push({"deployment.yaml": deployment.replace('value: "info"', 'value: "debug"')}, "debug logs")
     # Flux fetches the commit (its source has it) but the suspended Kustomization does not apply it
-    until(lambda: shop.sync.git_repository()["status"]["artifact"]["revision"] == shop.sync.revision(ahead),
-          timeout=3 * INTERVAL + 5, what="source-controller fetching the new commit")  # fmt: skip
+    wait_until(
+        "source-controller fetching the new commit",
+        lambda: shop.sync.git_repository()["status"]["artifact"]["revision"] == shop.sync.revision(ahead),
+        timeout=3 * INTERVAL + 5,
+    )
     service.wait_cycles(2)
     assert shop.sync.kustomization()["status"]["lastAppliedRevision"] == applied
     assert log_level(shop) == "info"  # live is behind Git: nothing to write back, nothing reverted
@@ -151,8 +147,10 @@ def test_a_commit_flux_has_not_applied_is_pending_and_no_pr_reverts_it(shop: Sho
 
     # on call makes the same change by hand while the sync waits: Git already has it, so it is pending, no PR
     shop.controlplane.kubectl("set", "env", "deployment/checkout", "-n", namespace, "-c", "app", "LOG_LEVEL=debug")
-    service.wait(lambda: service.metric("writeback_drift_fields", target=TARGET, decision="pending") >= 1,
-                 what="the person's change decided pending")  # fmt: skip
+    service.wait(
+        "the person's change decided pending",
+        lambda: service.metric("writeback_drift_fields", target=TARGET, decision="pending") >= 1,
+    )
     service.wait_cycles(1)
     assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
     assert shop.forge.prs == {}

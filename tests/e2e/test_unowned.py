@@ -31,8 +31,10 @@ def test_replicas_git_declares_and_nobody_owns_give_no_pr(make_shop: ShopMaker, 
     at_head = shop.config()
     del at_head["targets"][0]["flux_kustomization"]  # compared with the head, which declares replicas: 2
     service = shop.serve(at_head)
-    service.wait(lambda: service.metric("writeback_drift_fields", target=TARGET, decision="unattributed") >= 1,
-                 what="the replicas nobody owns decided unattributed")  # fmt: skip
+    service.wait(
+        "the replicas nobody owns decided unattributed",
+        lambda: service.metric("writeback_drift_fields", target=TARGET, decision="unattributed") >= 1,
+    )
     service.wait_cycles(2)
     assert service.metric("writeback_drift_fields", target=TARGET, decision="writeback") == 0
     assert shop.forge.prs == {} and service.captures() == []

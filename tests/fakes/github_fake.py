@@ -18,6 +18,8 @@ from tests.fakes.forge_server import FakeForge, Recorded, Reply, example, load_o
 
 OPS = load_operations("github-operations.json")
 _R = "/repos/{owner}/{repo}"
+TOKEN = "ghp_test_token"  # the token the fake accepts unless told otherwise
+PROJECT = "octo-org/gitops"  # the project of the tests' forge config
 
 
 class GitHubFake(FakeForge):
@@ -29,7 +31,7 @@ class GitHubFake(FakeForge):
         bare: Path,
         owner: str = "octo-org",
         repo: str = "gitops",
-        tokens: tuple[str, ...] = ("ghp_test_token",),
+        tokens: tuple[str, ...] = (TOKEN,),
         app_id: int | None = None,
         app_public_key: str | None = None,
         installation_id: int = 4242,

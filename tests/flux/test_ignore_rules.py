@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from tests.controlplane.cp import ControlPlane
-from tests.drift.support import by_path, deployment, diff_json, drifts_of, to_yaml
+from tests.drift.support import by_path, diff_json, drifts_of, to_yaml
 from tests.flux.fixtures import SyncMaker
 from tests.flux.sync import FluxSync
+from tests.support.objects import deployment
+from tests.support.polling import stays, wait_until
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.flux]
 
@@ -42,14 +44,6 @@ def _get(plane: ControlPlane, namespace: str, name: str) -> dict[str, Any]:
 
 def _env(obj: dict[str, Any]) -> dict[str, str]:
     return {e["name"]: e.get("value", "") for e in obj["spec"]["template"]["spec"]["containers"][0].get("env") or ()}
-
-
-def _until(check: Any, *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {timeout:.0f}s")
-        time.sleep(0.2)
 
 
 def _decisions(plane: ControlPlane, sync: FluxSync, work: Path) -> dict[str, dict[str, dict[str, Any]]]:
@@ -102,14 +96,24 @@ def test_flux_leaves_an_ignored_field_alone_and_writeback_does_not_propose_it(
 
     # what Flux does with them: it reverts what writeback would write back, and leaves the ignored field alone
     sync.resume()
-    _until(lambda: "LOG_LEVEL" not in _env(_get(controlplane, namespace, "web")), timeout=3 * INTERVAL + 5,
-           what="kustomize-controller reverting the env")  # fmt: skip
-    _until(lambda: _get(controlplane, namespace, "api")["spec"]["replicas"] == 2, timeout=3 * INTERVAL + 5,
-           what="kustomize-controller reverting the replicas its rule does not select")  # fmt: skip
-    deadline = time.monotonic() + 2 * INTERVAL + 1
-    while time.monotonic() < deadline:  # two reconcile intervals and then some
-        assert _get(controlplane, namespace, "web")["spec"]["replicas"] == 4, "Flux reverted an ignored field"
-        time.sleep(0.5)
+    wait_until(
+        "kustomize-controller reverting the env",
+        lambda: "LOG_LEVEL" not in _env(_get(controlplane, namespace, "web")),
+        timeout=3 * INTERVAL + 5,
+        step=0.2,
+    )
+    wait_until(
+        "kustomize-controller reverting the replicas its rule does not select",
+        lambda: _get(controlplane, namespace, "api")["spec"]["replicas"] == 2,
+        timeout=3 * INTERVAL + 5,
+        step=0.2,
+    )
+    stays(  # two reconcile intervals and then some
+        "Flux reverted an ignored field",
+        lambda: _get(controlplane, namespace, "web")["spec"]["replicas"] == 4,
+        seconds=2 * INTERVAL + 1,
+        step=0.5,
+    )
     assert sync.kustomization()["status"]["lastAppliedRevision"] == sync.revision(sha)
 
     found = _decisions(controlplane, sync, git_remote.work)

@@ -7,7 +7,6 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from tests.controlplane.cp import ControlPlane
 from tests.flux.fixtures import SyncMaker
 from tests.flux.sync import KUSTOMIZATION, WATCH_LABEL, FluxSync
+from tests.support.polling import wait_until
 from writeback.drift.deciding import Role, manager_role
 from writeback.settings import Policy
 
@@ -50,16 +50,6 @@ def _configmap(plane: ControlPlane, namespace: str) -> dict[str, Any]:
 
 def _managers(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return [(e["manager"], e["operation"]) for e in obj["metadata"].get("managedFields", ())]
-
-
-def _until(check: Callable[[], bool], *, timeout: float, what: str) -> float:
-    """Seconds until `check()` holds (polled every 0.1 s); fails the test after `timeout`."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            pytest.fail(f"{what}: not within {timeout:.0f}s")
-        time.sleep(0.1)
-    return time.monotonic() - start
 
 
 @pytest.fixture
@@ -122,7 +112,7 @@ def test_kubectl_edit_is_reverted_on_the_next_interval(
         live = _configmap(controlplane, namespace)
         return "hotfix" not in live["data"]
 
-    took = _until(reverted, timeout=3 * INTERVAL + 5, what="kustomize-controller reverting the kubectl edit")
+    took = wait_until("kustomize-controller reverting the kubectl edit", reverted, timeout=3 * INTERVAL + 5)
     print(f"edit to revert: {took:.1f}s")  # shown with -rP; measured figures are in docs/flux-tests.md
     live = _configmap(controlplane, namespace)
     assert live["data"] == {"level": "info"}
@@ -158,10 +148,10 @@ def test_a_suspended_kustomization_keeps_the_edit_and_resuming_reverts_it_at_onc
     assert ("kubectl-patch", "Update") in _managers(live)
 
     applied.resume()
-    took = _until(
+    took = wait_until(
+        "kustomize-controller reverting the edit after resume",
         lambda: "hotfix" not in _configmap(controlplane, namespace)["data"],
         timeout=INTERVAL - 1,  # sooner than the interval: resuming reconciles at once
-        what="kustomize-controller reverting the edit after resume",
     )
     print(f"resume to revert: {took:.1f}s")
     assert _managers(_configmap(controlplane, namespace)) == [("kustomize-controller", "Apply")]

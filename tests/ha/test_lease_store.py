@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import time
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from kubernetes import client
 
+from tests.support.polling import wait_until
 from writeback.adapters.kube.leasing import LeaseStore
 from writeback.errors import ClusterError
 from writeback.service.sharding import LeaseCoordinator, SoleReplica
@@ -98,10 +98,9 @@ def test_coordinator_for_follows_the_leader_config(k8s: Any, namespace: str) -> 
     assert (coordinator.identity, coordinator.lease_seconds, coordinator.targets) == ("pod-1", 5, ("a", "b"))
     coordinator.start()
     try:
-        deadline = time.monotonic() + 20
-        while coordinator.owned_targets() != {"a", "b"}:  # alone: it takes every target
-            assert time.monotonic() < deadline, "the coordinator thread never took its targets"
-            time.sleep(0.1)
+        wait_until(  # alone: it takes every target
+            "the coordinator thread taking its targets", lambda: coordinator.owned_targets() == {"a", "b"}, timeout=20
+        )
         store = LeaseStore(api_client=k8s, namespace=namespace)
         beat = store.get(name="writeback-replica-pod-1")
         assert beat is not None and beat.holder == "pod-1" and beat.duration_seconds == 5

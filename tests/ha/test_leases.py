@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from tests.support.polling import wait_until
 from writeback.adapters.kube.leasing import ROLE_LABEL
 
 WORKER = Path(__file__).resolve().parent / "lease_worker.py"
@@ -69,6 +70,10 @@ class Cluster:
     def output(self) -> str:
         return "\n".join(f"--- {i}\n{self.log.with_name(f'{i}.out').read_text()[-3000:]}" for i in self.procs)
 
+    def describe(self) -> str:
+        """What a timed-out wait shows: who holds which lease, and each replica's output."""
+        return f"leases: {self.holders()}\n{self.output()}"
+
 
 @pytest.fixture
 def cluster(controlplane: Any, k8s: Any, namespace: str, tmp_path: Path) -> Iterator[Cluster]:
@@ -80,16 +85,6 @@ def cluster(controlplane: Any, k8s: Any, namespace: str, tmp_path: Path) -> Iter
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=10)
-
-
-def wait_for(what: str, cond: Callable[[], bool], *, timeout: float, cluster: Cluster) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            pytest.fail(
-                f"timed out after {timeout}s waiting for {what}; leases: {cluster.holders()}\n{cluster.output()}"
-            )
-        time.sleep(0.2)
 
 
 def split_evenly(cluster: Cluster, replicas: set[str], share: int) -> Callable[[], bool]:
@@ -131,8 +126,12 @@ def test_three_replicas_split_targets_and_take_over_from_a_killed_one(cluster: C
     for identity in ("alpha", "beta", "gamma"):
         cluster.spawn(identity, lease_seconds=3)
     everyone = {"alpha", "beta", "gamma"}
-    wait_for("three heartbeats", lambda: cluster.heartbeats() == everyone, timeout=60, cluster=cluster)
-    wait_for("6 targets split 2/2/2", split_evenly(cluster, everyone, 2), timeout=60, cluster=cluster)
+    wait_until(
+        "three heartbeats", lambda: cluster.heartbeats() == everyone, timeout=60, step=0.2, context=cluster.describe
+    )
+    wait_until(
+        "6 targets split 2/2/2", split_evenly(cluster, everyone, 2), timeout=60, step=0.2, context=cluster.describe
+    )
     time.sleep(2)  # stays split: no flapping once balanced
     assert split_evenly(cluster, everyone, 2)(), cluster.holders()
 
@@ -143,15 +142,19 @@ def test_three_replicas_split_targets_and_take_over_from_a_killed_one(cluster: C
     killed_at = time.time()
 
     survivors = {"alpha", "beta"}
-    wait_for(
-        "survivors hold all 6 targets, at most 3 each", split_evenly(cluster, survivors, 3), timeout=60, cluster=cluster
+    wait_until(
+        "survivors hold all 6 targets, at most 3 each",
+        split_evenly(cluster, survivors, 3),
+        timeout=60,
+        step=0.2,
+        context=cluster.describe,
     )
 
     def taken_over() -> bool:
         after = {e["target"] for e in cluster.events() if e["event"] == "start" and e["t"] > killed_at}
         return victim_targets <= after
 
-    wait_for("survivors run the dead replica's targets", taken_over, timeout=30, cluster=cluster)
+    wait_until("survivors run the dead replica's targets", taken_over, timeout=30, step=0.2, context=cluster.describe)
     first_takeover = min(
         e["t"]
         for e in cluster.events()
@@ -177,12 +180,16 @@ def test_graceful_stop_hands_targets_over_before_the_leases_expire(cluster: Clus
     lease = 12.0
     cluster.spawn("one", lease_seconds=lease)
     cluster.spawn("two", lease_seconds=lease)
-    wait_for("6 targets split 3/3", split_evenly(cluster, {"one", "two"}, 3), timeout=60, cluster=cluster)
+    wait_until(
+        "6 targets split 3/3", split_evenly(cluster, {"one", "two"}, 3), timeout=60, step=0.2, context=cluster.describe
+    )
     handed = {t for t, h in cluster.holders().items() if h == "two"}
     stopped_at = time.time()
     cluster.procs["two"].send_signal(signal.SIGTERM)
     assert cluster.procs["two"].wait(timeout=30) == 0, cluster.output()
-    wait_for("'one' holds every target", split_evenly(cluster, {"one"}, 6), timeout=30, cluster=cluster)
+    wait_until(
+        "'one' holds every target", split_evenly(cluster, {"one"}, 6), timeout=30, step=0.2, context=cluster.describe
+    )
 
     def first_starts() -> dict[str, float]:
         took: dict[str, float] = {}
@@ -191,7 +198,13 @@ def test_graceful_stop_hands_targets_over_before_the_leases_expire(cluster: Clus
                 took.setdefault(e["target"], e["t"])
         return took
 
-    wait_for("'one' runs the handed-over targets", lambda: set(first_starts()) == handed, timeout=10, cluster=cluster)
+    wait_until(
+        "'one' runs the handed-over targets",
+        lambda: set(first_starts()) == handed,
+        timeout=10,
+        step=0.2,
+        context=cluster.describe,
+    )
     took = first_starts()
     assert set(took) == handed
     assert max(took.values()) - stopped_at < lease - 2, "released Leases are taken at once, not after expiry"
@@ -202,19 +215,33 @@ def test_graceful_stop_hands_targets_over_before_the_leases_expire(cluster: Clus
 
 def test_joining_replicas_take_their_share_from_a_busy_one_without_overlap(cluster: Cluster) -> None:
     cluster.spawn("first", lease_seconds=3)
-    wait_for("'first' holds every target", split_evenly(cluster, {"first"}, 6), timeout=60, cluster=cluster)
+    wait_until(
+        "'first' holds every target",
+        split_evenly(cluster, {"first"}, 6),
+        timeout=60,
+        step=0.2,
+        context=cluster.describe,
+    )
     joined_at = time.time()
     cluster.spawn("second", lease_seconds=3)
     cluster.spawn("third", lease_seconds=3)
     everyone = {"first", "second", "third"}
-    wait_for("6 targets rebalanced 2/2/2", split_evenly(cluster, everyone, 2), timeout=60, cluster=cluster)
+    wait_until(
+        "6 targets rebalanced 2/2/2", split_evenly(cluster, everyone, 2), timeout=60, step=0.2, context=cluster.describe
+    )
     moved = {t for t, h in cluster.holders().items() if h != "first"}
 
     def new_holders_ran() -> bool:  # holding a Lease is not yet a cycle: wait for each new holder's first run
         started = {(e["target"], e["replica"]) for e in cluster.events() if e["event"] == "start"}
         return all((t, h) in started for t, h in cluster.holders().items() if t in moved)
 
-    wait_for("a cycle of each moved target by its new holder", new_holders_ran, timeout=60, cluster=cluster)
+    wait_until(
+        "a cycle of each moved target by its new holder",
+        new_holders_ran,
+        timeout=60,
+        step=0.2,
+        context=cluster.describe,
+    )
     for identity in everyone:
         cluster.procs[identity].send_signal(signal.SIGTERM)
     for identity in everyone:

@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from tests.flux.sync import WATCH_LABEL
 from tests.helm.cluster import CONTAINER, apply_object, helm_template, install_as_helm_controller
 from tests.support.cli import run_cli
 from tests.support.gitrepos import commit, init_repo
+from tests.support.polling import wait_until
 from tests.support.testdata import CHARTS
 from writeback.adapters import helm as helm_adapter
 
@@ -69,16 +69,18 @@ def _source(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[
 
 
 def _artifact(controlplane: Any, namespace: str, name: str, timeout: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
     status: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+
+    def served() -> bool:
+        nonlocal status
         got = controlplane.kubectl("get", "helmcharts.source.toolkit.fluxcd.io", name, "-n", namespace, "-o", "json")
         status = json.loads(got.stdout).get("status") or {}
         ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
-        if ready and (status.get("artifact") or {}).get("url"):
-            return dict(status["artifact"])
-        time.sleep(0.5)
-    raise AssertionError(f"HelmChart {namespace}/{name} has no artifact after {timeout:.0f}s: {status}")
+        return ready and bool((status.get("artifact") or {}).get("url"))
+
+    wait_until(f"HelmChart {namespace}/{name} Ready with an artifact", served, timeout=timeout, step=0.5,
+               context=lambda: f"its status: {status}")  # fmt: skip
+    return dict(status["artifact"])
 
 
 def test_the_chart_comes_from_the_artifact_source_controller_serves(

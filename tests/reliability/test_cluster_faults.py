@@ -21,6 +21,7 @@ from tests.controlplane import cp
 from tests.reliability.apiproxy import ApiProxy, Rule
 from tests.reliability.world import World, manifest
 from tests.support.gitrepos import git
+from tests.support.polling import wait_until
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.kube.watching import Informer
@@ -173,10 +174,7 @@ def test_a_watch_that_gets_410_after_a_healthy_period_relists(
         assert rule.arrived.wait(30)
         name = f"late-{time.monotonic_ns()}"
         plane.kubectl("create", "configmap", name, "-n", NS)  # the healthy event
-        deadline = time.monotonic() + 60
-        while informer.relists < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert informer.relists >= 2, "the 410 made the informer list again"
+        wait_until("the 410 making the informer list again", lambda: informer.relists >= 2, timeout=60)
         assert name in {o["metadata"]["name"] for o in informer.objects()}
         watches = [s for s in proxy.seen if s.is_watch]
         assert len(watches) >= 2, "and watch again from the new list"

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from tests.breakglass.support import argocd_app
 from tests.fakes.github_fake import GitHubFake
 from tests.reliability.test_security import (
     SECRET_CANARY,
@@ -29,8 +28,10 @@ from tests.reliability.test_security import (
     assert_clean,
     b64,
 )
+from tests.support.controllers import argocd_app
 from tests.support.gitrepos import seed_bare
-from tests.support.services import free_port, start_writeback, stop_writeback, wait_for
+from tests.support.polling import wait_until
+from tests.support.services import free_port, start_writeback, stop_writeback
 
 pytestmark = pytest.mark.controlplane
 TOKEN_ENV = "WB_CANARY_TOKEN"
@@ -77,8 +78,8 @@ def test_canaries_in_service_mode_and_break_glass(
     outputs: list[tuple[str, str]] = []
     proc, log = start_writeback(config, workdir=tmp_path, env=env)
     try:
-        wait_for(lambda: bool(fake.prs), timeout=90, what="the service's PR", proc=proc, log=log)
-        wait_for(lambda: "writeback_cycles_total" in _metrics(port), timeout=30, what="metrics", proc=proc, log=log)
+        wait_until("the service's PR", lambda: bool(fake.prs), timeout=90, process=proc, stderr=log)
+        wait_until("metrics", lambda: "writeback_cycles_total" in _metrics(port), timeout=30, process=proc, stderr=log)
         outputs.append(("/metrics", _metrics(port)))
     finally:
         code = stop_writeback(proc, timeout=40)

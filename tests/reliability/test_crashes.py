@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.world import PushGate, World, kill
+from tests.support.polling import wait_until
 from writeback.adapters.hotfix_store import Capture, DirectoryStore
 
 WRITER = Path(__file__).with_name("state_writer.py")
@@ -77,10 +78,13 @@ def test_killed_in_the_middle_of_writing_the_state_file(tmp_path: Path) -> None:
     for _ in range(12):
         proc = subprocess.Popen([sys.executable, str(WRITER), str(state)], start_new_session=True)
         try:
-            deadline = time.monotonic() + 30
-            while not list((state / "hotfixes").glob(".tmp-*")) or not list((state / "hotfixes").glob("*.json")):
-                assert proc.poll() is None and time.monotonic() < deadline, "the writer stopped writing"
-                time.sleep(0.001)
+            wait_until(
+                "the writer mid-write (a temporary file beside a whole one)",
+                lambda: list((state / "hotfixes").glob(".tmp-*")) and list((state / "hotfixes").glob("*.json")),
+                timeout=30,
+                step=0.001,
+                process=proc,
+            )
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
         finally:

@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from tests.fakes.github_fake import GitHubFake
 from tests.support.gitrepos import git, seed_bare
+from tests.support.polling import wait_until
 
 TOKEN_ENV = "WB_RELIABILITY_TOKEN"
 TOKEN = "ghp_test_token"  # the fakes' token
@@ -114,11 +114,8 @@ class PushGate:
         return len(list(self.dir.glob("arrived-*")))
 
     def wait(self, count: int = 1, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.arrived() < count:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{count} bot push(es) did not reach the pre-receive hook of {self.bare}")
-            time.sleep(0.05)
+        what = f"{count} bot push(es) reaching the pre-receive hook of {self.bare}"
+        wait_until(what, lambda: self.arrived() >= count, timeout=timeout, step=0.05)
 
     def release(self) -> None:
         (self.dir / "released").touch()
@@ -262,14 +259,3 @@ def kill(proc: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
-
-
-def wait_until(predicate: Any, *, timeout: float, what: str, proc: subprocess.Popen[str] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if proc is not None and proc.poll() is not None:
-            out, err = proc.communicate()
-            raise AssertionError(f"writeback exited ({proc.returncode}) before {what}:\n{out}\n{err[-3000:]}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.polling import wait_until
 from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
@@ -48,15 +49,6 @@ def kubectl_edit(controlplane: Any, tmp_path: Path, namespace: str, new_value: s
     controlplane.kubectl("edit", "configmap", "ca-bundle", "-n", namespace, env={"EDITOR": str(editor)})
 
 
-def wait_for(predicate: Any, *, timeout: float = 10.0) -> float:
-    started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout}s")
-        time.sleep(0.05)
-    return time.monotonic() - started
-
-
 def test_a_kubectl_edit_is_captured_and_survives_the_revert(
     controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
 ) -> None:
@@ -79,7 +71,7 @@ def test_a_kubectl_edit_is_captured_and_survives_the_revert(
         assert store.load(target="prod") == [] and not triggered
 
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
-        took = wait_for(lambda: bool(store.load(target="prod")))
+        took = wait_until("the capture stored", lambda: bool(store.load(target="prod")), timeout=10, step=0.05)
         assert took < 5 and fired.wait(5)
         capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=Policy(), ttl_seconds=3600)
 
@@ -94,7 +86,12 @@ def test_a_kubectl_edit_is_captured_and_survives_the_revert(
             "-",
             input=unrelated,
         )
-        wait_for(lambda: any("x" in o.body.get("data", {}) for o in cache.list_objects(selector=selector)))
+        wait_until(
+            "the unrelated change seen",
+            lambda: any("x" in o.body.get("data", {}) for o in cache.list_objects(selector=selector)),
+            timeout=10,
+            step=0.05,
+        )
         capturing.begin_cycle()
         [obj] = [o for o in capturing.list_objects(selector=selector) if o.ref.name == "ca-bundle"]
         assert obj.body["data"] == {"ca.crt": "person-fixed-ca", "x": "extra"} and capturing.reverted() == ()
@@ -123,11 +120,14 @@ def test_a_kubectl_edit_is_captured_and_survives_the_revert(
 
         # Once Git carries the change and the controller applies it, the capture is done with.
         gitops_apply(controlplane, namespace, "person-fixed-ca")
-        wait_for(
+        wait_until(
+            "the controller's apply of the change seen",
             lambda: any(
                 o.body["data"]["ca.crt"] == "person-fixed-ca" and o.ref.name == "ca-bundle"
                 for o in cache.list_objects(selector=selector)
-            )
+            ),
+            timeout=10,
+            step=0.05,
         )
         capturing.list_objects(selector=selector)
         assert store.load(target="prod") == []
@@ -187,9 +187,14 @@ def drift_of(capture: Capture) -> Drift:
 def edited_and_served(w: Watched, controlplane: Any, tmp_path: Path, namespace: str, value: str) -> None:
     """A person's ``kubectl edit`` to ``value``, captured, then a cycle begun that serves it live."""
     kubectl_edit(controlplane, tmp_path, namespace, value)
-    wait_for(lambda: bool(w.store.load(target="prod")))
+    wait_until("the capture stored", lambda: bool(w.store.load(target="prod")), timeout=10, step=0.05)
     w.capturing.begin_cycle()
-    wait_for(lambda: any(o.body["data"]["ca.crt"] == value for o in w.capturing.list_objects(selector=w.selector)))
+    wait_until(
+        f"the edit to {value} seen",
+        lambda: any(o.body["data"]["ca.crt"] == value for o in w.capturing.list_objects(selector=w.selector)),
+        timeout=10,
+        step=0.05,
+    )
 
 
 def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_that_follows(
@@ -207,15 +212,22 @@ def test_a_cycle_that_sees_the_edit_still_live_keeps_the_capture_for_the_revert_
             return dict(obj.body)
 
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca")
-        wait_for(lambda: bool(store.load(target="prod")))
-        wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca")  # the cycle before the revert
+        wait_until("the capture stored", lambda: bool(store.load(target="prod")), timeout=10, step=0.05)
+        wait_until(
+            "the edit served", lambda: served()["data"]["ca.crt"] == "person-fixed-ca", timeout=10, step=0.05
+        )  # the cycle before the revert
         [capture] = store.load(target="prod")
         capturing.settle(drifts=[drift_of(capture)])  # its plan: a drift against the applied Git
         assert capturing.reverted() == () and store.load(target="prod") == [capture]  # kept
 
         time.sleep(1.0)  # the revert lands in a later second than the edit, as it does with a real interval
         gitops_apply(controlplane, namespace, "old-ca")  # the controller's next reconcile reverts it
-        wait_for(lambda: served()["data"]["ca.crt"] == "person-fixed-ca" and bool(capturing.reverted()))
+        wait_until(
+            "the revert seen while the capture is served",
+            lambda: served()["data"]["ca.crt"] == "person-fixed-ca" and bool(capturing.reverted()),
+            timeout=10,
+            step=0.05,
+        )
         [hotfix] = capturing.reverted()
         assert hotfix.manager == "kubectl-edit" and hotfix.reverted_by == "argocd-controller"
 
@@ -246,7 +258,12 @@ def test_settling_keeps_a_newer_capture_of_the_object_made_during_the_cycle(
         edited_and_served(w, controlplane, tmp_path, namespace, "person-fixed-ca")
         kubectl_edit(controlplane, tmp_path, namespace, "person-fixed-ca-again")  # during the cycle
         values = ["person-fixed-ca", "person-fixed-ca-again"]
-        wait_for(lambda: sorted(c.body["data"]["ca.crt"] for c in store.load(target="prod")) == values)
+        wait_until(
+            "both edits captured",
+            lambda: sorted(c.body["data"]["ca.crt"] for c in store.load(target="prod")) == values,
+            timeout=10,
+            step=0.05,
+        )
         both = store.load(target="prod")
         capturing.settle(drifts=[])
         assert store.load(target="prod") == both

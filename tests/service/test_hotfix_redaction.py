@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.objects import container, deployment
+from tests.support.polling import wait_until
 from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore, HotfixStore
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
@@ -31,32 +33,16 @@ API_KEY_PATH = "spec.template.spec.containers[name=web].env[name=API_KEY].value"
 REF = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
 
 
-def deployment(*, log_level: str, api_key: str, namespace: str = "shop") -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "web",
-                            "image": "registry.example.com/shop/web:1.4.2",
-                            "args": ["--token", "not-sensitive"],
-                            "env": [
-                                {"name": "LOG_LEVEL", "value": log_level},
-                                {"name": "API_KEY", "value": api_key},
-                            ],
-                        }
-                    ]
-                },
-            },
-        },
-    }
+def web_deployment(*, log_level: str, api_key: str, namespace: str = "shop") -> dict[str, Any]:
+    """The shop's web Deployment with a sensitive API_KEY and a harmless LOG_LEVEL (and a --token flag that is not
+    sensitive: only the policy's paths are)."""
+    web = container(
+        "web",
+        image="registry.example.com/shop/web:1.4.2",
+        args=["--token", "not-sensitive"],
+        env={"LOG_LEVEL": log_level, "API_KEY": api_key},
+    )
+    return deployment("web", namespace=namespace, replicas=1, labelled=False, containers=[web])
 
 
 def _env(body: Any) -> dict[str, Any]:
@@ -67,8 +53,8 @@ def _env(body: Any) -> dict[str, Any]:
 
 
 def test_scrub_removes_the_value_everywhere_and_restore_takes_it_from_live() -> None:
-    body = deployment(log_level="debug", api_key="person-s3cret")
-    applied = deployment(log_level="debug", api_key="person-s3cret")
+    body = web_deployment(log_level="debug", api_key="person-s3cret")
+    applied = web_deployment(log_level="debug", api_key="person-s3cret")
     body["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(applied) + "\n"}
 
     done = scrub(body, patterns=[parse_pattern(SENSITIVE)], kind="Deployment")
@@ -80,20 +66,20 @@ def test_scrub_removes_the_value_everywhere_and_restore_takes_it_from_live() -> 
     assert done.body["spec"]["template"]["spec"]["containers"][0]["args"] == ["--token", "not-sensitive"]
     assert "person-s3cret" in json.dumps(body)  # the input is not changed
 
-    live = deployment(log_level="info", api_key="live-key")
-    live["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(deployment(log_level="info", api_key="live-key"))}
+    live = web_deployment(log_level="info", api_key="live-key")
+    live["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(web_deployment(log_level="info", api_key="live-key"))}
     back = restore(done.body, live=live, removed=done.removed, removed_last_applied=done.removed_last_applied)
     assert _env(back) == {"LOG_LEVEL": "debug", "API_KEY": "live-key"}
     assert _env(json.loads(back["metadata"]["annotations"][LAST_APPLIED])) == _env(back)
 
     # The person added the sensitive item: live has none, a placeholder keeps it sensitive (report-only).
-    without = deployment(log_level="info", api_key="x")
+    without = web_deployment(log_level="info", api_key="x")
     without["spec"]["template"]["spec"]["containers"][0]["env"].pop()
     assert _env(restore(done.body, live=without, removed=done.removed))["API_KEY"] == PLACEHOLDER
 
 
 def test_scrub_keeps_a_body_without_sensitive_fields_and_never_shows_a_value_in_a_path() -> None:
-    body = deployment(log_level="debug", api_key="k")
+    body = web_deployment(log_level="debug", api_key="k")
     assert scrub(body, patterns=[], kind="Deployment").body == body
     assert scrub(body, patterns=[parse_pattern("spec.template.spec.volumes")], kind="Deployment").removed == ()
 
@@ -111,7 +97,7 @@ def test_scrub_keeps_a_body_without_sensitive_fields_and_never_shows_a_value_in_
 
 
 def test_a_stored_capture_holds_no_sensitive_value_and_builds_the_backport(tmp_path: Path) -> None:
-    person = deployment(log_level="debug", api_key="person-s3cret")
+    person = web_deployment(log_level="debug", api_key="person-s3cret")
     capture = Capture(target="prod", ref=REF, manager="kubectl-patch", operation="Update",
                       time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body=person)  # fmt: skip
     clean = redacted_capture(capture, policy=POLICY)
@@ -122,7 +108,7 @@ def test_a_stored_capture_holds_no_sensitive_value_and_builds_the_backport(tmp_p
     assert "person-s3cret" not in file.read_text() and API_KEY_PATH in file.read_text()
     [loaded] = store.load(target="prod")
     assert loaded == clean
-    live = deployment(log_level="info", api_key="git-key")
+    live = web_deployment(log_level="info", api_key="git-key")
     assert _env(backport_body(loaded, live=live)) == {"LOG_LEVEL": "debug", "API_KEY": "git-key"}
 
 
@@ -134,14 +120,6 @@ def _apply_as_gitops(controlplane: Any, body: dict[str, Any]) -> None:
         "apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-",
         input=yaml.safe_dump(body),
     )  # fmt: skip
-
-
-def _wait_for(predicate: Any, *, timeout: float = 10.0) -> None:
-    started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout}s")
-        time.sleep(0.05)
 
 
 def _stored_text(kind: str, *, tmp_path: Path, k8s: Any, namespace: str) -> str:
@@ -159,7 +137,7 @@ def _stored_text(kind: str, *, tmp_path: Path, k8s: Any, namespace: str) -> str:
 def test_a_captured_hotfix_never_stores_the_sensitive_value(
     store_kind: str, controlplane: Any, k8s: Any, namespace: str, tmp_path: Path
 ) -> None:
-    git = deployment(log_level="info", api_key="git-key-0001", namespace=namespace)
+    git = web_deployment(log_level="info", api_key="git-key-0001", namespace=namespace)
     _apply_as_gitops(controlplane, git)
     store: HotfixStore = (
         DirectoryStore(state_dir=tmp_path / "state")
@@ -180,7 +158,7 @@ def test_a_captured_hotfix_never_stores_the_sensitive_value(
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "env": env}]}}}}
         controlplane.kubectl("patch", "deployment", "web", "-n", namespace, "-p", json.dumps(patch))
         assert fired.wait(10)
-        _wait_for(lambda: bool(store.load(target="prod")))
+        wait_until("the capture stored", lambda: bool(store.load(target="prod")), timeout=10, step=0.05)
 
         stored = _stored_text(store_kind, tmp_path=tmp_path, k8s=k8s, namespace=namespace)
         assert "person-s3cret-9f2" not in stored and "git-key-0001" not in stored
@@ -189,7 +167,12 @@ def test_a_captured_hotfix_never_stores_the_sensitive_value(
         assert capture.redacted == (API_KEY_PATH,) and capture.manager == "kubectl-patch"
 
         _apply_as_gitops(controlplane, git)  # the controller reverts both changes
-        _wait_for(lambda: all(_env(o.body)["LOG_LEVEL"] == "info" for o in cache.list_objects(selector=selector)))
+        wait_until(
+            "the controller's revert seen",
+            lambda: all(_env(o.body)["LOG_LEVEL"] == "info" for o in cache.list_objects(selector=selector)),
+            timeout=10,
+            step=0.05,
+        )
         time.sleep(0.5)
         capturing = CapturingCluster(cluster=cache, store=store, target="prod", policy=POLICY, ttl_seconds=3600)
         capturing.begin_cycle()
@@ -209,12 +192,12 @@ def test_a_captured_hotfix_never_stores_the_sensitive_value(
 
 
 def test_a_whole_sensitive_item_comes_back_from_live_in_place() -> None:
-    body = deployment(log_level="debug", api_key="person-s3cret")
+    body = web_deployment(log_level="debug", api_key="person-s3cret")
     item = [parse_pattern("spec.template.spec.containers[*].env[name=API_KEY]")]
     done = scrub(body, patterns=item, kind="Deployment")
     assert [format_path(p) for p in done.removed] == ["spec.template.spec.containers[name=web].env[name=API_KEY]"]
     assert _env(done.body) == {"LOG_LEVEL": "debug"}
-    live = deployment(log_level="info", api_key="live-key")
+    live = web_deployment(log_level="info", api_key="live-key")
     live["spec"]["template"]["spec"]["containers"][0]["env"].reverse()  # API_KEY first in the live object
     back = restore(done.body, live=live, removed=done.removed)
     assert back["spec"]["template"]["spec"]["containers"][0]["env"] == [
@@ -228,12 +211,12 @@ def test_a_capture_stored_with_a_value_is_cleaned_when_used(k8s: Any, namespace:
     from kubernetes import client
 
     client.AppsV1Api(k8s).create_namespaced_deployment(
-        namespace=namespace, body=deployment(log_level="info", api_key="git-key", namespace=namespace)
+        namespace=namespace, body=web_deployment(log_level="info", api_key="git-key", namespace=namespace)
     )
     cluster = KubeCluster(api_client=k8s)
     selector = Selector.model_validate({"apiVersion": "apps/v1", "kind": "Deployment", "namespaces": [namespace]})
     [live] = cluster.list_objects(selector=selector)
-    old = deployment(log_level="debug", api_key="old-s3cret", namespace=namespace)  # as an older version stored it
+    old = web_deployment(log_level="debug", api_key="old-s3cret", namespace=namespace)  # as an older version stored it
     store = DirectoryStore(state_dir=tmp_path)
     store.save(Capture(target="prod", ref=live.ref, manager="kubectl-edit", operation="Update",
                        time="2026-11-30T03:00:05Z", captured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -9,19 +9,13 @@ from typing import Any
 import pytest
 
 from tests.support.coordinators import RunEverything
+from tests.support.polling import wait_until
 from writeback.config import Schedule, Target
 from writeback.service.scheduler import CycleContext, TargetScheduler, backoff_seconds, period_seconds, trigger_for
 
 
 def target(name: str, **schedule: Any) -> Target:
     return Target.model_validate({"name": name, "repo_url": "https://git.example/r.git", "schedule": schedule})
-
-
-def wait_for(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 def test_backoff_doubles_up_to_the_cap_and_cron_periods_are_measured() -> None:
@@ -55,7 +49,9 @@ def test_a_failing_target_is_retried_with_backoff_and_never_stops_the_other() ->
     )
     sched.start()
     try:
-        wait_for(lambda: len(runs["bad"]) >= 4 and len(runs["ok"]) >= 5)
+        wait_until(
+            "4 runs of bad and 5 of ok", lambda: len(runs["bad"]) >= 4 and len(runs["ok"]) >= 5, timeout=10, step=0.02
+        )
         assert sched.next_retry("bad") is not None
     finally:
         assert sched.shutdown(grace=5)
@@ -83,13 +79,13 @@ def test_at_most_one_run_per_target_and_a_trigger_while_busy_runs_once_more() ->
     sched = TargetScheduler(targets=[target("t", interval_seconds=0.05, jitter_seconds=0)], run=run)
     sched.start()
     try:
-        wait_for(lambda: count == 1)
+        wait_until("the first run", lambda: count == 1, timeout=10, step=0.02)
         for _ in range(5):
             sched.trigger("t", reason="hotfix")
         time.sleep(0.5)
         assert count == 1 and peak == 1  # busy: nothing ran beside it
         release.set()
-        wait_for(lambda: count >= 2)
+        wait_until("the second run", lambda: count >= 2, timeout=10, step=0.02)
     finally:
         assert sched.shutdown(grace=5)
     assert peak == 1
@@ -108,7 +104,7 @@ def test_a_debounced_trigger_runs_once_after_the_last_event() -> None:
         for _ in range(4):
             sched.trigger("t", reason="hotfix", delay=0.4)
             time.sleep(0.1)
-        wait_for(lambda: len(started) == 1)
+        wait_until("one run of the debounced triggers", lambda: len(started) == 1, timeout=10, step=0.02)
         time.sleep(0.6)
     finally:
         sched.shutdown(grace=5)
@@ -138,7 +134,12 @@ def test_targets_this_replica_does_not_own_are_not_run() -> None:
     )  # fmt: skip
     sched.start()
     try:
-        wait_for(lambda: ran.count("mine") >= 2 and owner.asked.count("theirs") >= 2)
+        wait_until(
+            "two runs of mine, theirs asked twice",
+            lambda: ran.count("mine") >= 2 and owner.asked.count("theirs") >= 2,
+            timeout=10,
+            step=0.02,
+        )
     finally:
         sched.shutdown(grace=5)
     assert set(ran) == {"mine"}

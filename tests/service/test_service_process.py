@@ -13,9 +13,12 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fakes.github_fake import GitHubFake
 from tests.support.gitrepos import seed_bare
-from tests.support.services import free_port, metric, start_writeback, stop_writeback, wait_for
+from tests.support.polling import wait_until
+from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
 pytestmark = pytest.mark.controlplane
 
@@ -74,9 +78,37 @@ def target(name: str, *, namespace: str, bare: Path, forge_url: str, interval: f
     }  # fmt: skip
 
 
-def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_stops_cleanly(
-    controlplane: Any, namespace: str, tmp_path: Path
-) -> None:
+@dataclass(kw_only=True)
+class Service:
+    """`writeback run` over the four targets of the module docstring, their ConfigMaps applied by 'Argo CD' and a
+    person's change on `good`, `down` and `limited` made before it started."""
+
+    controlplane: Any
+    namespace: str
+    tmp_path: Path
+    fakes: dict[str, GitHubFake]  # good, hot, limited
+    base: str  # http://127.0.0.1:PORT
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def scraped(self) -> str:
+        return get(f"{self.base}/metrics")[1]
+
+    def wait(self, what: str, predicate: Callable[[], object], *, timeout: float) -> None:
+        wait_until(what, predicate, timeout=timeout, process=self.proc, stderr=self.log)
+
+    def stop(self) -> list[dict[str, Any]]:
+        """SIGTERM: it exits 0 and its log never holds the token; its log records (not a TTY: every line is
+        JSON)."""
+        code = stop_writeback(self.proc, timeout=40)
+        output = self.log.read_text()
+        assert code == 0, output[-4000:]
+        assert TOKEN not in output
+        return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def service(controlplane: Any, namespace: str, tmp_path: Path) -> Iterator[Service]:
     names = ("good", "down", "hot", "limited")
     for name in names:
         gitops_apply(controlplane, cm_manifest(namespace, name, "v1"))
@@ -85,7 +117,9 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         controlplane.kubectl("patch", "configmap", name, "-n", namespace, "-p", '{"data":{"setting":"v2"}}')
 
     repos = {n: make_repo(tmp_path, n, cm_manifest(namespace, n, "v1")) for n in names}
-    fakes = {n: GitHubFake(bare=repos[n]).start() for n in ("good", "hot", "limited")}
+    fakes = {n: GitHubFake(bare=repos[n]) for n in ("good", "hot", "limited")}
+    for fake in fakes.values():
+        fake.start()
     fakes["limited"].inject(429, headers={"Retry-After": "3600"}, times=10_000)  # an hour: past max_wait_seconds
     port = free_port()
     config = {
@@ -106,71 +140,107 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
     proc, log = start_writeback(config, workdir=tmp_path, env={"WB_TEST_TOKEN": TOKEN})
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: get_quiet(f"{base}/healthz") == 200, timeout=30, what="/healthz", proc=proc, log=log)
-
-        def scraped() -> str:
-            return get(f"{base}/metrics")[1]
-
-        # `good` runs on schedule and opens its PR; `down` fails and is retried, never blocking `good`
-        wait_for(lambda: metric(scraped(), "writeback_cycles_total", target="good", result="ok") >= 3,
-                 timeout=90, what="three good cycles", proc=proc, log=log)  # fmt: skip
-        wait_for(lambda: metric(scraped(), "writeback_cycles_total", target="down", result="failed") >= 2,
-                 timeout=60, what="two failed cycles of down", proc=proc, log=log)  # fmt: skip
-        text = scraped()
-        assert [pr["title"] for pr in fakes["good"].prs.values()], "good opened no PR"
-        assert metric(text, "writeback_pull_requests_total", target="good", outcome="created") == 1
-        assert metric(text, "writeback_pull_requests_total", target="good", outcome="unchanged") >= 1
-        assert metric(text, "writeback_drift_fields", target="good", decision="writeback") >= 1
-        assert metric(text, "writeback_errors_total", target="down") >= 2
-        assert metric(text, "writeback_last_success_timestamp_seconds", target="good") > time.time() - 60
-        assert metric(text, "writeback_last_success_timestamp_seconds", target="down") == 0
-        assert metric(text, "writeback_cycle_duration_seconds_count", target="good") >= 3
-        # the watch cache: one list for the target's kind, then warm cycles list nothing
-        assert metric(text, "writeback_api_requests_total", target="good", verb="list") == 1
-        assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
-        assert TOKEN not in text
-        # `limited`: its forge's rate limit skips the PR work each cycle, counted for the alert
-        wait_for(lambda: metric(scraped(), "writeback_forge_rate_limited_total", target="limited") >= 2,
-                 timeout=60, what="two rate limits of limited", proc=proc, log=log)  # fmt: skip
-        text = scraped()
-        assert metric(text, "writeback_pull_requests_total", target="limited", outcome="skipped") >= 2
-        assert exported(text, "writeback_forge_rate_limited_total", target="good")  # there from the start, at 0
-        assert exported(text, "writeback_cycles_total", target="hot", result="failed")
-        assert metric(text, "writeback_schedule_interval_seconds", target="hot") == 3600
-        assert metric(text, "process_start_time_seconds") > time.time() - 600
-
-        # /readyz: `down` never succeeded within 3 intervals (6 s) -> 503 naming it, not `good`
-        wait_for(lambda: get(f"{base}/readyz")[0] == 503, timeout=30, what="/readyz 503", proc=proc, log=log)
-        status, body = get(f"{base}/readyz")
-        assert status == 503 and "down:" in body and "good:" not in body
-
-        # a hotfix on `hot`: a person edits, the GitOps controller reverts at once; the PR still comes, saying so
-        controlplane.kubectl("patch", "configmap", "hot", "-n", namespace, "-p", '{"data":{"setting":"hotfix"}}')
-        gitops_apply(controlplane, cm_manifest(namespace, "hot", "v1"))
-        live = json.loads(controlplane.kubectl("get", "cm", "hot", "-n", namespace, "-o", "json").stdout)
-        assert live["data"]["setting"] == "v1"
-        wait_for(lambda: bool(fakes["hot"].prs), timeout=60, what="the hotfix PR", proc=proc, log=log)
-        [pr] = fakes["hot"].prs.values()
-        assert "Already reverted in the cluster" in pr["body"] and "argocd-controller" in pr["body"]
-        assert "kubectl-patch" in pr["body"] and "break-glass" in pr["body"]
-        assert list((tmp_path / "state" / "hotfixes").glob("hot__*.json"))
-        assert metric(scraped(), "writeback_hotfixes_captured_total", target="hot") == 1
+        wait_until("/healthz", lambda: get_quiet(f"{base}/healthz") == 200, timeout=30, process=proc, stderr=log)
+        yield Service(controlplane=controlplane, namespace=namespace, tmp_path=tmp_path, fakes=fakes, base=base,
+                      proc=proc, log=log)  # fmt: skip
     finally:
         try:
-            code = stop_writeback(proc, timeout=40)
+            if proc.poll() is None:
+                stop_writeback(proc, timeout=40)
         finally:
             for fake in fakes.values():
                 fake.stop()
-    output = log.read_text()
-    assert code == 0, output[-4000:]
-    with pytest.raises(ProcessLookupError):  # no process of its group (git, ssh) is left behind
-        os.killpg(proc.pid, 0)
-    assert get_quiet(f"{base}/healthz") is None  # the port is closed
-    lines = [line for line in output.splitlines() if line.strip()]
-    records = [json.loads(line) for line in lines]  # not a TTY: every line is JSON
-    assert any(r["msg"] == "stopped" for r in records)
+
+
+def test_targets_run_on_schedule_and_a_dead_forge_never_blocks_the_others(service: Service) -> None:
+    """`good` runs on schedule and opens its PR; `down` fails and is retried, never blocking `good`; /metrics says
+    so, with every series there from the start."""
+    service.wait(
+        "three good cycles",
+        lambda: metric(service.scraped(), "writeback_cycles_total", target="good", result="ok") >= 3,
+        timeout=90,
+    )
+    service.wait(
+        "two failed cycles of down",
+        lambda: metric(service.scraped(), "writeback_cycles_total", target="down", result="failed") >= 2,
+        timeout=60,
+    )
+    text = service.scraped()
+    assert [pr["title"] for pr in service.fakes["good"].prs.values()], "good opened no PR"
+    assert metric(text, "writeback_pull_requests_total", target="good", outcome="created") == 1
+    assert metric(text, "writeback_pull_requests_total", target="good", outcome="unchanged") >= 1
+    assert metric(text, "writeback_drift_fields", target="good", decision="writeback") >= 1
+    assert metric(text, "writeback_errors_total", target="down") >= 2
+    assert metric(text, "writeback_last_success_timestamp_seconds", target="good") > time.time() - 60
+    assert metric(text, "writeback_last_success_timestamp_seconds", target="down") == 0
+    assert metric(text, "writeback_cycle_duration_seconds_count", target="good") >= 3
+    # the watch cache: one list for the target's kind, then warm cycles list nothing
+    assert metric(text, "writeback_api_requests_total", target="good", verb="list") == 1
+    assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
+    assert TOKEN not in text
+    assert exported(text, "writeback_forge_rate_limited_total", target="good")  # there from the start, at 0
+    assert exported(text, "writeback_cycles_total", target="hot", result="failed")
+    assert metric(text, "writeback_schedule_interval_seconds", target="hot") == 3600
+    assert metric(text, "process_start_time_seconds") > time.time() - 600
+    records = service.stop()
     assert any(r.get("target") == "down" and r["level"] == "error" for r in records)
-    assert TOKEN not in output
+
+
+def test_a_rate_limited_forge_skips_the_pr_work_each_cycle_counted_for_the_alert(service: Service) -> None:
+    """`limited`: its forge asks for an hour's wait, past max_wait_seconds."""
+    service.wait(
+        "two rate limits of limited",
+        lambda: metric(service.scraped(), "writeback_forge_rate_limited_total", target="limited") >= 2,
+        timeout=60,
+    )
+    assert metric(service.scraped(), "writeback_pull_requests_total", target="limited", outcome="skipped") >= 2
+    service.stop()
+
+
+def test_readyz_names_the_target_that_never_succeeded_within_its_intervals(service: Service) -> None:
+    """`down` never succeeded within 3 intervals (6 s): /readyz is 503 naming it, not `good`."""
+    service.wait("/readyz 503", lambda: get(f"{service.base}/readyz")[0] == 503, timeout=30)
+    status, body = get(f"{service.base}/readyz")
+    assert status == 503 and "down:" in body and "good:" not in body
+    service.stop()
+
+
+def test_a_hotfix_the_controller_reverts_at_once_still_gets_its_pr_saying_so(service: Service) -> None:
+    """`hot` (an hour's interval: only a captured hotfix makes it run): a person edits, the GitOps controller reverts
+    at once; the PR still comes, saying so."""
+    namespace = service.namespace
+    # its informer is warmed up in the background after start: the edit must come once it watches
+    service.wait(
+        "the watch of hot's ConfigMaps",
+        lambda: metric(service.scraped(), "writeback_api_requests_total", target="hot", verb="watch") >= 1,
+        timeout=30,
+    )
+    service.controlplane.kubectl("patch", "configmap", "hot", "-n", namespace, "-p", '{"data":{"setting":"hotfix"}}')
+    gitops_apply(service.controlplane, cm_manifest(namespace, "hot", "v1"))
+    live = json.loads(service.controlplane.kubectl("get", "cm", "hot", "-n", namespace, "-o", "json").stdout)
+    assert live["data"]["setting"] == "v1"
+    service.wait("the hotfix PR", lambda: bool(service.fakes["hot"].prs), timeout=60)
+    [pr] = service.fakes["hot"].prs.values()
+    assert "Already reverted in the cluster" in pr["body"] and "argocd-controller" in pr["body"]
+    assert "kubectl-patch" in pr["body"] and "break-glass" in pr["body"]
+    assert list((service.tmp_path / "state" / "hotfixes").glob("hot__*.json"))
+    assert metric(service.scraped(), "writeback_hotfixes_captured_total", target="hot") == 1
+    service.stop()
+
+
+def test_sigterm_stops_it_cleanly_with_nothing_left_behind(service: Service) -> None:
+    """Exit 0 on SIGTERM after some cycles: no process of its group (git, ssh) left, its port closed, and it logs
+    that it stopped."""
+    service.wait(
+        "a good cycle",
+        lambda: metric(service.scraped(), "writeback_cycles_total", target="good", result="ok") >= 1,
+        timeout=90,
+    )
+    records = service.stop()
+    with pytest.raises(ProcessLookupError):  # no process of its group (git, ssh) is left behind
+        os.killpg(service.proc.pid, 0)
+    assert get_quiet(f"{service.base}/healthz") is None  # the port is closed
+    assert any(r["msg"] == "stopped" for r in records)
 
 
 def exported(text: str, name: str, **labels: str) -> bool:
@@ -232,7 +302,7 @@ def test_sigterm_abandons_a_hung_step_after_the_grace_period(controlplane: Any, 
     }  # fmt: skip
     proc, log = start_writeback(config, workdir=tmp_path, env={"WB_TEST_TOKEN": TOKEN})
     try:
-        wait_for(lambda: bool(hole.accepted), timeout=60, what="the forge call in flight", proc=proc, log=log)
+        wait_until("the forge call in flight", lambda: bool(hole.accepted), timeout=60, process=proc, stderr=log)
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         began = time.monotonic()

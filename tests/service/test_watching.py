@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.polling import wait_until
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import Gone, Informer, WatchEvent, WatchingCluster
 from writeback.kube.refs import ObjectRef
@@ -21,14 +22,6 @@ def _configmap(controlplane: Any, namespace: str, name: str, value: str) -> None
         "create", "configmap", name, "-n", namespace, f"--from-literal=key={value}", "--dry-run=client", "-o", "yaml"
     ).stdout
     controlplane.kubectl("apply", "--server-side", "--field-manager=tester", "-f", "-", input=manifest)
-
-
-def _wait(predicate: Any, *, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
 
 
 def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespace: str) -> None:
@@ -46,8 +39,18 @@ def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespa
 
         _configmap(controlplane, namespace, "cm-3", "new")  # arrives through the watch, not a list
         controlplane.kubectl("delete", "configmap", "cm-0", "-n", namespace)
-        _wait(lambda: {o.ref.name for o in cache.list_objects(selector=selector)} >= {"cm-3"})
-        _wait(lambda: "cm-0" not in {o.ref.name for o in cache.list_objects(selector=selector)})
+        wait_until(
+            "cm-3 through the watch",
+            lambda: {o.ref.name for o in cache.list_objects(selector=selector)} >= {"cm-3"},
+            timeout=15,
+            step=0.05,
+        )
+        wait_until(
+            "cm-0 deleted through the watch",
+            lambda: "cm-0" not in {o.ref.name for o in cache.list_objects(selector=selector)},
+            timeout=15,
+            step=0.05,
+        )
         warm = {o.ref.name: o for o in cache.list_objects(selector=selector)}
         assert warm["cm-3"].body["data"] == {"key": "new"}
         warm["cm-3"].body["data"]["key"] = "changed by the cycle"  # each cycle gets its own copy of the cache
@@ -90,12 +93,19 @@ def test_a_too_old_resource_version_is_gone_and_the_informer_relists(
     )
     informer.start()
     try:
-        _wait(lambda: informer.relists >= 1)  # 410 -> list again from scratch
+        wait_until(
+            "a relist after 410 Gone", lambda: informer.relists >= 1, timeout=15, step=0.05
+        )  # 410 -> list again from scratch
         assert informer.list_calls >= 1
         assert "before" in {o["metadata"]["name"] for o in informer.objects()}
         assert any(e.initial and e.object["metadata"]["name"] == "before" for e in events)
         _application(controlplane, namespace, "after")
-        _wait(lambda: any(not e.initial and e.object["metadata"]["name"] == "after" for e in events))
+        wait_until(
+            "the watch event of after",
+            lambda: any(not e.initial and e.object["metadata"]["name"] == "after" for e in events),
+            timeout=15,
+            step=0.05,
+        )
         assert int(informer.resource_version or 0) > 1
     finally:
         informer.stop()
@@ -106,7 +116,7 @@ def test_stop_ends_a_blocked_watch_promptly(k8s: Any, namespace: str) -> None:
     informer = Informer(api_client=k8s, resource=res, namespace=namespace, watch_seconds=300)
     informer.start()
     informer.wait_synced(timeout=30)
-    _wait(lambda: informer.watch_calls >= 1)
+    wait_until("a watch call", lambda: informer.watch_calls >= 1, timeout=15, step=0.05)
     started = time.monotonic()
     informer.stop(timeout=10)
     assert time.monotonic() - started < 5

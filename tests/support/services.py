@@ -8,8 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,19 +48,6 @@ def stop_writeback(proc: subprocess.Popen[bytes], *, timeout: float) -> int:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         raise
-
-
-def wait_for(
-    predicate: Callable[[], object], *, timeout: float, what: str, proc: subprocess.Popen[bytes], log: Path
-) -> None:
-    """Polls ``predicate`` until it holds; fails with the process's log if it exits first or time runs out."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if proc.poll() is not None:
-            raise AssertionError(f"writeback exited ({proc.returncode}) while waiting for {what}:\n{log.read_text()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; log tail:\n{log.read_text()[-4000:]}")
-        time.sleep(0.25)
 
 
 def metric(text: str, name: str, **labels: str) -> float:
