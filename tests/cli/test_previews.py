@@ -9,11 +9,10 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tests.cli.process import ROOT, environment, writeback
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import TOKEN, GitHubFake
 from tests.support.gitrepos import seed_bare
 
 DEMO = ROOT / "examples" / "hotfix"
-TOKEN = "ghp_test_token"
 
 
 def _deployment_only() -> str:

@@ -23,12 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import (
+    TOKEN,  # the fakes' token
+    GitHubFake,
+)
 from tests.support.gitrepos import git, seed_bare
 from tests.support.polling import wait_until
 
 TOKEN_ENV = "WB_RELIABILITY_TOKEN"
-TOKEN = "ghp_test_token"  # the fakes' token
+
 T_GIT, T_EDIT = "2026-11-30T01:00:00Z", "2026-11-30T03:07:00Z"
 
 

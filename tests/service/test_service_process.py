@@ -25,14 +25,16 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.fakes.github_fake import GitHubFake
+from tests.fakes.github_fake import (
+    TOKEN,  # the fake's token: it must never show up in a log line
+    GitHubFake,
+)
 from tests.support.gitrepos import seed_bare
 from tests.support.polling import wait_until
 from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
 pytestmark = pytest.mark.controlplane
 
-TOKEN = "ghp_test_token"  # the fake's token: it must never show up in a log line
 
 
 def cm_manifest(namespace: str, name: str, value: str) -> str:
