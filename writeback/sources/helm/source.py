@@ -21,8 +21,18 @@ from writeback.adapters.helm import SHARED, HelmCLI
 from writeback.charts import HelmError
 from writeback.errors import PatchError
 from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
-from writeback.sources.base import ControllerObject, Found, LoadRequest, LocateRequest, Patched, PathOption, Tools
+from writeback.sources.base import (
+    ControllerObject,
+    Found,
+    LoadRequest,
+    LocateRequest,
+    OptionKind,
+    Patched,
+    SourceOption,
+    Tools,
+)
 from writeback.sources.documents import normdir
+from writeback.sources.helm.capabilities import ClusterFacts
 from writeback.sources.helm.engine import HelmEngine
 from writeback.sources.helm.errors import ReleaseError
 from writeback.sources.helm.model import Release
@@ -32,12 +42,31 @@ from writeback.sources.locations import NotFound
 
 TOOL = "helm"
 KUSTOMIZE = "kustomize"  # Flux's post-renderers run the real kustomize
-CHART_CACHE = PathOption(
+CHART_CACHE = SourceOption(
     name="chart-cache",
     flag="--chart-cache",
     config_key="chart_cache",
     help="Helm: a directory of packaged charts as `helm pull` writes them (NAME-VERSION.tgz), for charts that are "
     "not in the repository (offline; in cluster mode Flux's artifacts are fetched too)",
+)
+KUBE_VERSION = SourceOption(
+    name="kube-version",
+    flag="--kube-version",
+    config_key="kube_version",
+    kind=OptionKind.TEXT,
+    metavar="VERSION",
+    help="Helm: the Kubernetes version charts render for (.Capabilities.KubeVersion, as `helm template "
+    "--kube-version`), e.g. v1.31.2; default: the cluster's, offline helm's own",
+)
+API_VERSIONS = SourceOption(
+    name="api-versions",
+    flag="--api-versions",
+    config_key="api_versions",
+    kind=OptionKind.LIST,
+    metavar="GROUP/VERSION[/KIND]",
+    help="Helm: the API versions charts render for (.Capabilities.APIVersions, as `helm template --api-versions`; "
+    "repeat the flag or separate with commas), e.g. monitoring.coreos.com/v1/ServiceMonitor; default: what the "
+    "cluster serves, offline helm's own",
 )
 _FAILED = (HelmError, ReleaseError)
 
@@ -57,6 +86,15 @@ def _engine(repo: Path, tools: Tools, *, cluster: bool) -> Iterator[HelmEngine]:
         yield HelmEngine(cli)
 
 
+def _facts(tools: Tools) -> ClusterFacts:
+    """The cluster's capabilities as given, else as discovery says in cluster mode (read once per cycle; not read
+    when both are given)."""
+    kube_version, api_versions = tools.text(KUBE_VERSION.name), tools.values(API_VERSIONS.name)
+    needed = tools.discovery is not None and not (kube_version and api_versions)
+    discovery = tools.discovery() if needed and tools.discovery is not None else None
+    return ClusterFacts(discovery=discovery, kube_version=kube_version, api_versions=api_versions)
+
+
 def _file(release: Release, path: str) -> str:
     return release.manifest.file if release.manifest is not None else (release.chart.path or normdir(path) or ".")
 
@@ -72,7 +110,7 @@ class Helm:
     render_name: str = "helm template"
     render_failure: str = "the values edit is not proven by re-rendering"
     verified_live: bool = False  # it edits values: the PR shows the re-render's proof instead
-    paths: tuple[PathOption, ...] = (CHART_CACHE,)
+    options: tuple[SourceOption, ...] = (CHART_CACHE, KUBE_VERSION, API_VERSIONS)
 
     def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return controller is not None and claims(controller.controller, controller.body, exists)
@@ -82,7 +120,7 @@ class Helm:
         followed = _followed(request.controller, files, request.path)
         if isinstance(followed, str):
             return LoadResult(problems=(Problem(file=request.path, message=followed + request.where),))
-        mine, _ = releases(followed, files)
+        mine, _ = releases(followed, files, _facts(request.tools))
         if not mine:
             why = f"{followed.controller.where(followed.ref)} has no Helm source"
             return LoadResult(problems=(Problem(file=request.path, message=why),))
@@ -106,7 +144,7 @@ class Helm:
         followed = _followed(request.controller, request.files, request.root)
         if isinstance(followed, str):
             return [NotFound(followed) for _ in drifts]
-        mine, others = releases(followed, request.files)
+        mine, others = releases(followed, request.files, _facts(request.tools))
         found: dict[int, Found] = {}
         with _engine(request.repo, request.tools, cluster=followed.cluster) as engine:
             for release in mine:
@@ -134,7 +172,7 @@ class Helm:
         followed = _followed(request.controller, request.files, request.root)
         if isinstance(followed, str):
             raise PatchError(followed)
-        mine, _ = releases(followed, request.files)
+        mine, _ = releases(followed, request.files, _facts(request.tools))
         skipped = {(u.resource.identity, u.path) for u in cs.unresolved}
         drifts = [d for d in cs.drifts if (d.resource.identity, d.path) not in skipped]
         objects: list[Mapping[str, object]] = []
