@@ -18,7 +18,7 @@ from writeback.pipeline.targets import tools_for
 from writeback.sources.base import Tools
 from writeback.sources.helm.capabilities import ClusterFacts, for_argocd, for_flux, kube_version_of
 from writeback.sources.helm.repo import Followed, releases
-from writeback.sources.helm.source import _facts
+from writeback.sources.helm.running import _facts
 
 LW = frozenset({"get", "list", "watch", "create", "delete"})
 DISCOVERY = Discovery(

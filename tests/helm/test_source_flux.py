@@ -109,7 +109,8 @@ def test_a_helmrelease_with_markers_offline_from_a_dump_and_the_repo_alone(
     code, out, err = run_cli("diff", "-o", "json", "--config", str(config), "--live", str(dump))
     assert code == 2, out
     problems = json.loads(out)["problems"]
-    assert any("only GitOps controller objects" in p["message"] and "Flux HelmRelease" in p["message"] for p in problems), problems
+    said = [p["message"] for p in problems]
+    assert any("only GitOps controller objects" in m and "Flux HelmRelease" in m for m in said), problems
 
 
 def test_drift_detection_ignore_is_honoured(

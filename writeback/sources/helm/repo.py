@@ -23,9 +23,10 @@ from writeback.kube.pathtypes import Index
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, Drift
 from writeback.sources.documents import Manifest, is_yaml, manifests_in, under
-from writeback.sources.helm.argocd import is_helm_source, releases_from_application
+from writeback.sources.helm.argocd import releases_from_application
 from writeback.sources.helm.capabilities import ClusterFacts
 from writeback.sources.helm.choosing import ValuesEdit
+from writeback.sources.helm.claiming import claims
 from writeback.sources.helm.editing import scalar_value
 from writeback.sources.helm.flux import artifact_of, chart_object, release_from_helmrelease
 from writeback.sources.helm.model import Form, Release, Where
@@ -52,18 +53,6 @@ class Followed:
     body: Mapping[str, Any]
     get: Get = _nothing
     cluster: bool = False
-
-
-def claims(controller: GitOpsController, body: Mapping[str, Any], exists: Callable[[str], bool]) -> bool:
-    """Whether the object renders a Helm chart: any HelmRelease; an Application with a Helm source."""
-    if controller is flux.HELM_RELEASE:
-        return True
-    if controller is not argocd.APPLICATION:
-        return False
-    spec = body.get("spec") or {}
-    many = spec.get("sources")
-    found: list[Any] = many if isinstance(many, list) else [spec.get("source") or {}]
-    return any(isinstance(s, Mapping) and is_helm_source(s, exists) for s in found)
 
 
 @dataclass
