@@ -50,22 +50,33 @@ def _application(namespace: str, git_remote: Any, status: dict[str, Any]) -> dic
     }
 
 
-def _synced_then_refreshed(v1: str, v2: str) -> dict[str, Any]:
+SOURCE = {"repoURL": "https://git.example/platform.git", "path": "apps", "targetRevision": "main"}
+DESTINATION = {"server": "https://kubernetes.default.svc"}
+SYNCED_AT = "2026-12-01T10:00:00Z"
+
+
+def _status(*, compared: str, applied: str, attempted: str, phase: str) -> dict[str, Any]:
+    """As Argo CD writes it: the last refresh compared ``compared``; the last successful sync applied ``applied``;
+    the last operation tried ``attempted`` and ended in ``phase``."""
     return {
-        "sync": {"status": "OutOfSync", "revision": v2, "comparedTo": {"source": {"path": "apps"}}},
-        "history": [{"id": 0, "revision": v1, "deployedAt": "2026-12-01T10:00:00Z", "source": {"path": "apps"}}],
-        "operationState": {"phase": "Succeeded", "message": "successfully synced (all tasks run)",
-                           "operation": {"sync": {"revision": v1}}, "syncResult": {"revision": v1}},
+        "sync": {"status": "OutOfSync", "revision": compared,
+                 "comparedTo": {"source": SOURCE, "destination": DESTINATION}},
+        "history": [{"id": 0, "revision": applied, "deployedAt": SYNCED_AT, "deployStartedAt": SYNCED_AT,
+                     "source": SOURCE}],
+        "operationState": {"phase": phase, "startedAt": SYNCED_AT, "finishedAt": SYNCED_AT,
+                           "operation": {"sync": {"revision": attempted}},
+                           "syncResult": {"revision": attempted, "source": SOURCE}},
     }  # fmt: skip
+
+
+def _synced_then_refreshed(v1: str, v2: str) -> dict[str, Any]:
+    """Auto-sync off: v1 synced, then a refresh compared v2."""
+    return _status(compared=v2, applied=v1, attempted=v1, phase="Succeeded")
 
 
 def _failed(v1: str, v2: str) -> dict[str, Any]:
-    return {
-        "sync": {"status": "OutOfSync", "revision": v2},
-        "history": [{"id": 0, "revision": v1, "deployedAt": "2026-12-01T10:00:00Z"}],
-        "operationState": {"phase": "Failed", "message": "one or more objects failed to apply",
-                           "operation": {"sync": {"revision": v2}}, "syncResult": {"revision": v2}},
-    }  # fmt: skip
+    """A sync of v2 that failed: v1 is still what the last successful sync applied."""
+    return _status(compared=v2, applied=v1, attempted=v2, phase="Failed")
 
 
 @pytest.mark.parametrize("status", [_synced_then_refreshed, _failed], ids=["auto-sync-off", "failed-sync"])

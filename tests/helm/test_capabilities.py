@@ -153,7 +153,7 @@ def _the_image_edit(plan: dict[str, Any]) -> str:
     assert f["path"] == VALUES
     assert "-image: nginx:1.27.0 # this cluster's\n+image: nginx:1.27.1 # this cluster's" in f["diff"], f["diff"]
     assert "1.29.0" not in "".join(line for line in f["diff"].splitlines() if line[:1] in "+-")
-    assert "changes exactly these 1 fields of these 1 object" in cs["pullRequest"]["body"]
+    assert "changes exactly these 1 field of these 1 object" in cs["pullRequest"]["body"]
     diff: str = f["diff"]
     return diff
 
