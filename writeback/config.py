@@ -33,7 +33,8 @@ from writeback.errors import ConfigError, YamlError
 from writeback.gitops.base import GitOpsController
 from writeback.gitops.registry import SUSPENDABLE
 from writeback.settings import ClusterSettings, IgnoreRule, Policy, SecretRef, Selector, SettingsModel
-from writeback.sources.registry import SOURCES, path_options
+from writeback.sources.base import OptionKind
+from writeback.sources.registry import SOURCES, options
 from writeback.sources.registry import names as source_names
 from writeback.yaml.reading import load_all
 
@@ -105,7 +106,7 @@ class Schedule(SettingsModel):
 
 class TargetSettings(SettingsModel):
     """One target's settings; ``Target`` adds a key per registered GitOps controller (``argocd_application``, ...)
-    and per path a registered source kind takes (``chart_cache``)."""
+    and per option a registered source kind takes (``chart_cache``, ``kube_version``)."""
 
     name: Annotated[str, Field(description="slug: lowercase letters, digits, '.', '_' and '-'")]
     cluster: str | None = None
@@ -188,7 +189,12 @@ else:
             for c in SUSPENDABLE
             if c.config_key
         },
-        **{o.config_key: (str | None, Field(default=None, description=o.help)) for o in path_options()},
+        **{
+            o.config_key: (tuple[str, ...], Field(default=(), description=o.help))
+            if o.kind is OptionKind.LIST
+            else (str | None, Field(default=None, description=o.help))
+            for o in options()
+        },
     )
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from writeback.adapters import kustomize
 from writeback.adapters.helm_charts import Charts
+from writeback.adapters.tools import find_tool
 from writeback.charts import ChartInfo, ChartRef, KustomizeStep, RenderFailed, RenderOutput, RenderRequest
 from writeback.errors import PatchError, ToolMissing
 
@@ -32,18 +33,12 @@ CACHE_ENTRIES = 256
 
 def find_helm() -> Path:
     """The helm binary, or ToolMissing naming what was tried."""
-    configured = os.environ.get(ENV_VAR)
-    if configured:
-        p = Path(configured)
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-        raise ToolMissing(f"${ENV_VAR}={configured}: not an executable file")
-    found = shutil.which("helm")
-    if found is None:
-        raise ToolMissing(
-            f"helm is not on PATH: install helm v3 (https://helm.sh/docs/intro/install/) or set ${ENV_VAR} to its path"
-        )
-    return Path(found)
+    return find_tool(
+        env_var=ENV_VAR,
+        names=("helm",),
+        missing=f"helm is not on PATH: install helm v3 (https://helm.sh/docs/intro/install/) or set ${ENV_VAR} to its "
+        "path",
+    )
 
 
 def _escape(value: str) -> str:

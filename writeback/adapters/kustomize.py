@@ -6,7 +6,6 @@ The binary is ``$WRITEBACK_KUSTOMIZE`` if set, else ``kustomize`` on PATH, else 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +24,7 @@ from writeback.adapters.files import (
     read_documents,
     read_stream,
 )
+from writeback.adapters.tools import find_tool
 from writeback.errors import PatchError, ToolMissing
 from writeback.kube.manifests import KUSTOMIZATION_FILES
 from writeback.model import DesiredObject
@@ -37,19 +37,12 @@ TIMEOUT_SECONDS = 120.0
 def find_kustomize() -> Path:
     """The kustomize binary (or kubectl, whose ``kustomize`` subcommand is the same), or ToolMissing naming what was
     tried."""
-    configured = os.environ.get(ENV_VAR)
-    if configured:
-        p = Path(configured)
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-        raise ToolMissing(f"${ENV_VAR}={configured}: not an executable file")
-    found = shutil.which("kustomize") or shutil.which("kubectl")
-    if found is None:
-        raise ToolMissing(
-            f"neither kustomize nor kubectl is on PATH: install kustomize v5 (https://kubectl.docs.kubernetes.io/"
-            f"installation/kustomize/) or kubectl, or set ${ENV_VAR} to the path of either"
-        )
-    return Path(found)
+    return find_tool(
+        env_var=ENV_VAR,
+        names=("kustomize", "kubectl"),
+        missing=f"neither kustomize nor kubectl is on PATH: install kustomize v5 (https://kubectl.docs.kubernetes.io/"
+        f"installation/kustomize/) or kubectl, or set ${ENV_VAR} to the path of either",
+    )
 
 
 def is_kubectl(binary: Path) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from writeback.errors import ConfigError, InputError
 from writeback.gitops.registry import SUSPENDABLE
 from writeback.sources import registry as sources
+from writeback.sources.base import OptionKind
 
 if TYPE_CHECKING:  # the work's modules are imported when a command runs, not when its flags are defined
     from writeback.config import Config, Target
@@ -87,8 +88,10 @@ def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> N
         help="how the manifests are produced (default: the target's, else the first kind that claims the target: the "
         "controller object it follows, or its --path)",
     )
-    for option in sources.path_options():
-        git.add_argument(option.flag, metavar="DIR", dest=flag_dest(option.flag), help=option.help)
+    for option in sources.options():
+        action = "append" if option.kind is OptionKind.LIST else "store"
+        git.add_argument(option.flag, metavar=option.metavar, dest=flag_dest(option.flag), help=option.help,
+                         action=action)  # fmt: skip
     git.add_argument("--page-size", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
 
 
@@ -284,7 +287,7 @@ def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | Non
     from writeback.pipeline.targets import Edges, tools_for
 
     live, kubeconfig, context = (getattr(args, k, None) for k in ("live", "kubeconfig", "context"))
-    given = {o.name: getattr(args, flag_dest(o.flag), None) for o in sources.path_options()}
+    given = {o.name: getattr(args, flag_dest(o.flag), None) for o in sources.options()}
     tools = tools_for(target, given=given)
     if live == STDIN:
         return Edges(live_text=read_stdin(), cluster_name="offline dump from standard input", tools=tools)
@@ -304,8 +307,10 @@ def edges_for(args: argparse.Namespace, cfg: Config | None, target: Target | Non
         access = ClusterAccess(kubeconfig=kubeconfig, context=context)
         name = context or context_name(access) or "in-cluster"
     from writeback.adapters.kube.cluster import KubeCluster
+    from writeback.adapters.kube.discovery import DiscoveryOnce
 
     cluster = KubeCluster.connect(kubeconfig=access.kubeconfig, context=access.context, in_cluster=access.in_cluster)
+    tools = tools_for(target, given=given, discovery=DiscoveryOnce(cluster))  # read once, if a source asks
     return Edges(cluster=cluster, cluster_name=name, tools=tools)
 
 
@@ -334,7 +339,7 @@ FLAG_NAMES: dict[str, str] = {
     "revision": "--revision",
     **{c.config_key: c.flag for c in SUSPENDABLE if c.config_key and c.flag},
     "source": "--source",
-    **{o.config_key: o.flag for o in sources.path_options()},
+    **{o.config_key: o.flag for o in sources.options()},
     "forge": "--forge",
     "forge.kind": "--forge",
     "forge.url": "--forge-url",
@@ -399,7 +404,7 @@ def targets_from_args(args: argparse.Namespace) -> tuple[Config | None, tuple[Ta
     for c in SUSPENDABLE:
         if c.flag and c.config_key and getattr(args, flag_dest(c.flag), None):
             target[c.config_key] = getattr(args, flag_dest(c.flag))
-    for o in sources.path_options():
+    for o in sources.options():
         if getattr(args, flag_dest(o.flag), None):
             target[o.config_key] = getattr(args, flag_dest(o.flag))
     named: dict[tuple[int | str, ...], str] = {("targets", 0, *key.split(".")): f for key, f in FLAG_NAMES.items()}

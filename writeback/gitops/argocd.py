@@ -1,8 +1,12 @@
 """Argo CD: the Application (auto-sync is ``spec.syncPolicy.automated``) and the ApplicationSet, a parent that
 re-applies its Applications unless ``spec.ignoreApplicationDifferences`` covers their ``syncPolicy``. Pure.
 
-- Applied revision: ``status.sync.revision`` (``revisions[0]`` for multi-source apps); namespace:
-  ``spec.destination.namespace``; ignore rules: ``spec.ignoreDifferences``.
+- Applied revision: what the last successful sync applied, the newest ``status.history`` entry (Argo CD adds one
+  when a sync succeeds), else ``status.operationState.syncResult`` when that operation ``Succeeded``; only when
+  neither is there, ``status.sync.revision``. (``status.sync.revision`` is the revision Argo CD last *compared*
+  with: with auto-sync off or a failed sync it is ahead of what is applied, and its changes are pending, not live
+  drift.) A multi-source app's first Git revision (``revisions``). Namespace: ``spec.destination.namespace``;
+  ignore rules: ``spec.ignoreDifferences``. The fetched revision (break-glass's resume) is ``status.sync.revision``.
 - Suspended: ``spec.syncPolicy.automated`` removed (restored exactly, ``enabled: false`` included). An ApplicationSet
   is suspended for one Application by an ``ignoreApplicationDifferences`` entry for its ``/spec/syncPolicy``.
 - Parents: an Application applied by another (app of apps: the ``argocd.argoproj.io/tracking-id`` annotation or the
@@ -33,9 +37,9 @@ class _Application(KindFacts):
         spec, status = body.get("spec") or {}, body.get("status") or {}
         dest = (spec.get("destination") or {}).get("namespace")
         ignores = tuple(i for i in spec.get("ignoreDifferences") or [] if isinstance(i, Mapping))
-        revision = _synced(status)
+        field, revision = _applied(status)
         return ControllerState(
-            source=f"{self.where(ref)} status.sync.revision",
+            source=f"{self.where(ref)} {field}",
             revision=revision,
             namespace=str(dest) if dest else None,
             ignore_differences=ignores,
@@ -78,11 +82,46 @@ class _Application(KindFacts):
         return present and value is not None and not (isinstance(value, Mapping) and value.get("enabled") is False)
 
 
-def _synced(status: Mapping[str, Any]) -> str | None:
-    """The synced Git revision (a multi-source app's first; a chart version of a Helm repository is none)."""
-    sync = status.get("sync") or {}
-    found = [sync.get("revision"), *(sync.get("revisions") or [])]
+def _git_revision(record: Any) -> str | None:
+    """The Git revision of a status record with ``revision`` / ``revisions`` (a multi-source app's first; a chart
+    version of a Helm repository is none)."""
+    if not isinstance(record, Mapping):
+        return None
+    many = record.get("revisions")
+    found = [record.get("revision"), *(many if isinstance(many, list) else [])]
     return next((str(r) for r in found if r and not is_chart_version(str(r))), None)
+
+
+def _synced(status: Mapping[str, Any]) -> str | None:
+    """The revision Argo CD last compared with (``status.sync``): what auto-sync applies next."""
+    return _git_revision(status.get("sync"))
+
+
+def _newest(history: Any) -> Mapping[str, Any] | None:
+    """The newest ``status.history`` entry: the highest ``id`` (Argo CD appends them in order)."""
+    entries = [h for h in history if isinstance(h, Mapping)] if isinstance(history, list) else []
+    if not entries:
+        return None
+    return max(enumerate(entries), key=lambda e: (_id(e[1]), e[0]))[1]
+
+
+def _id(entry: Mapping[str, Any]) -> int:
+    try:
+        return int(entry.get("id") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _applied(status: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(where it was read, the Git revision the last successful sync applied); see the module docstring."""
+    newest = _newest(status.get("history"))
+    if newest is not None and (revision := _git_revision(newest)):
+        return "status.history (the last successful sync)", revision
+    operation = status.get("operationState")
+    operation = operation if isinstance(operation, Mapping) else {}
+    if operation.get("phase") == "Succeeded" and (revision := _git_revision(operation.get("syncResult"))):
+        return "status.operationState.syncResult", revision
+    return "status.sync.revision", _synced(status)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

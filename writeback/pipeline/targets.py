@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +24,9 @@ from writeback.adapters.forges.base import Forge, RetryPolicy
 from writeback.adapters.forges.opening import read_secret
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.gitops.base import Followed
+from writeback.kube.discovery import DiscoveryReader
 from writeback.sources import registry as sources
-from writeback.sources.base import Tools
+from writeback.sources.base import OptionKind, Tools
 
 __all__ = ["Edges", "TargetSpec", "spec_for", "tools_for"]
 
@@ -91,15 +92,29 @@ def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None,
     return TargetSpec(**fields)  # type: ignore[arg-type]
 
 
-def tools_for(target: config.Target | None, *, given: Mapping[str, str | None] | None = None) -> Tools:
-    """The paths source kinds take (``Source.paths``): a flag's value (``given``, by option name) beats the
-    config target's key."""
+def tools_for(
+    target: config.Target | None,
+    *,
+    given: Mapping[str, str | Sequence[str] | None] | None = None,
+    discovery: DiscoveryReader | None = None,
+) -> Tools:
+    """The options source kinds take (``Source.options``): a flag's value (``given``, by option name) beats the
+    config target's key; a list's items may each hold several, comma-separated (as helm's flags take them).
+    ``discovery``: the cluster's (cluster mode), read on first use."""
     paths: dict[str, Path] = {}
-    for option in sources.path_options():
+    texts: dict[str, tuple[str, ...]] = {}
+    for option in sources.options():
         value = (given or {}).get(option.name) or getattr(target, option.config_key, None)
-        if isinstance(value, str) and value:
+        if not value:
+            continue
+        if option.kind is OptionKind.PATH and isinstance(value, str):
             paths[option.name] = Path(value).expanduser()
-    return Tools(paths=paths)
+        elif option.kind is OptionKind.TEXT and isinstance(value, str):
+            texts[option.name] = (value.strip(),)
+        elif option.kind is OptionKind.LIST:
+            items = (value,) if isinstance(value, str) else value
+            texts[option.name] = tuple(p.strip() for item in items for p in item.split(",") if p.strip())
+    return Tools(paths=paths, texts=texts, discovery=discovery)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,7 @@ from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore, Hotf
 from writeback.adapters.kube.cluster import Cluster, KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects
 from writeback.adapters.kube.counting import CountingCluster
+from writeback.adapters.kube.discovery import DiscoveryOnce
 from writeback.adapters.kube.kubeconfigs import ClusterAccess, new_api_client
 from writeback.adapters.kube.watching import WatchingCluster
 from writeback.breakglass import flow as bgflow
@@ -137,6 +138,13 @@ class TargetRuntime:
         assert self._direct is not None
         return breakglassing.CountedObjects(objects=ControllerObjects(cluster=self._direct), count=self._count)
 
+    def discovery(self) -> DiscoveryOnce:
+        """A cycle's reader of the cluster's version and discovery (the real cluster; read once, if a source asks:
+        the Helm source renders with the cluster's capabilities)."""
+        self.cluster()
+        assert self._direct is not None
+        return DiscoveryOnce(self._direct, count=self._count)
+
     def _count(self, verb: str) -> None:
         self._metrics.api_request(target=self.target.name, verb=verb)
 
@@ -244,9 +252,10 @@ class Service:
             on_plan=plans.append,
             keep_going=ctx.keep_going,
         )
+        tools = tools_for(runtime.target, discovery=runtime.discovery())
         run = TargetRun(
             spec=runtime.spec(),
-            edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name, tools=tools_for(runtime.target)),
+            edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name, tools=tools),
             options=options,
         )
         expiry, results = self._break_glass(ctx, runtime=runtime, run=run)

@@ -7,6 +7,7 @@ A source module defines one, ``registry.SOURCES`` lists them; nothing outside a 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from writeback.adapters.files import LoadResult, NamespaceDefaults, NamespacedFn
 from writeback.gitops.base import Getter, GitOpsController
+from writeback.kube.discovery import DiscoveryReader
 from writeback.kube.refs import ObjectRef
 from writeback.model import ChangeSet, DesiredObject, Drift, Unresolved
 from writeback.sources.documents import Manifest
@@ -24,25 +26,45 @@ Rendered = tuple[Mapping[str, Any], ...]  # the objects a (patched) source rende
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tools:
-    """The external programs sources run and the paths they take, by name (``kustomize``, ``helm``, a source's
-    ``PathOption`` such as ``chart-cache``), where one is given; a source's adapter finds a program that is not
-    given itself (``$WRITEBACK_<NAME>``, else PATH)."""
+    """What sources' programs are given: the programs and paths by name (``kustomize``, ``helm``, a source's path
+    option such as ``chart-cache``), where one is given (a source's adapter finds a program that is not given
+    itself: ``$WRITEBACK_<NAME>``, else PATH); a source's text options by name (``kube-version``,
+    ``api-versions``); and, in cluster mode, the cluster's discovery (read at most once per cycle, on first use)."""
 
     paths: Mapping[str, Path] = field(default_factory=dict)
+    texts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    discovery: DiscoveryReader | None = None  # None: offline (a --live dump)
 
     def get(self, name: str) -> Path | None:
         return self.paths.get(name)
 
+    def text(self, name: str) -> str | None:
+        """A ``TEXT`` option's value, if given."""
+        found = self.texts.get(name)
+        return found[0] if found else None
+
+    def values(self, name: str) -> tuple[str, ...]:
+        """A ``LIST`` option's values, as given (``()``: none)."""
+        return self.texts.get(name, ())
+
+
+class OptionKind(enum.StrEnum):
+    PATH = "path"  # a directory or file: ``Tools.get(name)``
+    TEXT = "text"  # one string: ``Tools.text(name)``
+    LIST = "list"  # strings (the flag repeated, or comma-separated; the config key a list): ``Tools.values(name)``
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PathOption:
-    """A path a source kind takes from a flag or a config key (``--chart-cache DIR``, ``chart_cache``); it reaches
-    the source as ``Tools.get(name)``."""
+class SourceOption:
+    """A setting a source kind takes from a flag or a config key (``--chart-cache DIR``, ``chart_cache``); it
+    reaches the source through ``Tools`` by ``name``, as its ``kind`` says."""
 
     name: str  # the Tools key: ``chart-cache``
     flag: str  # ``--chart-cache``
     config_key: str  # the config target's key: ``chart_cache``
     help: str
+    kind: OptionKind = OptionKind.PATH
+    metavar: str = "DIR"
 
 
 def _no_object(ref: ObjectRef) -> Mapping[str, Any] | None:
@@ -136,8 +158,8 @@ class Source(Protocol):
         then the PR shows the source's own proof, ``Patched.proof``, where it gives one)."""
 
     @property
-    def paths(self) -> tuple[PathOption, ...]:
-        """The paths it takes from flags or config keys (each reaches it through ``Tools``)."""
+    def options(self) -> tuple[SourceOption, ...]:
+        """The settings it takes from flags or config keys (each reaches it through ``Tools``)."""
 
     def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         """Whether a target whose source is not set is of this kind (``exists``: is this repo-relative file there;

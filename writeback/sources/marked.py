@@ -11,7 +11,7 @@ from writeback.adapters.files import LoadResult, Problem
 from writeback.gitops import registry as controllers
 from writeback.kube.paths import format_path
 from writeback.model import ChangeSet, DesiredObject, Drift
-from writeback.sources.base import ControllerObject, Found, LoadRequest, LocateRequest, Patched, PathOption
+from writeback.sources.base import ControllerObject, Found, LoadRequest, LocateRequest, Patched, SourceOption
 from writeback.sources.locations import NotFound
 from writeback.sources.plain import SOURCE as PLAIN
 from writeback.sources.plain import render_files
@@ -25,7 +25,7 @@ class Markers:
     render_name: str = "the patched files"
     render_failure: str = "the patched files do not read"
     verified_live: bool = False  # it edits chart values, not manifests
-    paths: tuple[PathOption, ...] = ()
+    options: tuple[SourceOption, ...] = ()
 
     def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return False  # chosen explicitly only

@@ -18,8 +18,8 @@ from writeback.sources.base import (
     LoadRequest,
     LocateRequest,
     Patched,
-    PathOption,
     Rendered,
+    SourceOption,
     sops_encrypted,
 )
 from writeback.sources.documents import Manifest, is_yaml, manifests_in, under
@@ -76,7 +76,7 @@ class Plain:
     render_name: str = "the patched manifests"
     render_failure: str = "the patched manifests do not read"
     verified_live: bool = True
-    paths: tuple[PathOption, ...] = ()
+    options: tuple[SourceOption, ...] = ()
 
     def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return True  # the fallback: registered last

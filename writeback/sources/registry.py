@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from writeback.errors import InputError
 from writeback.sources import marked, plain
-from writeback.sources.base import ControllerObject, PathOption, Source
+from writeback.sources.base import ControllerObject, Source, SourceOption
 from writeback.sources.helm import source as helm
 from writeback.sources.kustomize import source as kustomize
 
@@ -46,10 +46,10 @@ def resolve(
     return next(s for s in SOURCES if s.claims(exists, path, controller))
 
 
-def path_options() -> tuple[PathOption, ...]:
-    """Every registered kind's path options (flags and config keys), once each."""
-    seen: dict[str, PathOption] = {}
+def options() -> tuple[SourceOption, ...]:
+    """Every registered kind's options (flags and config keys), once each."""
+    seen: dict[str, SourceOption] = {}
     for s in SOURCES:
-        for option in s.paths:
+        for option in s.options:
             seen.setdefault(option.name, option)
     return tuple(seen.values())

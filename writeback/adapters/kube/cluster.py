@@ -113,9 +113,10 @@ class KubeCluster:
         body: str | list[Any] | dict[str, Any] | None = None,  # a list or dict: JSON (the client serializes it)
         content_type: str | None = None,
         allow_404: bool = False,
+        accept: str = "application/json",
     ) -> dict[str, Any] | None:
 
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         safe = method == "GET" or ("dryRun", "All") in (query or [])  # a real write is never sent twice here
@@ -179,6 +180,7 @@ class KubeCluster:
     def request(
         self, *, method: str, path: str, what: str, body: list[Any] | Mapping[str, Any] | None = None,
         query: list[tuple[str, str]] | None = None, content_type: str | None = None, allow_404: bool = False,
+        accept: str = "application/json",
     ) -> dict[str, Any] | None:  # fmt: skip
         """One raw API call for the other adapters (break-glass's patches, access reviews and Events); every
         error is a ``ClusterError`` subclass (403 ``ClusterForbidden``, 409/422 ``ClusterConflict``, no answer
@@ -186,7 +188,7 @@ class KubeCluster:
         payload = dict(body) if isinstance(body, Mapping) else body
         return self._request(
             method=method, path=path, what=what, query=query, body=payload, content_type=content_type,
-            allow_404=allow_404,
+            allow_404=allow_404, accept=accept,
         )  # fmt: skip
 
     # ------------------------------------------------------------ discovery

@@ -23,8 +23,10 @@ from writeback.kube.pathtypes import Index
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, Drift
 from writeback.sources.documents import Manifest, is_yaml, manifests_in, under
-from writeback.sources.helm.argocd import is_helm_source, releases_from_application
+from writeback.sources.helm.argocd import releases_from_application
+from writeback.sources.helm.capabilities import ClusterFacts
 from writeback.sources.helm.choosing import ValuesEdit
+from writeback.sources.helm.claiming import claims
 from writeback.sources.helm.editing import scalar_value
 from writeback.sources.helm.flux import artifact_of, chart_object, release_from_helmrelease
 from writeback.sources.helm.model import Form, Release, Where
@@ -51,18 +53,6 @@ class Followed:
     body: Mapping[str, Any]
     get: Get = _nothing
     cluster: bool = False
-
-
-def claims(controller: GitOpsController, body: Mapping[str, Any], exists: Callable[[str], bool]) -> bool:
-    """Whether the object renders a Helm chart: any HelmRelease; an Application with a Helm source."""
-    if controller is flux.HELM_RELEASE:
-        return True
-    if controller is not argocd.APPLICATION:
-        return False
-    spec = body.get("spec") or {}
-    many = spec.get("sources")
-    found: list[Any] = many if isinstance(many, list) else [spec.get("source") or {}]
-    return any(isinstance(s, Mapping) and is_helm_source(s, exists) for s in found)
 
 
 @dataclass
@@ -145,7 +135,7 @@ def _artifact(followed: Followed) -> Artifact | None:
 
 
 def _reader(
-    followed: Followed, repo: RepoObjects
+    followed: Followed, repo: RepoObjects, facts: ClusterFacts
 ) -> Callable[[Mapping[str, Any], Where | None, str], tuple[Release, ...]]:
     files = repo.files
 
@@ -161,24 +151,33 @@ def _reader(
 
     if followed.controller is flux.HELM_RELEASE:
         artifact = _artifact(followed)
+        caps = facts.flux()
 
         def read_flux(body: Mapping[str, Any], where: Where | None, namespace: str) -> tuple[Release, ...]:
             return (release_from_helmrelease(body, files=files, where=where, namespace=namespace, find=find,
-                                             artifact=artifact),)  # fmt: skip
+                                             artifact=artifact, kube_version=caps.kube_version,
+                                             api_versions=caps.api_versions),)  # fmt: skip
 
         return read_flux
 
+    caps = facts.argocd()
+
     def read_argocd(body: Mapping[str, Any], where: Where | None, namespace: str) -> tuple[Release, ...]:
-        return releases_from_application(body, files=files, where=where)
+        return releases_from_application(body, files=files, where=where, kube_version=caps.kube_version,
+                                         api_versions=caps.api_versions)  # fmt: skip
 
     return read_argocd
 
 
-def releases(followed: Followed, files: Mapping[str, str]) -> tuple[tuple[Release, ...], tuple[Release, ...]]:
-    """The releases of the followed object, and those of every other Helm release the repo declares."""
+def releases(
+    followed: Followed, files: Mapping[str, str], facts: ClusterFacts | None = None
+) -> tuple[tuple[Release, ...], tuple[Release, ...]]:
+    """The releases of the followed object, and those of every other Helm release the repo declares, rendered
+    with the capabilities ``facts`` give (None: helm's defaults)."""
+    facts = facts or ClusterFacts()
     repo = RepoObjects(files)
     where = repo.where(followed.ref)
-    mine = _reader(followed, repo)(followed.body, where, followed.ref.namespace or "")
+    mine = _reader(followed, repo, facts)(followed.body, where, followed.ref.namespace or "")
     others: list[Release] = []
     for m in repo.manifests:
         group, kind, ns, name = m.identity
@@ -191,7 +190,7 @@ def releases(followed: Followed, files: Mapping[str, str]) -> tuple[tuple[Releas
                 continue
             other = Followed(controller=controller, ref=controller.at(namespace=ns or "", name=name), body=m.data)
             try:
-                others.extend(_reader(other, repo)(m.data, Where(file=m.file, document=m.document), ns or ""))
+                others.extend(_reader(other, repo, facts)(m.data, Where(file=m.file, document=m.document), ns or ""))
             except (ValueError, TypeError, KeyError):
                 continue  # another release that does not read: it shares nothing we can tell
     return mine, tuple(others)

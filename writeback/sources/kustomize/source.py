@@ -18,7 +18,7 @@ from writeback.sources.base import (
     LoadRequest,
     LocateRequest,
     Patched,
-    PathOption,
+    SourceOption,
     sops_encrypted,
 )
 from writeback.sources.documents import join
@@ -44,7 +44,7 @@ class Kustomize:
     render_name: str = "kustomize build"
     render_failure: str = "the patched overlay does not build"
     verified_live: bool = True
-    paths: tuple[PathOption, ...] = ()
+    options: tuple[SourceOption, ...] = ()
 
     def claims(self, exists: Callable[[str], bool], path: str, controller: ControllerObject | None) -> bool:
         return any(exists(join(path, name)) for name in KUSTOMIZATION_FILES)
