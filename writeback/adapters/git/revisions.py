@@ -81,6 +81,31 @@ def is_dirty(repo: Path, *, path: str = ".") -> bool:
     return r.returncode == 0 and bool(r.stdout.strip())
 
 
+def pristine(repo: Path, *, path: str = ".") -> bool:
+    """Nothing under ``path`` differs from HEAD: no uncommitted change, and no untracked or ignored file (a reader
+    of the working tree would read those too)."""
+    r = _git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored=matching", "--", path)
+    return r.returncode == 0 and not r.stdout.strip()
+
+
+def tree_ids(repo: Path, revisions: tuple[str, ...], *, path: str) -> tuple[str, ...] | None:
+    """The ids of the tree at ``path`` in each commit of ``revisions`` (``git rev-parse C:PATH``, one process): equal
+    ids, equal contents. None when ``path`` is missing at one of them, or git cannot tell."""
+    where = "" if path.strip("/") in ("", ".") else path.strip("/")
+    r = _git(repo, "rev-parse", *(f"{c}^{{tree}}" if not where else f"{c}:{where}" for c in revisions))
+    ids = tuple(r.stdout.decode(errors="replace").split())
+    return ids if r.returncode == 0 and len(ids) == len(revisions) else None
+
+
+def has_links(repo: Path, tree: str) -> bool:
+    """Does the tree hold a symbolic link anywhere (its target's contents are not part of the tree's id)? True
+    when git cannot tell."""
+    r = _git(repo, "ls-tree", "-r", "-z", tree)
+    if r.returncode != 0:
+        return True
+    return any(entry.startswith(b"120000 ") for entry in r.stdout.split(b"\0"))
+
+
 def _keep_links(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
     """The ``data`` filter, except that a symbolic link is kept as Git has it even when it points outside: the tree
     then holds what the working tree holds, and the readers refuse it alike (``adapters.confinement``) instead of
