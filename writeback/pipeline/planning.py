@@ -8,12 +8,14 @@ overlay at the applied revision, the head's build marking pending fields); the p
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from writeback.adapters.confinement import OutsideRepository, real_relative
+from writeback.adapters.git import revisions
 from writeback.adapters.git.texts import read_repo
 from writeback.gitops.registry import app_of
 from writeback.kube.refs import Identity, ObjectRef
@@ -112,21 +114,50 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     detection = detect(spec=spec, repo=repo, edges=edges)
     if edges.on_step is not None:
         edges.on_step("locate and patch")
+    drifts = detection.report.drifts
+    drifted = {d.resource.identity for d in drifts}  # change sets are grouped by the apps of drifted objects only
+    live_refs = [o.ref for o in detection.live]
+    apps = {o.ref.identity: app for o in detection.live
+            if o.ref.identity in drifted and (app := app_of(o.body)) is not None}  # fmt: skip
+    memo = edges.memo if edges.cluster is not None else None
+    key = _plan_key(spec=spec, repo=repo, detection=detection, live_refs=live_refs, apps=apps) if memo else None
+    if key is not None and memo is not None:
+        kept = memo.plan(key)
+        if isinstance(kept, PlanOutcome):  # the same drifts over the same repository: the same change sets
+            return replace(kept, detection=detection)
     texts = read_repo(repo)
     outcome = plan_files(
         files=texts.files,
         links=texts.links,
-        drifts=detection.report.drifts,
+        drifts=drifts,
         spec=spec,
         source=detection.source,
-        live_refs=[o.ref for o in detection.live],
-        apps={o.ref.identity: app for o in detection.live if (app := app_of(o.body)) is not None},
+        live_refs=live_refs,
+        apps=apps,
         repo=repo,
         tools=edges.tools,
         controller=detection.controller,
     )
+    if key is not None and memo is not None:
+        memo.keep_plan(key, outcome)
     return replace(outcome, detection=detection)
 
+
+def _plan_key(
+    *, spec: TargetSpec, repo: Path, detection: Detection, live_refs: list[ObjectRef], apps: Mapping[Identity, str]
+) -> tuple[object, ...] | None:
+    """What a service cycle's change sets are kept by (``pipeline.warming``), or None when they must be built: the
+    drifts that produce them (their full text), the spec, the repository's tree (pristine: no change, no untracked
+    or ignored file, no symbolic link), the live objects' refs and apps, the controller object's ref; for a source
+    kind that does not render (a rendering reaches beyond the repository)."""
+    if detection.source.renders or not revisions.pristine(repo):
+        return None
+    tree = revisions.tree_ids(repo, ("HEAD",), path=".")
+    if tree is None or revisions.has_links(repo, tree[0]):
+        return None
+    drifts = hashlib.sha256(repr(detection.report.drifts).encode()).hexdigest()
+    followed = detection.controller.ref if detection.controller is not None else None
+    return (tree, drifts, spec, detection.source.name, tuple(live_refs), dict(apps), followed)
 
 
 def confined(located: Located, *, files: Mapping[str, str], links: Mapping[str, str], repo: Path | None) -> Located:

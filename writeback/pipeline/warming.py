@@ -30,13 +30,23 @@ import hashlib
 import json
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from writeback.drift.engine import EngineOptions, ObjectOutcome
 from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 
-__all__ = ["ObjectRound", "WarmState", "digest"]
+__all__ = ["Answer", "ObjectRound", "WarmState", "digest"]
+
+
+class Answer(Protocol):
+    """A verification line, and whether the API server answered (``pipeline.verification.Verified``)."""
+
+    @property
+    def line(self) -> str: ...
+
+    @property
+    def answered(self) -> bool: ...
 
 
 def digest(value: Any) -> str:
@@ -146,8 +156,8 @@ class WarmState:
         self._dry: dict[_DryKey, DryRun] = {}
         self._dry_used: dict[_DryKey, DryRun] = {}
         self._plan: tuple[Hashable, Any] | None = None
-        self._lines: dict[Hashable, str | None] = {}
-        self._lines_used: dict[Hashable, str | None] = {}
+        self._lines: dict[Hashable, str] = {}
+        self._lines_used: dict[Hashable, str] = {}
         self.recomputed: int | None = None  # objects the engine computed in the last cycle (None: no cycle yet)
         self.dry_runs_reused = 0
         self.git_reused = False
@@ -213,11 +223,16 @@ class WarmState:
 
     # ------------------------------------------------------------ verification lines
 
-    def line(self, key: Hashable, make: Callable[[], str | None]) -> str | None:
-        """The PR's verification line kept for ``key``, else ``make()``'s (kept)."""
-        line = self._lines[key] if key in self._lines else make()
-        self._lines_used[key] = line
-        return line
+    def line(self, key: Hashable, make: Callable[[], Answer]) -> str:
+        """The PR's verification line kept for ``key``, else ``make()``'s (kept when the API server answered)."""
+        kept = self._lines.get(key)
+        if kept is None:
+            made = make()
+            if not made.answered:
+                return made.line
+            kept = made.line
+        self._lines_used[key] = kept
+        return kept
 
     def lines_done(self) -> None:
         self._lines, self._lines_used = self._lines_used, {}

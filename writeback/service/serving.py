@@ -35,6 +35,7 @@ from writeback.model import Capture, Drift, EnsureResult, Outcome
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.planning import PlanOutcome
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for, tools_for
+from writeback.pipeline.warming import WarmState
 from writeback.service import breakglassing
 from writeback.service.guards import Coordinator
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
@@ -85,6 +86,7 @@ class TargetRuntime:
         )
         self.cluster_name = target.cluster or ""
         self._spec: TargetSpec | None = None
+        self.memo = WarmState()  # results kept from this target's last cycle (pipeline.warming)
 
     def spec(self) -> TargetSpec:
         """The target resolved once (its fingerprint key read on first use: a missing one fails this target's
@@ -246,7 +248,9 @@ class Service:
         )
         run = TargetRun(
             spec=runtime.spec(),
-            edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name, tools=tools_for(runtime.target)),
+            edges=Edges(
+                cluster=cluster, cluster_name=runtime.cluster_name, tools=tools_for(runtime.target), memo=runtime.memo
+            ),
             options=options,
         )
         expiry, results = self._break_glass(ctx, runtime=runtime, run=run)
@@ -254,6 +258,8 @@ class Service:
             active = expiry.active if expiry is not None else ()
             results = tuple(breakglassing.with_incident(run, active=active).run())
         self.metrics.results(target=name, results=results)
+        if runtime.memo.recomputed is not None:
+            self.metrics.recomputed(target=name, objects=runtime.memo.recomputed)
         drifts = None
         if plans and plans[0].detection is not None:
             drifts = plans[0].detection.report.drifts
