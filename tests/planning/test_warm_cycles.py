@@ -4,6 +4,7 @@ warm cycle's report and change sets are those of a cold cycle (no kept results, 
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -91,7 +92,9 @@ def world(controlplane: Any, k8s: Any, namespace: str, tmp_path: Path) -> Iterat
     controlplane.kubectl("set", "env", "deployment/web", "-n", namespace, "HOTFIX=1")
     controlplane.kubectl("patch", "configmap", "cfg", "-n", namespace, "-p", '{"data":{"k":"v2"}}')
     verbs: Counter[str] = Counter()
-    cache = WatchingCluster(cluster=KubeCluster(api_client=k8s), api_client=k8s, on_request=lambda v: verbs.update((v,)))
+    cache = WatchingCluster(
+        cluster=KubeCluster(api_client=k8s), api_client=k8s, on_request=lambda v: verbs.update((v,))
+    )
     spec = TargetSpec(name="warm", path="apps", namespaces=(namespace,))
     w = World(controlplane=controlplane, namespace=namespace, repo=repo, first=first, cache=cache, spec=spec,
               verbs=verbs)  # fmt: skip
@@ -187,6 +190,17 @@ def test_another_policy_computes_every_object_again(world: World) -> None:
     same_as_cold(warm, world.cold(flagged))
     assert warm.detection is not None
     assert {d.decision.value for d in warm.detection.report.drifts if d.resource.name == "cfg"} == {"flag"}
+
+
+def test_a_cycle_changes_none_of_the_cached_objects(world: World) -> None:
+    held = [o for i in world.cache.informers for o in i.objects()]
+    before = copy.deepcopy(held)
+    world.memo = WarmState()  # everything computed again, over the very objects of the watch cache
+
+    world.cycle()
+
+    assert held == before
+    assert [o for i in world.cache.informers for o in i.objects()] == before
 
 
 def test_dry_run_answers_are_kept_by_manifest_live_version_and_server_version() -> None:

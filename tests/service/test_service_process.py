@@ -128,6 +128,12 @@ def test_the_service_runs_serves_survives_a_dead_forge_captures_hotfixes_and_sto
         # the watch cache: one list for the target's kind, then warm cycles list nothing
         assert metric(text, "writeback_api_requests_total", target="good", verb="list") == 1
         assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
+        # the kept results (pipeline.warming): the first cycle's dry-run create and its PR's verification (a
+        # dry-run apply and a get) are not sent again, and warm cycles compute no object
+        assert metric(text, "writeback_api_requests_total", target="good", verb="create") == 1
+        assert metric(text, "writeback_api_requests_total", target="good", verb="patch") == 1
+        assert metric(text, "writeback_cycle_objects_recomputed", target="good") == 0
+        assert metric(text, "writeback_objects_recomputed_total", target="good") == 1
         assert TOKEN not in text
         # `limited`: its forge's rate limit skips the PR work each cycle, counted for the alert
         wait_for(lambda: metric(scraped(), "writeback_forge_rate_limited_total", target="limited") >= 2,
