@@ -136,6 +136,23 @@ def test_a_changed_live_object_is_computed_again_and_only_it(world: World) -> No
     same_as_cold(warm[0], world.cold())
 
 
+def test_a_new_held_back_drift_is_listed_without_patching_again(world: World) -> None:
+    # a controller scales the Deployment (as the HPA does): drift that is ignored, listed as not written back
+    world.controlplane.kubectl("patch", "deployment", "web", "-n", world.namespace, "--subresource=scale",
+                               "--field-manager=kube-controller-manager", "-p", '{"spec":{"replicas":4}}')  # fmt: skip
+    world.seen("deployment", "web")
+    warm: list[PlanOutcome] = []
+
+    sent = world.sent(lambda: warm.append(world.cycle()))
+
+    assert world.memo.recomputed == 1
+    assert world.memo.plan_reused  # the same written drifts: the change sets are not located or patched again
+    assert sent == Counter({"create": 1}), sent  # web's dry-run only: its live resourceVersion is a new one
+    cold = world.cold()
+    same_as_cold(warm[0], cold)
+    assert any("replicas" in str(d.path) for cs in cold.plan.changesets for d in cs.ignored)
+
+
 def test_a_changed_git_document_is_read_again(world: World) -> None:
     write(world.repo, "apps/other.yaml", configmap("other", {"k": "v1", "added": "in Git"}))
     commit(world.repo, "other: a key")  # also a new applied revision (the head, with no controller): all computed

@@ -216,7 +216,7 @@ def _line_key(cs: ChangeSet, *, cluster: Cluster, versions: Mapping[ObjectIdenti
     text (its drifts, its patched files), the live resourceVersions of its objects, the server's version."""
     refs = sorted({d.resource.identity for d in cs.drifts})
     return (
-        hashlib.sha256(repr(cs).encode()).hexdigest(),
+        hashlib.sha256(repr(replace(cs, ignored=())).encode()).hexdigest(),  # what is not written back: not verified
         tuple((r, versions.get(r)) for r in refs),
         cluster.server_version(),
     )
