@@ -165,10 +165,11 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     else:
         step("snapshot")
         snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
-        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous)
+        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous) if ambiguous else snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
-        desired = tuple(d for d in desired if d.ref.identity not in unusable)
+        if unusable:
+            desired = tuple(d for d in desired if d.ref.identity not in unusable)
         step("dry-run")
         if memo is not None:
             scalers = autoscalers(live=live, desired=desired)
