@@ -20,7 +20,7 @@ from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.listkeys import KeyResolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.preparing import PreparedObject, prepare, reuse
+from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
@@ -78,17 +78,6 @@ class EngineOptions:
     # HMAC key for sensitive values: their drift carries only a keyed digest of the live value, so a change of a
     # secret value still changes the change set's fingerprint without the value (or an unkeyed hash) leaving.
     fingerprint_key: bytes | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ObjectOutcome:
-    """What :func:`compute_drift` found for one object that Git declares and live holds: its drifts, its dropped
-    differences and its notes, in the engine's order. A caller that proves every input of the object unchanged
-    (``pipeline.warming``) hands it back through ``known`` instead of having it computed again."""
-
-    drifts: tuple[Drift, ...]
-    dropped: tuple[Dropped, ...]
-    notes: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -51,7 +51,7 @@ from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.warming import ObjectRound, WarmState
+from writeback.pipeline.warming import Warm, WarmState, ask, git_key
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
@@ -157,7 +157,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     notes = list(git.notes)
     dry_run: dict[Identity, DryRun] | None = None
     prepared: dict[Identity, PreparedObject] | None = None
-    warm: _Kept | None = None
+    warm: Warm | None = None
     if cluster is None:
         live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
         if not live and desired and not edges.empty_live_ok:
@@ -175,7 +175,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
             scalers = autoscalers(live=live, desired=desired)
             server = cluster.server_version()
             rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
-            warm = _Kept(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
+            warm = Warm(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
         dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
                                                  kept=warm)  # fmt: skip
         notes.extend(dry_notes)
@@ -321,7 +321,9 @@ def _git_side(
     commit = revisions.resolve_commit(repo, wanted) if wanted else head
     if not wanted:
         source = "HEAD (no applied revision known)"
-    key = _git_key(spec=spec, load=load, ns=ns, head=head, commit=commit) if memo is not None else None
+    key = None
+    if memo is not None and not load.source.renders and not load.exclude:
+        key = git_key(repo, path=spec.path, source=load.source.name, namespaces=ns, head=head, commit=commit)
     dirty = key is None and revisions.is_dirty(repo, path=scope)
     if key is not None and memo is not None:
         kept = memo.git_side(key)
@@ -332,22 +334,6 @@ def _git_side(
     if key is not None and memo is not None:
         memo.keep_git_side(key, side)
     return side
-
-
-def _git_key(
-    *, spec: TargetSpec, load: _Loader, ns: NamespaceDefaults, head: str, commit: str
-) -> tuple[object, ...] | None:
-    """What the Git side of a service cycle is kept by (``pipeline.warming``), or None when it must be read: the ids
-    of the path's tree at both commits, for a path whose working tree is pristine and holds no symbolic link, read
-    by a source kind that does not render."""
-    repo = load.repo
-    if load.source.renders or load.exclude or not revisions.pristine(repo, path=spec.path):
-        return None
-    trees = revisions.tree_ids(repo, (head, commit) if commit != head else (head,), path=spec.path)
-    if trees is None or any(revisions.has_links(repo, t) for t in set(trees)):
-        return None
-    shas = (head, commit) if commit != head else ()  # their notes name them
-    return (load.source.name, spec.path, trees, shas, ns)
 
 
 def _read_git(
@@ -373,25 +359,9 @@ def _read_git(
     return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Kept:
-    """A service cycle's use of the results kept from the last one (``pipeline.warming``)."""
-
-    memo: WarmState
-    round: ObjectRound
-    scalers: Mapping[Identity, str]
-    head: Sequence[DesiredObject] | None
-    server: str
-
-    def reusable(self, live: LiveObject, desired: DesiredObject, heads: Mapping[Identity, DesiredObject]) -> bool:
-        ident = desired.ref.identity
-        return self.round.reusable(ident, live=live, desired=desired, head=heads.get(ident),
-                                   scaler=self.scalers.get(ident))  # fmt: skip
-
-
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
-    kept: _Kept | None = None,
+    kept: Warm | None = None,
 ) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:  # fmt: skip
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
@@ -425,7 +395,7 @@ def _dry_runs(
             try:
                 twin = twin_manifest(d.body, d.ref)
                 create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
-                results[d.ref.identity] = _ask(kept, DryRunKind.CREATE, twin, lv, create)
+                results[d.ref.identity] = ask(kept, DryRunKind.CREATE, twin, lv, create)
                 continue
             except ClusterUnreachable:
                 raise
@@ -435,7 +405,7 @@ def _dry_runs(
                     kept.round.unkept(d.ref.identity)
         try:
             applied = _with_identity(d.body, d.ref)
-            results[d.ref.identity] = _ask(
+            results[d.ref.identity] = ask(
                 kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied)
             )
         except ClusterUnreachable:
@@ -453,17 +423,6 @@ def _dry_runs(
             "(writeback needs the `create` verb on the kinds it compares; see docs/deploy.md)"
         )
     return results, prepared, notes
-
-
-def _ask(
-    kept: _Kept | None, kind: DryRunKind, manifest: Mapping[str, Any], live: LiveObject,
-    ask: Callable[[], Mapping[str, Any]],
-) -> DryRun:  # fmt: skip
-    """A dry-run's answer: kept from an earlier cycle for the same manifest, live resourceVersion and server version,
-    else asked."""
-    if kept is None:
-        return DryRun(kind=kind, body=ask())
-    return kept.memo.dry_run(kind=kind, manifest=manifest, live=live, server=kept.server, ask=ask)
 
 
 def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:

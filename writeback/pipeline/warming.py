@@ -15,28 +15,32 @@ the exact inputs it was made from, and is used again only when every one of them
   the ignore rules, the controller's ignore rules, the fingerprint key: the policy's digest) and the autoscaler
   that scales it. An object whose dry-run failed is never kept (its note must be made again);
 - **dry-run answers**: by (the digest of the manifest sent, the live resourceVersion, the server's version);
-- **change sets** (``plan``): by the drifts that produce them (their full text), the spec, the repository's tree
-  (pristine, with no untracked or ignored file), and the live objects' refs and Argo CD apps;
-- **the PR's verification line**: by the change set (its full text), the resourceVersions of its objects and the
-  server's version.
+- **change sets** (``plan``): by the written and whole-object drifts that produce them (their full text; the
+  held-back ones are only listed, ``sources.changesets.with_held_back``), the apps of the drifted objects, the
+  spec, the repository's tree (pristine, with no symbolic link) and the live objects' refs;
+- **the PR's verification line**: by the change set (its full text but the held-back list), the resourceVersions of
+  its objects and the server's version.
 
-Plain data: no I/O here. One cycle at a time per target (the scheduler's per-target lock); results not used by a
-cycle are forgotten at its end, so what is kept stays the size of one cycle.
+Plain data, but for the ids of Git trees (``git_key``, through ``adapters.git.revisions``). One cycle at a time
+per target (the scheduler's per-target lock); results not used by a cycle are forgotten at its end, so what is kept
+stays the size of one cycle.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
+from writeback.adapters.git import revisions
 from writeback.drift.engine import EngineOptions, ObjectOutcome
 from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 
-__all__ = ["Answer", "ObjectRound", "WarmState", "digest"]
+__all__ = ["Answer", "ObjectRound", "Warm", "WarmState", "ask", "digest", "git_key"]
 
 
 class Answer(Protocol):
@@ -240,3 +244,46 @@ class WarmState:
     def begin_cycle(self) -> None:
         self.dry_runs_reused = 0
         self.git_reused = self.plan_reused = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Warm:
+    """One service cycle's use of the results kept from the last one (``pipeline.detecting``)."""
+
+    memo: WarmState
+    round: ObjectRound
+    scalers: Mapping[Identity, str]
+    head: Sequence[DesiredObject] | None
+    server: str
+
+    def reusable(self, live: LiveObject, desired: DesiredObject, heads: Mapping[Identity, DesiredObject]) -> bool:
+        ident = desired.ref.identity
+        return self.round.reusable(ident, live=live, desired=desired, head=heads.get(ident),
+                                   scaler=self.scalers.get(ident))  # fmt: skip
+
+
+def ask(
+    warm: Warm | None, kind: DryRunKind, manifest: Mapping[str, Any], live: LiveObject,
+    asking: Callable[[], Mapping[str, Any]],
+) -> DryRun:  # fmt: skip
+    """A dry-run's answer: kept from an earlier cycle for the same manifest, live resourceVersion and server version,
+    else asked."""
+    if warm is None:
+        return DryRun(kind=kind, body=asking())
+    return warm.memo.dry_run(kind=kind, manifest=manifest, live=live, server=warm.server, ask=asking)
+
+
+def git_key(
+    repo: Path, *, path: str, source: str, namespaces: Hashable, head: str, commit: str
+) -> tuple[object, ...] | None:
+    """What the Git side of a service cycle is kept by, or None when it must be read: the ids of the path's tree at
+    both commits (the commits too when they differ: the notes name them), for a path whose working tree is pristine
+    and holds no symbolic link (a link's target is not part of the tree's id). For a source kind that reads the
+    path's files (the caller checks that it does not render)."""
+    if not revisions.pristine(repo, path=path):
+        return None
+    trees = revisions.tree_ids(repo, (head, commit) if commit != head else (head,), path=path)
+    if trees is None or any(revisions.has_links(repo, t) for t in set(trees)):
+        return None
+    shas = (head, commit) if commit != head else ()
+    return (source, path, trees, shas, namespaces)

@@ -6,6 +6,7 @@ extracted outside it.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import shutil
@@ -97,9 +98,10 @@ def tree_ids(repo: Path, revisions: tuple[str, ...], *, path: str) -> tuple[str,
     return ids if r.returncode == 0 and len(ids) == len(revisions) else None
 
 
+@functools.lru_cache(maxsize=64)
 def has_links(repo: Path, tree: str) -> bool:
     """Does the tree hold a symbolic link anywhere (its target's contents are not part of the tree's id)? True
-    when git cannot tell."""
+    when git cannot tell. Kept per tree id: the id fixes the tree's entries."""
     r = _git(repo, "ls-tree", "-r", "-z", tree)
     if r.returncode != 0:
         return True
