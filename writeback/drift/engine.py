@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
@@ -193,7 +194,8 @@ def compute_drift(
 
 def autoscalers(*, live: Sequence[LiveObject], desired: Sequence[DesiredObject]) -> dict[Identity, str]:
     """The objects an HPA or a ScaledObject (live or in Git) scales, by identity, each with that autoscaler's name."""
-    return autoscaled([(o.ref, o.body) for o in live] + [(d.ref, d.body) for d in desired])
+    objects: chain[LiveObject | DesiredObject] = chain(live, desired)
+    return autoscaled((o.ref, o.body) for o in objects)
 
 
 def needs_dry_run(

@@ -68,7 +68,7 @@ class ObjectRef:
     @property
     def is_secret(self) -> bool:
         """A core Secret (its values never leave the process)."""
-        return is_secret(self.api_version, self.kind)
+        return self.kind == "Secret" and is_secret(self.api_version, self.kind)
 
     @property
     def ns_name(self) -> str:
