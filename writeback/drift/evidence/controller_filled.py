@@ -58,9 +58,7 @@ def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[I
         api = str(target.get("apiVersion") or "apps/v1")
         group = group_of(api)
         kind = str(target.get("kind") or "Deployment")
-        out.setdefault(
-            Identity(group, kind, ref.namespace or "", str(target["name"])), ref.named(what)
-        )
+        out.setdefault(Identity(group, kind, ref.namespace or "", str(target["name"])), ref.named(what))
     return out
 
 
