@@ -68,7 +68,7 @@ def _memory() -> dict[str, int]:
 
 
 def measure_warm(
-    *, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int, churn_fraction: float = 0.0
+    *, world: BenchWorld, kubeconfig: str, repo: Path, rounds: int, churn_fraction: float = 0.0, no_memo: bool = False
 ) -> dict[str, Any]:
     """One cold cycle, then ``rounds`` warm cycles each followed by the bare list; with ``churn_fraction``, that
     fraction of the objects changes before each warm cycle (churning.py), outside the measured time."""
@@ -77,11 +77,13 @@ def measure_warm(
     from writeback.adapters.kube.watching import WatchingCluster
     from writeback.pipeline.planning import plan_target
     from writeback.pipeline.targets import Edges, TargetSpec
+    from writeback.pipeline.warming import WarmState
     from writeback.yaml import reading as yamlreading
 
     client = new_api_client(access=ClusterAccess(kubeconfig=kubeconfig))
     watching = WatchingCluster(cluster=KubeCluster(api_client=client), api_client=client)
-    spec, edges = TargetSpec(name="warm", path="apps"), Edges(cluster=watching)
+    memo = None if no_memo else WarmState()  # the service keeps one per target (pipeline.warming)
+    spec, edges = TargetSpec(name="warm", path="apps"), Edges(cluster=watching, memo=memo)
     metrics = api_client(kubeconfig)
     floor_api = api_client(kubeconfig)
     resources = parse_resources(",".join(world.resources))
@@ -106,6 +108,8 @@ def measure_warm(
                 "parsed_texts": yamlreading.cache_info().misses - parsed, "writeback_drifts": written,
                 "decided_objects": len(decided),
                 "churn_seen": seen_in(outcome.detection.live, targets, replicas=replicas) if targets else 0,
+                "recomputed": memo.recomputed if memo is not None else None,
+                "dry_runs": sum(n for what, n in requests.items() if what.startswith(("POST ", "PATCH "))),
                 "edited_files": sum(len(cs.files) for cs in outcome.plan.changesets)}  # fmt: skip
 
     try:
@@ -164,6 +168,8 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
         "floor_in_process_wall": med(inproc, "wall"),
         "warm_lists": [w["lists"] for w in warm],
         "warm_parsed_texts": [w["parsed_texts"] for w in warm],
+        "warm_recomputed": [w["recomputed"] for w in warm],
+        "warm_dry_runs": [w["dry_runs"] for w in warm],
         "warm_requests": warm[-1]["requests"],
         "writeback_drifts": [w["writeback_drifts"] for w in warm],
         "churned": out.get("churned", 0),
@@ -204,6 +210,7 @@ def print_summary(s: dict[str, Any]) -> None:
         print(f"changed before each warm cycle: {s['churned']} Deployments scaled (seen by the cycles: "
               f"{s['churn_seen']})")  # fmt: skip
     print(f"warm list calls:       {s['warm_lists']}; YAML texts parsed: {s['warm_parsed_texts']}")
+    print(f"warm dry-runs:         {s['warm_dry_runs']}; objects recomputed: {s['warm_recomputed']}")
     print(f"warm API requests:     {s['warm_requests']}")
     print(f"drifts written back / objects decided / files edited: {s['writeback_drifts']} / "
           f"{s['decided_objects']} / {s['edited_files']}")  # fmt: skip
@@ -223,6 +230,7 @@ def main() -> int:
     ap.add_argument("--prefix", default="scale", help="the loaded world's namespace prefix")
     ap.add_argument("--world-kind", choices=WORLD_KINDS, default="basic", help="which world (worlds.py)")
     ap.add_argument("--churn", type=float, default=0.0, help="fraction of the objects changed before each warm cycle")
+    ap.add_argument("--no-memo", action="store_true", help="keep no results across cycles (before issue 23, section 2)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     use_bytecode_cache()
@@ -237,6 +245,7 @@ def main() -> int:
             repo=args.world / "repo",
             rounds=args.rounds,
             churn_fraction=args.churn,
+            no_memo=args.no_memo,
         )
     else:
         from tests.controlplane import cp
@@ -249,8 +258,9 @@ def main() -> int:
                 print(f"{world.objects} objects: loading the control plane", file=sys.stderr)
                 world.load(kubeconfig=kubeconfig, kubectl=plane.bin_dir / "kubectl", workdir=Path(tmp))
                 out = measure_warm(
-                    world=world, kubeconfig=kubeconfig, repo=repo, rounds=args.rounds, churn_fraction=args.churn
-                )
+                    world=world, kubeconfig=kubeconfig, repo=repo, rounds=args.rounds, churn_fraction=args.churn,
+                    no_memo=args.no_memo,
+                )  # fmt: skip
             finally:
                 plane.stop()
     s = summarize(out)

@@ -74,6 +74,9 @@ class Recording:
         self.data["get"][_ref_key(ref)] = copy.deepcopy(out)
         return out
 
+    def server_version(self) -> str:
+        return "recorded"
+
 
 class Replay:
     """A ``Cluster`` that answers from a recording; it notes which dry-runs were asked for."""
@@ -109,6 +112,9 @@ class Replay:
 
     def get_object(self, *, ref: Any) -> Any:
         return copy.deepcopy(self._d["get"][_ref_key(ref)])
+
+    def server_version(self) -> str:
+        return "recorded"
 
 
 def record(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from worlds import make_world  # noqa: E402
         # RoleBinding's flagged for review
     ],
 )
-def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_only_the_dry_runs(
+def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_nothing(
     controlplane, tmp_path: Path, kind: str, objects: int, lists: int, drifts: int, written: int
 ) -> None:
     prefix = f"wb-warm-{uuid.uuid4().hex[:6]}"
@@ -45,9 +45,9 @@ def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_only_the_dry_runs(
     # the people's edits, found again from the cache (each cycle checked the objects and decisions themselves)
     assert s["decided_objects"] == [drifts]
     assert s["writeback_drifts"] == [written]
-    # nothing but the dry-runs of the drifted objects (one per object, whichever kind of dry-run)
-    assert sum(s["warm_requests"].values()) == drifts
-    assert all("dry-run" in what for what in s["warm_requests"]), s["warm_requests"]
+    # nothing new: the results of the cold cycle are kept (pipeline.warming), no request at all, no object computed
+    assert s["warm_requests"] == {} and s["warm_dry_runs"] == [0]
+    assert s["warm_recomputed"] == [0]
     # the baseline is a bare list of the same kinds and namespaces, nothing else
     assert s["warm_cpu"][0] > 0 and s["floor_cpu"][0] > 0 and s["floor_in_process_cpu"][0] > 0
     assert 0 < s["list_cpu"][0] < s["floor_cpu"][0]  # the list alone: its process without start and imports

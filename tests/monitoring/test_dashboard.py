@@ -79,6 +79,7 @@ def test_the_registry_names_are_what_a_real_scrape_shows() -> None:
     m.cycle_failed(target="a", seconds=1.0, error=TimeoutError())
     m.api_request(target="a", verb="list")
     m.hotfixes.labels(target="a").inc()
+    m.recomputed(target="a", objects=3)
     m.break_glass(target="a", expires=[datetime.now(UTC)], now=datetime.now(UTC))
     scraped = {
         sample.name

@@ -179,6 +179,12 @@ def test_targets_run_on_schedule_and_a_dead_forge_never_blocks_the_others(servic
     # the watch cache: one list for the target's kind, then warm cycles list nothing
     assert metric(text, "writeback_api_requests_total", target="good", verb="list") == 1
     assert metric(text, "writeback_api_requests_total", target="good", verb="watch") >= 1
+    # the kept results (pipeline.warming): the first cycle's dry-run create and its PR's verification (a
+    # dry-run apply and a get) are not sent again, and warm cycles compute no object
+    assert metric(text, "writeback_api_requests_total", target="good", verb="create") == 1
+    assert metric(text, "writeback_api_requests_total", target="good", verb="patch") == 1
+    assert metric(text, "writeback_cycle_objects_recomputed", target="good") == 0
+    assert metric(text, "writeback_objects_recomputed_total", target="good") == 1
     assert TOKEN not in text
     assert exported(text, "writeback_forge_rate_limited_total", target="good")  # there from the start, at 0
     assert exported(text, "writeback_cycles_total", target="hot", result="failed")

@@ -53,10 +53,18 @@ def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespa
         )
         warm = {o.ref.name: o for o in cache.list_objects(selector=selector)}
         assert warm["cm-3"].body["data"] == {"key": "new"}
-        warm["cm-3"].body["data"]["key"] = "changed by the cycle"  # each cycle gets its own copy of the cache
+        # no copies: a cycle reads the cached objects themselves (and no cycle changes them: test_warm_cycles.py),
+        # and an unchanged object is the same LiveObject from one cycle to the next
+        stored = {o["metadata"]["name"]: o for i in cache.informers for o in i.objects()}
+        assert warm["cm-3"].body is stored["cm-3"]
         again = {o.ref.name: o for o in cache.list_objects(selector=selector)}
-        assert again["cm-3"].body["data"] == {"key": "new"}
-        assert again["cm-3"].body == {**warm["cm-3"].body, "data": {"key": "new"}}
+        assert all(again[name] is warm[name] for name in warm)
+        _configmap(controlplane, namespace, "cm-3", "newer")  # the watch replaces the object, never changes it
+        _wait(lambda: {o.ref.name: o for o in cache.list_objects(selector=selector)}["cm-3"].body["data"]["key"]
+              == "newer")  # fmt: skip
+        assert warm["cm-3"].body["data"] == {"key": "new"}
+        later = {o.ref.name: o for o in cache.list_objects(selector=selector)}
+        assert later["cm-3"] is not warm["cm-3"] and later["cm-1"] is warm["cm-1"]
         assert cache.list_calls == lists_after_cold  # warm: zero list calls
         assert cluster.list_calls == 0
         assert verbs.count("list") == 1 and verbs.count("watch") >= 1

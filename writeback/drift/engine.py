@@ -7,8 +7,9 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
@@ -20,7 +21,7 @@ from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.listkeys import KeyResolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.preparing import PreparedObject, prepare, reuse
+from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
@@ -54,7 +55,9 @@ __all__ = [
     "UNATTRIBUTED_NOTE",
     "DriftReport",
     "EngineOptions",
+    "ObjectOutcome",
     "PreparedObject",
+    "autoscalers",
     "compute_drift",
     "drift_to_json",
     "needs_dry_run",
@@ -112,6 +115,9 @@ def compute_drift(
     head: Sequence[DesiredObject] | None = None,
     revision: str | None = None,
     prepared: Mapping[Identity, PreparedObject] | None = None,
+    known: Mapping[Identity, ObjectOutcome] | None = None,
+    record: Callable[[Identity, ObjectOutcome], None] | None = None,
+    scalers: Mapping[Identity, str] | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
@@ -120,9 +126,14 @@ def compute_drift(
     ``head``: the desired objects at the branch head when it differs from ``revision``;
     fields the head changed since are ``pending``, not drift.
     ``prepared``: per identity, :func:`prepare_object` results already made (e.g. for ``needs_dry_run``).
+    ``known``: per identity, the outcome of an earlier run whose inputs for that object (live, desired, head,
+    dry-run, revision, options, autoscaler) the caller proved unchanged: used as is. ``record`` is told every
+    outcome computed here (not the known ones). ``scalers``: :func:`autoscalers` of these objects, when the caller
+    has it already.
     """
     run = _prepare(options)
-    scalers = autoscaled([(o.ref, o.body) for o in live] + [(d.ref, d.body) for d in desired])
+    if scalers is None:
+        scalers = autoscalers(live=live, desired=desired)
     run = replace(run, autoscaled=scalers)
     notes: list[str] = list(run.ignores.notes)
     if options.offline:
@@ -141,17 +152,24 @@ def compute_drift(
         if current is None:
             drifts.append(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision))
             continue
-        found, lost = _object_drifts(
-            run,
-            reuse((prepared or {}).get(ident), current, d, offline=options.offline),
-            dry=(dry_run or {}).get(ident),
-            head=at_head,
-            head_given=ahead is not None,
-            revision=revision,
-            notes=notes,
-        )
-        drifts.extend(found)
-        dropped.extend(lost)
+        outcome = (known or {}).get(ident)
+        if outcome is None:
+            said: list[str] = []
+            found, lost = _object_drifts(
+                run,
+                reuse((prepared or {}).get(ident), current, d, offline=options.offline),
+                dry=(dry_run or {}).get(ident),
+                head=at_head,
+                head_given=ahead is not None,
+                revision=revision,
+                notes=said,
+            )
+            outcome = ObjectOutcome(drifts=tuple(found), dropped=tuple(lost), notes=tuple(said))
+            if record is not None:
+                record(ident, outcome)
+        drifts.extend(outcome.drifts)
+        dropped.extend(outcome.dropped)
+        notes.extend(outcome.notes)
     scope = options.new_kinds
     if scope is None:
         scope = frozenset((d.ref.group, d.ref.kind) for d in desired_s)
@@ -172,6 +190,12 @@ def compute_drift(
         notes=tuple(dict.fromkeys(notes)),
         warnings=warnings,
     )
+
+
+def autoscalers(*, live: Sequence[LiveObject], desired: Sequence[DesiredObject]) -> dict[Identity, str]:
+    """The objects an HPA or a ScaledObject (live or in Git) scales, by identity, each with that autoscaler's name."""
+    objects: chain[LiveObject | DesiredObject] = chain(live, desired)
+    return autoscaled((o.ref, o.body) for o in objects)
 
 
 def needs_dry_run(
@@ -393,6 +417,3 @@ def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
     if leaf.op is Op.REMOVE:
         return is_empty(target)
     return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
-
-
-

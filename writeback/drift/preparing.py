@@ -13,9 +13,20 @@ from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.model import DesiredObject, Dropped, LiveObject, Side
+from writeback.model import DesiredObject, Drift, Dropped, LiveObject, Side
 
-__all__ = ["PreparedObject", "prepare", "reuse"]
+__all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectOutcome:
+    """What ``engine.compute_drift`` found for one object that Git declares and live holds: its drifts, its dropped
+    differences and its notes, in the engine's order. A caller that proves every input of the object unchanged
+    (``pipeline.warming``) hands it back through ``known`` instead of having it computed again."""
+
+    drifts: tuple[Drift, ...]
+    dropped: tuple[Dropped, ...]
+    notes: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,7 +5,7 @@ facts every module asks of one: its API group, whether it is a Secret, its ``NAM
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from writeback.errors import InputError
@@ -49,6 +49,8 @@ class ObjectRef:
     kind: str
     namespace: str | None
     name: str
+    # ``identity``, worked out once: a cycle asks it of each object many times (not compared, hashed or shown)
+    _identity: Identity | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def group(self) -> str:
@@ -57,12 +59,16 @@ class ObjectRef:
     @property
     def identity(self) -> Identity:
         """Identity ignores the version: group, kind, namespace, name."""
-        return Identity(self.group, self.kind, self.namespace or "", self.name)
+        known = getattr(self, "_identity", None)  # unset in a ref unpickled from before the field existed
+        if known is None:
+            known = Identity(self.group, self.kind, self.namespace or "", self.name)
+            object.__setattr__(self, "_identity", known)
+        return known
 
     @property
     def is_secret(self) -> bool:
         """A core Secret (its values never leave the process)."""
-        return is_secret(self.api_version, self.kind)
+        return self.kind == "Secret" and is_secret(self.api_version, self.kind)
 
     @property
     def ns_name(self) -> str:

@@ -6,28 +6,32 @@ forever. ``run_targets`` isolates targets: one target's hard error never blocks 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from writeback import config
 from writeback.adapters.forges.base import Forge
 from writeback.adapters.forges.opening import git_token, open_forge, read_secret
 from writeback.adapters.git.locking import clone_lock
 from writeback.adapters.git.repo import GitAuth, GitRepo, Identity
+from writeback.adapters.kube.cluster import Cluster
 from writeback.errors import ConfigError, InputError, RateLimited, WritebackError
+from writeback.kube.refs import Identity as ObjectIdentity
 from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, ProblemKind, ResultReason
 from writeback.pipeline.planning import PlanOutcome, plan_target
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.verification import NOT_VERIFIED_LINE, PREFIX, verification_line
+from writeback.pipeline.verification import NOT_VERIFIED_LINE, PREFIX, Verified, verify_live
 from writeback.pr.text import reverted_for
-from writeback.sources.base import LocateRequest
+from writeback.sources.base import LocateRequest, Patched
 from writeback.sources.documents import normdir
 
 log = logging.getLogger(__name__)
@@ -148,6 +152,8 @@ def run_cycle(spec: TargetSpec, *, edges: Edges, options: CycleOptions) -> list[
         settings = PublishSettings.from_target(target, dry_run=options.dry_run)
         publisher = Publisher(forge=forge, repo=repo, base_sha=base_sha, settings=settings)
         results = publish(publisher=publisher, publications=pubs, retire=not problems)
+        if edges.memo is not None:
+            edges.memo.lines_done()
     if problems:
         detail = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
         aborted = any(e.kind is ProblemKind.ABORTED for e in outcome.plan.errors)
@@ -170,16 +176,50 @@ def _verifier(*, spec: TargetSpec, edges: Edges, outcome: PlanOutcome, repo: Pat
             proof = patched.proof if patched is not None else None
             return proof or (NOT_VERIFIED_LINE if cluster is not None else None)
         assert cluster is not None
+        if edges.memo is None or outcome.source.renders:
+            return live_line(cs, patched, cluster).line
+        # a source that does not render: the patched files in the change set's text are what is applied
+        return edges.memo.line(
+            _line_key(cs, cluster=cluster, versions=versions()), partial(live_line, cs, patched, cluster)
+        )
+
+    def live_line(cs: ChangeSet, patched: Patched | None, cluster: Cluster) -> Verified:
         if patched is None:
             try:
                 patched = outcome.source.render_patched(cs, request)
             except WritebackError as e:
                 log.warning("change set %s: cannot render the patched manifests: %s", cs.id, e)
-                return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
-        return verification_line(cluster=cluster, cs=cs, objects=patched.objects,
-                                 default_namespace=spec.default_namespace)  # fmt: skip
+                return Verified(line=f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand.",
+                                answered=False)  # fmt: skip
+        return verify_live(cluster=cluster, cs=cs, objects=patched.objects, default_namespace=spec.default_namespace)
 
+    def versions() -> Mapping[ObjectIdentity | None, str]:
+        """The live resourceVersions of the drifted objects (asked once per cycle)."""
+        if not known:
+            drifted = {d.resource.identity for cs in outcome.plan.changesets for d in cs.drifts}
+            live = outcome.detection.live if outcome.detection is not None else ()
+            known.update((o.ref.identity, _resource_version(o.body)) for o in live if o.ref.identity in drifted)
+            known[None] = ""
+        return known
+
+    known: dict[ObjectIdentity | None, str] = {}
     return verify
+
+
+def _resource_version(body: Mapping[str, Any]) -> str:
+    meta = body.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+
+
+def _line_key(cs: ChangeSet, *, cluster: Cluster, versions: Mapping[ObjectIdentity | None, str]) -> tuple[object, ...]:
+    """What a verification line is kept by across service cycles (``pipeline.warming``): the change set's full
+    text (its drifts, its patched files), the live resourceVersions of its objects, the server's version."""
+    refs = sorted({d.resource.identity for d in cs.drifts})
+    return (
+        hashlib.sha256(repr(replace(cs, ignored=())).encode()).hexdigest(),  # what is not written back: not verified
+        tuple((r, versions.get(r)) for r in refs),
+        cluster.server_version(),
+    )
 
 
 def run_targets(targets: Sequence[T], *, cycle: Callable[[T], list[EnsureResult]]) -> list[EnsureResult]:

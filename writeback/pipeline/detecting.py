@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
     PreparedObject,
+    autoscalers,
     compute_drift,
     needs_dry_run,
     prepare_object,
@@ -48,6 +50,7 @@ from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.targets import Edges, TargetSpec
+from writeback.pipeline.warming import Warm, WarmState, ask, git_key
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
@@ -111,7 +114,10 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
                    exclude=compared.excluded(live_path, repo=repo))  # fmt: skip
     step("read Git")
-    git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced)
+    memo = edges.memo if cluster is not None else None  # kept results: service cycles only
+    if memo is not None:
+        memo.begin_cycle()
+    git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced, memo=memo)
     problems.extend(git.problems)
     desired = git.desired
     # a resource Git declares twice is left out on both sides: its live object is no "new" resource
@@ -150,6 +156,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     notes = list(git.notes)
     dry_run: dict[Identity, DryRun] | None = None
     prepared: dict[Identity, PreparedObject] | None = None
+    warm: Warm | None = None
     if cluster is None:
         live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
         if not live and desired and not edges.empty_live_ok:
@@ -157,12 +164,19 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     else:
         step("snapshot")
         snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
-        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous)
+        live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous) if ambiguous else snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
-        desired = tuple(d for d in desired if d.ref.identity not in unusable)
+        if unusable:
+            desired = tuple(d for d in desired if d.ref.identity not in unusable)
         step("dry-run")
-        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
+        if memo is not None:
+            scalers = autoscalers(live=live, desired=desired)
+            server = cluster.server_version()
+            rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
+            warm = Warm(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
+        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
+                                                 kept=warm)  # fmt: skip
         notes.extend(dry_notes)
     step("compare")
     report = compute_drift(
@@ -173,7 +187,12 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         head=git.head,
         revision=git.revision,
         prepared=prepared,
+        known=warm.round.known if warm is not None else None,
+        record=warm.round.record if warm is not None else None,
+        scalers=warm.scalers if warm is not None else None,
     )
+    if warm is not None:
+        warm.memo.finished(warm.round)
     if notes:
         report = replace(report, notes=(*notes, *report.notes))
     if not git.desired and not git.problems:  # never a silent "no drift"
@@ -277,7 +296,7 @@ def _controller_state(
 
 
 def _git_side(
-    *, spec: TargetSpec, load: _Loader, state: ControllerState, namespaced: NamespacedFn
+    *, spec: TargetSpec, load: _Loader, state: ControllerState, namespaced: NamespacedFn, memo: WarmState | None = None
 ) -> _GitSide:
     ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
 
@@ -298,10 +317,29 @@ def _git_side(
         return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
     rendered = load.source.renders  # a rendering may reach anywhere in the repo (a Kustomize ../../base)
     scope = "." if rendered else spec.path
-    dirty = revisions.is_dirty(repo, path=scope)
     commit = revisions.resolve_commit(repo, wanted) if wanted else head
     if not wanted:
         source = "HEAD (no applied revision known)"
+    key = None
+    if memo is not None and not load.source.renders and not load.exclude:
+        key = git_key(repo, path=spec.path, source=load.source.name, namespaces=ns, head=head, commit=commit)
+    dirty = key is None and revisions.is_dirty(repo, path=scope)
+    if key is not None and memo is not None:
+        kept = memo.git_side(key)
+        if isinstance(kept, _GitSide):  # the same trees: the same objects, nothing read
+            return replace(kept, revision=commit, source=source)
+    side = _read_git(spec=spec, load=load, read=read, head=head, commit=commit, source=source, scope=scope,
+                     dirty=dirty)  # fmt: skip
+    if key is not None and memo is not None:
+        memo.keep_git_side(key, side)
+    return side
+
+
+def _read_git(
+    *, spec: TargetSpec, load: _Loader, read: Callable[..., tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]],
+    head: str, commit: str, source: str, scope: str, dirty: bool,
+) -> _GitSide:  # fmt: skip
+    repo, rendered = load.repo, load.source.renders
     if commit == head and not dirty:
         objs, problems = read(repo)
         return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
@@ -321,8 +359,9 @@ def _git_side(
 
 
 def _dry_runs(
-    *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
-) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:
+    *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
+    kept: Warm | None = None,
+) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:  # fmt: skip
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
     A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
@@ -331,8 +370,13 @@ def _dry_runs(
     spellings only. Also returns each compared object's engine preparation, so that ``compute_drift`` does not redo
     it. Where both fail (an invalid manifest, a webhook that refuses), that object falls back to the built-in
     defaults table, as offline, with a note.
+
+    ``kept`` (service cycles): an object whose outcome was kept from the last cycle, for the same inputs, is neither
+    prepared nor dry-run; a dry-run answer kept for the same manifest, live resourceVersion and server version is
+    not asked again.
     """
     by_id = {o.ref.identity: o for o in live}
+    heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
     results: dict[Identity, DryRun] = {}
     prepared: dict[Identity, PreparedObject] = {}
     notes: list[str] = []
@@ -341,25 +385,36 @@ def _dry_runs(
         lv = by_id.get(d.ref.identity)
         if lv is None:
             continue
+        if kept is not None and kept.reusable(lv, d, heads):
+            continue
         prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options)
         if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
             continue
         if has_twin(d.ref):
             try:
-                body = cluster.dry_run_create(body=twin_manifest(d.body, d.ref), twin_of=d.ref)
-                results[d.ref.identity] = DryRun(kind=DryRunKind.CREATE, body=body)
+                twin = twin_manifest(d.body, d.ref)
+                create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
+                results[d.ref.identity] = ask(kept, DryRunKind.CREATE, twin, lv, create)
                 continue
             except ClusterUnreachable:
                 raise
             except ClusterError as e:
                 refused.append(f"{d.ref} ({e})")
+                if kept is not None:
+                    kept.round.unkept(d.ref.identity)
         try:
-            body = cluster.dry_run_apply(body=_with_identity(d.body, d.ref))
-            results[d.ref.identity] = DryRun(kind=DryRunKind.APPLY, body=body)
+            applied = _with_identity(d.body, d.ref)
+            results[d.ref.identity] = ask(
+                kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied)
+            )
         except ClusterUnreachable:
             raise
         except ClusterError as e:
             notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
+            if kept is not None:
+                kept.round.unkept(d.ref.identity)
+    if kept is not None:
+        kept.memo.dry_runs_done()
     if refused:
         notes.append(
             f"{len(refused)} object(s) could not be dry-run created under a twin name, first {refused[0]}: "

@@ -8,12 +8,14 @@ overlay at the applied revision, the head's build marking pending fields); the p
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from writeback.adapters.confinement import OutsideRepository, real_relative
+from writeback.adapters.git import revisions
 from writeback.adapters.git.texts import read_repo
 from writeback.gitops.registry import app_of
 from writeback.kube.refs import Identity, ObjectRef
@@ -24,7 +26,7 @@ from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.verification import check_rendered
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LocateRequest, Patched, Source, Tools
-from writeback.sources.changesets import Plan, plan_changesets
+from writeback.sources.changesets import Plan, plan_changesets, with_held_back
 from writeback.sources.documents import normdir
 from writeback.sources.locating import locate
 from writeback.sources.locations import Located, Location
@@ -112,21 +114,59 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     detection = detect(spec=spec, repo=repo, edges=edges)
     if edges.on_step is not None:
         edges.on_step("locate and patch")
+    drifts = detection.report.drifts
+    drifted = {d.resource.identity for d in drifts}  # change sets are grouped by the apps of drifted objects only
+    live_refs = [o.ref for o in detection.live]
+    apps = {o.ref.identity: app for o in detection.live
+            if o.ref.identity in drifted and (app := app_of(o.body)) is not None}  # fmt: skip
+    memo = edges.memo if edges.cluster is not None else None
+    key = _plan_key(spec=spec, repo=repo, detection=detection, live_refs=live_refs, apps=apps) if memo else None
+    if key is not None and memo is not None:
+        kept = memo.plan(key)
+        kept = kept if isinstance(kept, PlanOutcome) else None
+        # the same written and whole-object drifts over the same repository: the same change sets, with this
+        # cycle's held-back drifts (neither located nor patched) in their "not written back" lists
+        plan = with_held_back(kept.plan, target=spec.name, drifts=drifts, apps=apps) if kept is not None else None
+        if kept is not None and plan is not None:
+            return replace(kept, plan=plan, detection=detection)
     texts = read_repo(repo)
     outcome = plan_files(
         files=texts.files,
         links=texts.links,
-        drifts=detection.report.drifts,
+        drifts=drifts,
         spec=spec,
         source=detection.source,
-        live_refs=[o.ref for o in detection.live],
-        apps={o.ref.identity: app for o in detection.live if (app := app_of(o.body)) is not None},
+        live_refs=live_refs,
+        apps=apps,
         repo=repo,
         tools=edges.tools,
         controller=detection.controller,
     )
+    if key is not None and memo is not None:
+        memo.keep_plan(key, outcome)
     return replace(outcome, detection=detection)
 
+
+def _plan_key(
+    *, spec: TargetSpec, repo: Path, detection: Detection, live_refs: list[ObjectRef], apps: Mapping[Identity, str]
+) -> tuple[object, ...] | None:
+    """What a service cycle's change sets are kept by (``pipeline.warming``), or None when they must be built: the
+    written and whole-object drifts that produce them (their full text; the held-back ones are only listed), the apps
+    of all drifted objects, the spec, the repository's tree (pristine: no change, no untracked
+    or ignored file, no symbolic link), the live objects' refs and apps, the controller object's ref; for a source
+    kind that does not render (a rendering reaches beyond the repository)."""
+    if detection.source.renders or not revisions.pristine(repo):
+        return None
+    tree = revisions.tree_ids(repo, ("HEAD",), path=".")
+    if tree is None or revisions.has_links(repo, tree[0]):
+        return None
+    acted = [d for d in detection.report.drifts if not d.decision.held_back]
+    drifts = hashlib.sha256(repr(acted).encode()).hexdigest()
+    groups = frozenset(apps.values())  # the apps of all drifted objects: how change sets are grouped
+    acting = {d.resource.identity for d in acted}
+    followed = detection.controller.ref if detection.controller is not None else None
+    return (tree, drifts, groups, {i: a for i, a in apps.items() if i in acting}, spec, detection.source.name,
+            tuple(live_refs), followed)  # fmt: skip
 
 
 def confined(located: Located, *, files: Mapping[str, str], links: Mapping[str, str], repo: Path | None) -> Located:

@@ -25,6 +25,7 @@ from writeback.adapters.forges.opening import read_secret
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.gitops.base import Followed
 from writeback.kube.discovery import DiscoveryReader
+from writeback.pipeline.warming import WarmState
 from writeback.sources import registry as sources
 from writeback.sources.base import OptionKind, Tools
 
@@ -132,6 +133,7 @@ class Edges:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     clock: Callable[[], float] = time.time
     on_step: Callable[[str], None] | None = None  # progress of detect and plan: "read Git", "snapshot", ...
+    memo: WarmState | None = None  # the service: results kept from the target's last cycle (pipeline.warming)
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.cluster, self.live_path, self.live_text)) > 1:

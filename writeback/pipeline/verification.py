@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from writeback.adapters.kube.cluster import Cluster
@@ -67,6 +67,14 @@ def check_rendered(
     return Plan(changesets=tuple(out), errors=tuple(errors)), rendered
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verified:
+    """A verification line, and whether the API server answered (a failed one is never kept across cycles)."""
+
+    line: str
+    answered: bool = True
+
+
 def verification_line(
     *, cluster: Cluster, cs: ChangeSet, objects: Sequence[Mapping[str, Any]], default_namespace: str | None = None
 ) -> str:
@@ -75,9 +83,16 @@ def verification_line(
     A server-side dry-run apply of each patched object against live must store the written-back fields exactly as
     they are live, and change nothing else live either: merging must add nothing the person did not do.
     """
+    return verify_live(cluster=cluster, cs=cs, objects=objects, default_namespace=default_namespace).line
+
+
+def verify_live(
+    *, cluster: Cluster, cs: ChangeSet, objects: Sequence[Mapping[str, Any]], default_namespace: str | None = None
+) -> Verified:
+    """:func:`verification_line`, saying whether the API server answered."""
     drifts = [d for d in cs.drifts if d.decision.written and not d.sensitive]
     if not drifts:
-        return f"{PREFIX}: nothing to compare."
+        return Verified(line=f"{PREFIX}: nothing to compare.")
     try:
         applied: list[tuple[ObjectRef, dict[str, Any]]] = []
         for ref in sorted({d.resource for d in drifts}, key=lambda r: r.identity):
@@ -94,19 +109,22 @@ def verification_line(
         changed = [] if wrong else _changes_live(cluster, applied)
     except WritebackError as e:
         log.warning("change set %s: dry-run verification failed: %s", cs.id, e)
-        return f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand."
+        return Verified(line=f"{PREFIX}: failed ({type(e).__name__}); check the manifests by hand.", answered=False)
     if wrong:
         fields = "; ".join(w.field for w in wrong[:5])
-        return f"{PREFIX}: {len(wrong)} of {len(drifts)} written-back fields would differ from live ({fields})."
+        return Verified(
+            line=f"{PREFIX}: {len(wrong)} of {len(drifts)} written-back fields would differ from live ({fields})."
+        )
     n = len(drifts)
     if changed:
         shown = "; ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-        return (
-            f"{PREFIX}: the {n} written-back field{'s' if n != 1 else ''} match live, but merging would also change "
-            f"{len(changed)} other field{'s' if len(changed) != 1 else ''} live ({shown}): review them."
+        return Verified(
+            line=f"{PREFIX}: the {n} written-back field{'s' if n != 1 else ''} match live, but merging would also "
+            f"change {len(changed)} other field{'s' if len(changed) != 1 else ''} live ({shown}): review them."
         )
-    return (
-        f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live), and nothing else."
+    return Verified(
+        line=f"{PREFIX}: no change to the {n} written-back field{'s' if n != 1 else ''} (they match live), and "
+        "nothing else."
     )
 
 

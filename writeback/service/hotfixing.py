@@ -224,6 +224,9 @@ class CapturingCluster:
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
         return self._cluster.get_object(ref=ref)
 
+    def server_version(self) -> str:
+        return self._cluster.server_version()
+
 
 def _age(stamp: str) -> float:
     try:

@@ -99,6 +99,16 @@ class Metrics:
             ["target"],
             registry=r,
         )
+        self.objects_recomputed = Gauge(
+            "writeback_cycle_objects_recomputed",
+            "Objects whose drift the last cycle computed; the others' results were kept from the cycle before",
+            ["target"],
+            registry=r,
+        )
+        self.objects_recomputed_total = Counter(
+            "writeback_objects_recomputed", "Objects whose drift a cycle computed, summed over cycles", ["target"],
+            registry=r,
+        )  # fmt: skip
         ProcessCollector(registry=r)  # process_start_time_seconds: how long a target has had for its first success
         self.break_glass_expired_waiting = Gauge(
             "writeback_break_glass_expired_waiting",
@@ -137,7 +147,7 @@ class Metrics:
         keep an alert firing. Counters, the interval and the last success stay (alerts aggregate those)."""
         series: list[tuple[Gauge, tuple[str, ...]]] = [(self.drift_fields, (target, str(d))) for d in Decision]
         state = (self.persistent_drift, self.break_glass_active, self.break_glass_expired, self.break_glass_expires,
-                 self.break_glass_expired_waiting)  # fmt: skip
+                 self.break_glass_expired_waiting, self.objects_recomputed)  # fmt: skip
         series += [(gauge, (target,)) for gauge in state]
         for gauge, labels in series:
             with contextlib.suppress(KeyError):  # prometheus_client < 0.21 raises for a series never set
@@ -172,6 +182,12 @@ class Metrics:
             self.pull_requests.labels(target=target, outcome=str(result.outcome)).inc()
             if result.reason is ResultReason.RATE_LIMITED:
                 self.forge_rate_limited.labels(target=target).inc()
+
+    def recomputed(self, *, target: str, objects: int) -> None:
+        """How many objects a cycle computed (a warm cycle: those whose live object, Git document, applied revision
+        or policy changed)."""
+        self.objects_recomputed.labels(target=target).set(objects)
+        self.objects_recomputed_total.labels(target=target).inc(objects)
 
     def drifts(self, *, target: str, drifts: Iterable[Drift]) -> None:
         """The drift gauges of one cycle: fields by decision, and persistent drift."""

@@ -36,6 +36,7 @@ from writeback.model import Capture, Drift, EnsureResult, Outcome
 from writeback.pipeline.cycling import CycleOptions, TargetRun
 from writeback.pipeline.planning import PlanOutcome
 from writeback.pipeline.targets import Edges, TargetSpec, spec_for, tools_for
+from writeback.pipeline.warming import WarmState
 from writeback.service import breakglassing
 from writeback.service.guards import Coordinator
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
@@ -86,6 +87,7 @@ class TargetRuntime:
         )
         self.cluster_name = target.cluster or ""
         self._spec: TargetSpec | None = None
+        self.memo = WarmState()  # results kept from this target's last cycle (pipeline.warming)
 
     def spec(self) -> TargetSpec:
         """The target resolved once (its fingerprint key read on first use: a missing one fails this target's
@@ -255,7 +257,7 @@ class Service:
         tools = tools_for(runtime.target, discovery=runtime.discovery())
         run = TargetRun(
             spec=runtime.spec(),
-            edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name, tools=tools),
+            edges=Edges(cluster=cluster, cluster_name=runtime.cluster_name, tools=tools, memo=runtime.memo),
             options=options,
         )
         expiry, results = self._break_glass(ctx, runtime=runtime, run=run)
@@ -263,6 +265,8 @@ class Service:
             active = expiry.active if expiry is not None else ()
             results = tuple(breakglassing.with_incident(run, active=active).run())
         self.metrics.results(target=name, results=results)
+        if runtime.memo.recomputed is not None:
+            self.metrics.recomputed(target=name, objects=runtime.memo.recomputed)
         drifts = None
         if plans and plans[0].detection is not None:
             drifts = plans[0].detection.report.drifts

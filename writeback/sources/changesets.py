@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from writeback.errors import PatchError
@@ -37,7 +37,8 @@ from .applying import apply_locations
 from .documents import documents, is_yaml
 from .locations import Located, Location, Transform
 
-__all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets"]
+__all__ = ["Plan", "aborted", "changeset_id", "fingerprint", "plan_changesets", "with_held_back"]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
@@ -192,15 +193,13 @@ def plan_changesets(
     ``apps`` maps resource identities to the app (GitOps Application / Kustomization) that deploys them; when the
     drifts span several apps, each app gets its own change sets (id ``<target>-<app>``).
     """
-    apps = apps or {}
-    names = sorted({apps[d.resource.identity] for d in drifts if d.resource.identity in apps})
-    if len(names) <= 1:
+    groups = _groups(drifts, apps or {})
+    if len(groups) == 1:
         return _plan_group(target=target, app=None, files=files, drifts=drifts, located=located, key=fingerprint_key)
+    apps = apps or {}
     changesets: list[ChangeSet] = []
     errors: list[PlanProblem] = list(located.errors)
-    groups: list[str | None] = [*names, None]
-    for app in groups:
-        mine = [d for d in drifts if apps.get(d.resource.identity) == app]
+    for app, mine in groups:
         ids = {id(d) for d in mine}
         part = Located(
             locations=tuple(loc for loc in located.locations if id(loc.drift) in ids),
@@ -210,6 +209,37 @@ def plan_changesets(
         changesets += plan.changesets
         errors += plan.errors
     return Plan(changesets=tuple(changesets), errors=tuple(errors))
+
+
+def _groups(drifts: Sequence[Drift], apps: Mapping[Identity, str]) -> list[tuple[str | None, Sequence[Drift]]]:
+    """The drifts of each app's change sets: one group (no app) unless the drifts span several apps."""
+    names = sorted({apps[d.resource.identity] for d in drifts if d.resource.identity in apps})
+    if len(names) <= 1:
+        return [(None, drifts)]
+    return [(app, [d for d in drifts if apps.get(d.resource.identity) == app]) for app in [*names, None]]
+
+
+def with_held_back(
+    plan: Plan, *, target: str, drifts: Sequence[Drift], apps: Mapping[Identity, str] | None = None
+) -> Plan | None:
+    """``plan``, made by :func:`plan_changesets` from drifts whose written and whole-object ones are those of
+    ``drifts`` (the same objects in the same apps), with the held-back drifts of ``drifts`` as its standard change
+    sets' ``ignored``: what ``plan_changesets`` over ``drifts`` gives, without locating or patching again (held-back
+    drifts are neither located nor patched). None when a change set cannot be matched to its app's group."""
+    ignored: dict[str, tuple[Drift, ...]] = {}
+    for app, mine in _groups(drifts, apps or {}):
+        cs_id = changeset_id(target=target, app=app)
+        if cs_id in ignored:
+            return None
+        ignored[cs_id] = tuple(d for d in mine if d.decision.held_back)
+    out: list[ChangeSet] = []
+    for cs in plan.changesets:
+        if cs.review is Review.STANDARD:
+            if cs.id not in ignored:
+                return None
+            cs = replace(cs, ignored=ignored[cs.id])
+        out.append(cs)
+    return Plan(changesets=tuple(out), errors=plan.errors)
 
 
 def _plan_group(

@@ -6,6 +6,7 @@ extracted outside it.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import shutil
@@ -79,6 +80,32 @@ def is_dirty(repo: Path, *, path: str = ".") -> bool:
     """Uncommitted changes to tracked files under ``path``."""
     r = _git(repo, "status", "--porcelain", "--untracked-files=no", "--", path)
     return r.returncode == 0 and bool(r.stdout.strip())
+
+
+def pristine(repo: Path, *, path: str = ".") -> bool:
+    """Nothing under ``path`` differs from HEAD: no uncommitted change, and no untracked or ignored file (a reader
+    of the working tree would read those too)."""
+    r = _git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored=matching", "--", path)
+    return r.returncode == 0 and not r.stdout.strip()
+
+
+def tree_ids(repo: Path, revisions: tuple[str, ...], *, path: str) -> tuple[str, ...] | None:
+    """The ids of the tree at ``path`` in each commit of ``revisions`` (``git rev-parse C:PATH``, one process): equal
+    ids, equal contents. None when ``path`` is missing at one of them, or git cannot tell."""
+    where = "" if path.strip("/") in ("", ".") else path.strip("/")
+    r = _git(repo, "rev-parse", *(f"{c}^{{tree}}" if not where else f"{c}:{where}" for c in revisions))
+    ids = tuple(r.stdout.decode(errors="replace").split())
+    return ids if r.returncode == 0 and len(ids) == len(revisions) else None
+
+
+@functools.lru_cache(maxsize=64)
+def has_links(repo: Path, tree: str) -> bool:
+    """Does the tree hold a symbolic link anywhere (its target's contents are not part of the tree's id)? True
+    when git cannot tell. Kept per tree id: the id fixes the tree's entries."""
+    r = _git(repo, "ls-tree", "-r", "-z", tree)
+    if r.returncode != 0:
+        return True
+    return any(entry.startswith(b"120000 ") for entry in r.stdout.split(b"\0"))
 
 
 def _keep_links(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:

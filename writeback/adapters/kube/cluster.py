@@ -76,6 +76,8 @@ class Cluster(Protocol):
 
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None: ...
 
+    def server_version(self) -> str: ...
+
 
 class KubeCluster:
     """The real cluster, through an official ``kubernetes.client.ApiClient``."""
@@ -88,6 +90,7 @@ class KubeCluster:
         self.list_calls_by_kind: Counter[str] = Counter()
         self.dry_run_calls = 0
         self.dry_run_refs: list[ObjectRef] = []  # which objects were dry-run (tests, debugging)
+        self._version: str | None = None
 
     @classmethod
     def connect(
@@ -215,6 +218,18 @@ class KubeCluster:
             else:
                 raise KindNotServed(f"{kind} ({api_version}): kind not served by this cluster")
         return self._resources[key]
+
+    def server_version(self) -> str:
+        """The API server's version (``/version``: gitVersion, plus the platform), asked once per connection like
+        discovery: dry-run answers kept across cycles are keyed by it."""
+        if self._version is None:
+            doc = self._request(method="GET", path="/version", what="the API server's version") or {}
+            self._version = f"{doc.get('gitVersion', '')} {doc.get('platform', '')}".strip()
+        return self._version
+
+    @property
+    def version_known(self) -> bool:
+        return self._version is not None
 
     # ------------------------------------------------------------ reads
 

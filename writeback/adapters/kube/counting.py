@@ -54,3 +54,8 @@ class CountingCluster:
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
         self._count("get")
         return self._cluster.get_object(ref=ref)
+
+    def server_version(self) -> str:
+        if not self._cluster.version_known:
+            self._count("get")
+        return self._cluster.server_version()

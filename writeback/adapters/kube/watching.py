@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import marshal
 import random
 import threading
 import time
@@ -80,6 +79,7 @@ class Informer:
         self._response: Any = None
         self._thread: threading.Thread | None = None
         self.resource_version = resource_version  # given: watch from there first (the relist test uses it)
+        self.generation = 0  # moves on at every change of the store
         self.list_calls = 0
         self.watch_calls = 0
         self.relists = 0
@@ -124,6 +124,11 @@ class Informer:
     def objects(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._store.values())
+
+    def snapshot(self) -> tuple[int, list[dict[str, Any]]]:
+        """The store's generation and its objects, read together."""
+        with self._lock:
+            return self.generation, list(self._store.values())
 
     # ------------------------------------------------------------ the loop
 
@@ -171,6 +176,7 @@ class Informer:
         with self._lock:
             gone = [obj for key, obj in self._store.items() if key not in store]
             self._store = store
+            self.generation += 1
         self.relists += 1
         self.resource_version = version
         self.error = None
@@ -230,6 +236,7 @@ class Informer:
             else:
                 previous = self._store.get(_key(obj))
                 self._store[_key(obj)] = obj
+            self.generation += 1
         self.resource_version = version or self.resource_version
         self._emit(WatchEvent(type=kind, object=obj, resource=self.resource, previous=previous))
 
@@ -298,18 +305,6 @@ def _lines(response: Any) -> Iterator[bytes]:
         yield buffer
 
 
-def _copy(item: dict[str, Any]) -> dict[str, Any]:
-    """A cycle's own deep copy of a cached object (decoded JSON: dicts, lists, strings, numbers, booleans, None).
-
-    ``marshal`` copies exactly these types, in C, about twice as fast as a JSON round trip (0.35 s against 0.7 s for
-    10,000 objects); anything else falls back to the round trip."""
-    try:
-        copied: dict[str, Any] = marshal.loads(marshal.dumps(item))
-    except ValueError:
-        return dict(json.loads(json.dumps(item)))
-    return copied
-
-
 class WatchingCluster(CountingCluster):
     """The ``Cluster`` protocol with ``list_objects`` served from informers (one per kind and namespace)."""
 
@@ -327,6 +322,7 @@ class WatchingCluster(CountingCluster):
         self._on_event = on_event
         self._sync_timeout = sync_timeout
         self._informers: dict[tuple[str, str, str, str], Informer] = {}
+        self._lists: dict[tuple[int, tuple[str, ...]], tuple[int, list[LiveObject]]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -369,17 +365,39 @@ class WatchingCluster(CountingCluster):
     # ------------------------------------------------------------ the Cluster protocol (the rest: CountingCluster)
 
     def list_objects(self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
-        excluded = set(selector.exclude)
+        """The cached objects themselves, not copies: the watch replaces an object, never changes it in place, and
+        no cycle changes the objects it reads (``tests/service/test_watching.py`` checks both). The list of an
+        informer whose store has not changed since the last call is the same list of the same ``LiveObject``s."""
+        excluded = tuple(sorted(selector.exclude))
         out: list[LiveObject] = []
         for informer in self.informers_for(selector=selector):
-            for item in sorted(informer.objects(), key=_key):
-                meta = item.get("metadata") or {}
-                name, ns = str(meta.get("name", "")), meta.get("namespace") or None
-                if name in excluded or (ns and f"{ns}/{name}" in excluded):
-                    continue
-                res = informer.resource
-                ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=ns, name=name)
-                out.append(LiveObject(ref=ref, body=_copy(item), source=Source.CLUSTER))
+            out.extend(self._listed(informer, excluded))
+        return out
+
+    def _listed(self, informer: Informer, excluded: tuple[str, ...]) -> list[LiveObject]:
+        key = (id(informer), excluded)
+        generation, items = informer.snapshot()
+        with self._lock:
+            last = self._lists.get(key)
+        if last is not None and last[0] == generation:
+            return last[1]
+        before = {id(o.body): o for o in last[1]} if last is not None else {}
+        skip = set(excluded)
+        res = informer.resource
+        out: list[LiveObject] = []
+        for item in sorted(items, key=_key):
+            kept = before.get(id(item))
+            if kept is not None and kept.body is item:  # the same object: its LiveObject too
+                out.append(kept)
+                continue
+            meta = item.get("metadata") or {}
+            name, ns = str(meta.get("name", "")), meta.get("namespace") or None
+            if name in skip or (ns and f"{ns}/{name}" in skip):
+                continue
+            ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=ns, name=name)
+            out.append(LiveObject(ref=ref, body=item, source=Source.CLUSTER))
+        with self._lock:
+            self._lists[key] = (generation, out)
         return out
 
     def stop(self) -> None:

@@ -41,12 +41,15 @@ _AUTOSCALERS = {
     ("autoscaling", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
     ("keda.sh", "ScaledObject"): "KEDA ScaledObject",
 }
+_AUTOSCALER_KINDS = frozenset(kind for _, kind in _AUTOSCALERS)
 
 
 def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[Identity, str]:
     """The objects an HPA or a ScaledObject scales (by identity), each with that autoscaler's name."""
     out: dict[Identity, str] = {}
     for ref, body in objects:
+        if ref.kind not in _AUTOSCALER_KINDS:  # most objects: no group to work out
+            continue
         what = _AUTOSCALERS.get((ref.group, ref.kind))
         spec = body.get("spec")
         target = spec.get("scaleTargetRef") if isinstance(spec, Mapping) else None
@@ -55,9 +58,7 @@ def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[I
         api = str(target.get("apiVersion") or "apps/v1")
         group = group_of(api)
         kind = str(target.get("kind") or "Deployment")
-        out.setdefault(
-            Identity(group, kind, ref.namespace or "", str(target["name"])), ref.named(what)
-        )
+        out.setdefault(Identity(group, kind, ref.namespace or "", str(target["name"])), ref.named(what))
     return out
 
 
