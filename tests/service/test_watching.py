@@ -60,8 +60,12 @@ def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespa
         again = {o.ref.name: o for o in cache.list_objects(selector=selector)}
         assert all(again[name] is warm[name] for name in warm)
         _configmap(controlplane, namespace, "cm-3", "newer")  # the watch replaces the object, never changes it
-        _wait(lambda: {o.ref.name: o for o in cache.list_objects(selector=selector)}["cm-3"].body["data"]["key"]
-              == "newer")  # fmt: skip
+        wait_until(
+            "the watch's newer cm-3",
+            lambda: {o.ref.name: o for o in cache.list_objects(selector=selector)}["cm-3"].body["data"]["key"]
+            == "newer",
+            timeout=15,
+        )
         assert warm["cm-3"].body["data"] == {"key": "new"}
         later = {o.ref.name: o for o in cache.list_objects(selector=selector)}
         assert later["cm-3"] is not warm["cm-3"] and later["cm-1"] is warm["cm-1"]
