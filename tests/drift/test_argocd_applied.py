@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.drift.support import by_path, deployment, diff_json, drifts_of, sync, write
+from tests.drift.support import by_path, diff_json, drifts_of, sync, write
 from tests.support.gitrepos import commit
+from tests.support.objects import deployment
 
 pytestmark = pytest.mark.controlplane
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.drift.support import configmap, deployment, sync, write
+from tests.drift.support import configmap, sync, write
 from tests.support.gitrepos import commit, init_repo
+from tests.support.objects import deployment
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
 from writeback.kube.refs import ObjectRef
