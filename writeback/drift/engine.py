@@ -22,6 +22,7 @@ from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
+from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
 from writeback.gitops.base import PathIgnore
@@ -54,12 +55,16 @@ __all__ = [
     "UNATTRIBUTED_NOTE",
     "DriftReport",
     "EngineOptions",
+    "GitChanges",
     "PreparedObject",
+    "Settle",
     "compute_drift",
     "drift_to_json",
     "needs_dry_run",
+    "oldest_write",
     "prepare_object",
     "report_to_json",
+    "settle_context",
 ]
 
 
@@ -87,9 +92,24 @@ class _Run:
     autoscaled: Mapping[Identity, str] = field(default_factory=dict)  # objects an HPA/ScaledObject scales
 
 
-def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
-    """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept."""
-    return prepare(live, desired, offline=options.offline)
+def prepare_object(
+    *, live: LiveObject, desired: DesiredObject, options: EngineOptions, settle: Settle | None = None
+) -> PreparedObject:
+    """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept (``settle``: the
+    first stage's context, :func:`settle_context`; without it no object is settled by its managers)."""
+    return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle)
+
+
+def settle_context(
+    changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None
+) -> Settle | None:
+    """The first stage's context: when Git changed each object (None: unknown, so nothing is settled by its managers)
+    and the head's objects when the head is ahead of the compared revision."""
+    if changes is None:
+        return None
+    if head is None:
+        return Settle(changes=changes)
+    return Settle(changes=changes, head={d.ref.identity: d for d in head}, head_given=True)
 
 
 def _prepare(options: EngineOptions) -> _Run:
@@ -112,6 +132,7 @@ def compute_drift(
     head: Sequence[DesiredObject] | None = None,
     revision: str | None = None,
     prepared: Mapping[Identity, PreparedObject] | None = None,
+    settle: Settle | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
@@ -120,6 +141,8 @@ def compute_drift(
     ``head``: the desired objects at the branch head when it differs from ``revision``;
     fields the head changed since are ``pending``, not drift.
     ``prepared``: per identity, :func:`prepare_object` results already made (e.g. for ``needs_dry_run``).
+    ``settle``: the first stage's context (:func:`settle_context`): objects whose managers alone settle them are
+    not compared (``settling``); without it every object is.
     """
     run = _prepare(options)
     scalers = autoscaled([(o.ref, o.body) for o in live] + [(d.ref, d.body) for d in desired])
@@ -143,7 +166,8 @@ def compute_drift(
             continue
         found, lost = _object_drifts(
             run,
-            reuse((prepared or {}).get(ident), current, d, offline=options.offline),
+            reuse((prepared or {}).get(ident), current, d, offline=options.offline, policy=options.policy,
+                  context=settle),  # fmt: skip
             dry=(dry_run or {}).get(ident),
             head=at_head,
             head_given=ahead is not None,

@@ -34,10 +34,14 @@ from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
+    GitChanges,
     PreparedObject,
+    Settle,
     compute_drift,
+    oldest_write,
     needs_dry_run,
     prepare_object,
+    settle_context,
 )
 from writeback.drift.evidence.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
@@ -77,6 +81,8 @@ class _GitSide:
     source: str
     problems: tuple[Problem, ...]
     notes: tuple[str, ...]
+    commit: str | None = None  # the compared commit, when Git has one (None: the files as they are)
+    scope: str = "."  # what the desired objects are read or rendered from
 
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
@@ -162,8 +168,11 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         desired = tuple(d for d in desired if d.ref.identity not in unusable)
+    settle = settle_context(_git_changes(repo=repo, git=git, live=live, rendered=source.renders), head=git.head)
+    if cluster is not None:
         step("dry-run")
-        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options)
+        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
+                                                 settle=settle)  # fmt: skip
         notes.extend(dry_notes)
     step("compare")
     report = compute_drift(
@@ -174,6 +183,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         head=git.head,
         revision=git.revision,
         prepared=prepared,
+        settle=settle,
     )
     if notes:
         report = replace(report, notes=(*notes, *report.notes))
@@ -305,7 +315,8 @@ def _git_side(
         source = "HEAD (no applied revision known)"
     if commit == head and not dirty:
         objs, problems = read(repo)
-        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
+        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=(),
+                        commit=commit, scope=scope)  # fmt: skip
     with revisions.checkout(repo, commit, path=scope) as tree:
         objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
     head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
@@ -318,11 +329,30 @@ def _git_side(
         notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
     if dirty:
         notes.append(f"uncommitted changes under {scope} are treated as the head (pending)")
-    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes))
+    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes),
+                    commit=commit, scope=scope)  # fmt: skip
+
+
+def _git_changes(*, repo: Path, git: _GitSide, live: Sequence[LiveObject], rendered: bool) -> GitChanges | None:
+    """When Git last changed each file, for the engine's first stage (``drift.settling``): the commits after the
+    oldest managedFields time of the live objects (an Apply older than that changes nothing)."""
+    if git.commit is None:
+        return None
+    since = oldest_write(live)
+    if since is None:
+        return None
+    by_file = revisions.change_times(repo, git.commit, path=git.scope, since=since)
+    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
+
 
 
 def _dry_runs(
-    *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions
+    *,
+    cluster: Cluster,
+    live: Sequence[LiveObject],
+    desired: Sequence[DesiredObject],
+    options: EngineOptions,
+    settle: Settle | None = None,
 ) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
@@ -342,7 +372,7 @@ def _dry_runs(
         lv = by_id.get(d.ref.identity)
         if lv is None:
             continue
-        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options)
+        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options, settle=settle)
         if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
             continue
         if has_twin(d.ref):

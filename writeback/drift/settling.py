@@ -1,0 +1,230 @@
+"""The engine's first stage: settle an object from its managers alone, without normalizing or comparing. Pure.
+
+Most live objects were written only by their GitOps applier (a server-side Apply by ``argocd-controller``,
+``kustomize-controller``, ...) and by controllers writing their status. Such an object holds what Git declares
+(plus the server's defaults and the status), so it has no drift to report: :func:`settle` says so from its
+``metadata.managedFields`` and Git's manifest, for a fraction of what normalizing and comparing cost. It settles an
+object only when every one of these holds, and otherwise leaves it to the normal path (which decides exactly):
+
+- the object records managedFields (a dump without them proves nothing);
+- every entry is a GitOps manager's Apply to the object itself, or a controller's write to its ``status``
+  subresource; at least one is an Apply. A person's write of any kind (an Update by ``kubectl-edit``, ``kubectl``,
+  a dashboard; a ``/scale`` by a person) leaves an entry by its manager, and so does a controller's write to the
+  object itself or to ``/scale``, whose fields the report lists as ignored: both take the normal path;
+- Git's manifest did not change after every applier's last Apply (its time is later than the last commit that
+  changed the object's source at the compared revision): an Apply older than the Git change holds an older
+  manifest, whose difference is a pending or failed sync;
+- the Git head, when it is ahead of the compared revision, declares the object as the compared revision does
+  (commits the controller has not synced yet are ``pending`` in the normal path);
+- every field Git declares is owned by an applier's Apply. A field a person removed leaves no entry at all (the
+  API server drops it from every manager's set, and records no remover: the real kube-apiserver keeps the person's
+  ``kubectl edit`` entry only when it also set a field), so only this check sees a removal: the applier no longer
+  owns a field its manifest sends.
+
+A settled object is named in ``--explain`` with the rule ``settled-by-managers``; the report is otherwise what the
+normal path makes of it: no drift.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from writeback.drift.deciding import Role, manager_role
+from writeback.kube.refs import Identity
+from writeback.model import DesiredObject, Explanation, LiveObject, Rule
+from writeback.settings import Policy
+
+__all__ = ["GitChanges", "Settle", "oldest_write", "settle"]
+
+_APPLY = "Apply"
+_STATUS = "status"
+# Fields a manifest carries that managedFields never record: the object's type and identity.
+_TOP_SKIPPED = frozenset({"apiVersion", "kind", "status"})
+_META_SKIPPED = frozenset({"name", "namespace", "generateName"})
+
+SETTLED = Explanation(
+    Rule.SETTLED_BY_MANAGERS,
+    "settled by its managers, not compared: every write is its GitOps applier's Apply of Git's manifest (after "
+    "Git's last change to it) or a controller's status",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitChanges:
+    """When Git last changed each compared object's source, up to the compared revision (seconds since the epoch).
+
+    ``by_file``: the files (relative to the repo root) changed after ``since``, with their last change; a file not
+    listed last changed before ``since``. ``rendered``: the objects are rendered from the whole tree (Kustomize,
+    Helm), so the last change of any file counts for every object."""
+
+    since: int
+    by_file: Mapping[str, int] = field(default_factory=dict)
+    rendered: bool = False
+
+    def changed_at(self, file: str) -> int:
+        if self.rendered:
+            return max(self.by_file.values(), default=self.since - 1)
+        return self.by_file.get(file, self.since - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settle:
+    """What the first stage needs beyond the two objects: when Git changed them, and the Git head's objects when the
+    head is ahead of the compared revision (``head_given``; an object missing there is pending)."""
+
+    changes: GitChanges
+    head: Mapping[Identity, DesiredObject] = field(default_factory=dict)
+    head_given: bool = False
+
+
+def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context: Settle) -> Explanation | None:
+    """:data:`SETTLED` when ``live`` is settled by its managers alone (module docstring), else None."""
+    meta = live.body.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    if not isinstance(entries, list) or not entries:
+        return None
+    trees: list[Mapping[str, Any]] = []
+    changed = context.changes.changed_at(desired.file)
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+            return None
+        role = manager_role(policy, str(entry.get("manager") or ""))
+        subresource = entry.get("subresource") or ""
+        if role is Role.CONTROLLER and subresource == _STATUS:
+            continue
+        if role is not Role.GITOPS or subresource or entry.get("operation") != _APPLY:
+            return None
+        applied = _seconds(entry.get("time"))
+        tree = entry.get("fieldsV1")
+        if applied is None or applied <= changed or not isinstance(tree, Mapping):
+            return None
+        trees.append(tree)
+    if not trees:
+        return None
+    if context.head_given:
+        at_head = context.head.get(desired.ref.identity)
+        if at_head is None or at_head.body != desired.body:
+            return None
+    owned = trees[0] if len(trees) == 1 else _merged(trees)
+    return SETTLED if _covers_object(owned, desired.body) else None
+
+
+def oldest_write(live: Sequence[LiveObject]) -> int | None:
+    """The oldest ``time`` of any managedFields entry of ``live`` (seconds since the epoch), None when none has one:
+    a Git change before it is older than every Apply."""
+    oldest: str | None = None
+    for o in live:
+        meta = o.body.get("metadata")
+        entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+        for e in entries if isinstance(entries, list) else ():
+            t = e.get("time") if isinstance(e, Mapping) else None
+            if isinstance(t, str) and t and (oldest is None or t < oldest):
+                oldest = t  # RFC 3339 in UTC ("...Z") sorts as time does
+    return _seconds(oldest)
+
+
+def _seconds(text: Any) -> int | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return int(datetime.fromisoformat(text).timestamp())
+    except ValueError:
+        return None
+
+
+def _merged(trees: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for tree in trees:
+        for key, sub in tree.items():
+            prior = out.get(key)
+            if prior is None:
+                out[key] = sub
+            elif prior == {} or sub == {}:
+                out[key] = {}  # one owns it whole
+            elif isinstance(prior, Mapping) and isinstance(sub, Mapping):
+                out[key] = _merged((prior, sub))
+    return out
+
+
+def _covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    for key, value in body.items():
+        if key in _TOP_SKIPPED:
+            continue
+        node = tree.get(f"f:{key}")
+        if node is None:
+            return False
+        if key == "metadata" and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k not in _META_SKIPPED}
+            if not value:
+                continue
+        if not _covers(node, value):
+            return False
+    return True
+
+
+def _covers(node: Any, value: Any) -> bool:
+    """Does the FieldsV1 ``node`` own every field of ``value`` (Git's)? A null anywhere is left to the normal path."""
+    if value is None or not isinstance(node, Mapping):
+        return False
+    if not node:  # an owned leaf: a scalar, or an atomic list or map owned whole
+        return True
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            child = node.get(f"f:{key}")
+            if child is None or not _covers(child, sub):
+                return False
+        return True
+    if isinstance(value, list):
+        return _covers_items(node, value)
+    return True  # a scalar under an inner node ("." and the like): owned
+
+
+def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
+    keyed: list[tuple[dict[str, Any], Any]] = []
+    values: list[Any] = []
+    for raw, sub in node.items():
+        prefix, _, rest = raw.partition(":")
+        if prefix == "k" or prefix == "v":
+            try:
+                decoded = json.loads(rest)
+            except ValueError:
+                return False
+            if prefix == "k" and isinstance(decoded, dict):
+                keyed.append((decoded, sub))
+            elif prefix == "v":
+                values.append(decoded)
+    used: set[int] = set()
+    for pos, item in enumerate(items):
+        if isinstance(item, Mapping) and keyed:
+            found = _match(keyed, item, used)
+            if found is None or not _covers(keyed[found][1], item):
+                return False
+            used.add(found)
+        elif not isinstance(item, Mapping | list) and any(v == item and type(v) is type(item) for v in values):
+            continue
+        else:
+            child = node.get(f"i:{pos}")
+            if child is None or not _covers(child, item):
+                return False
+    return True
+
+
+def _match(keyed: list[tuple[dict[str, Any], Any]], item: Mapping[str, Any], used: set[int]) -> int | None:
+    """The keyed entry of ``item``: every key field equal, else (a key the server defaulted, e.g. a port's
+    ``protocol``) every key field Git sets equal; each entry matches one item."""
+    loose: int | None = None
+    for i, (keys, _) in enumerate(keyed):
+        if i in used:
+            continue
+        present = [k for k in keys if k in item]
+        if not present or any(item[k] != keys[k] for k in present):
+            continue
+        if len(present) == len(keys):
+            return i
+        if loose is None:
+            loose = i
+    return loose
