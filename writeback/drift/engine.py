@@ -100,9 +100,7 @@ def prepare_object(
     return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle)
 
 
-def settle_context(
-    changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None
-) -> Settle | None:
+def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None) -> Settle | None:
     """The first stage's context: when Git changed each object (None: unknown, so nothing is settled by its managers)
     and the head's objects when the head is ahead of the compared revision."""
     if changes is None:
@@ -166,8 +164,14 @@ def compute_drift(
             continue
         found, lost = _object_drifts(
             run,
-            reuse((prepared or {}).get(ident), current, d, offline=options.offline, policy=options.policy,
-                  context=settle),  # fmt: skip
+            reuse(
+                (prepared or {}).get(ident),
+                current,
+                d,
+                offline=options.offline,
+                policy=options.policy,
+                context=settle,
+            ),
             dry=(dry_run or {}).get(ident),
             head=at_head,
             head_given=ahead is not None,

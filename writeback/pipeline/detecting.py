@@ -38,8 +38,8 @@ from writeback.drift.engine import (
     PreparedObject,
     Settle,
     compute_drift,
-    oldest_write,
     needs_dry_run,
+    oldest_write,
     prepare_object,
     settle_context,
 )
