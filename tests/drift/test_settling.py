@@ -214,6 +214,19 @@ def test_a_null_in_git_or_an_unmatched_list_item_goes_the_normal_path() -> None:
     assert not is_settled(settled) and settled == compared
 
 
+def test_a_manifest_whose_metadata_is_only_its_identity_is_settled() -> None:
+    """A ConfigMap with only a name: managedFields never record the name or namespace (nor an empty metadata)."""
+    git = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "limits", "namespace": "shop"},
+           "data": {"cpu": "1"}}  # fmt: skip
+    live = copy.deepcopy(git)
+    live["metadata"].update(uid="u", resourceVersion="9", creationTimestamp=APPLIED)
+    live["metadata"]["managedFields"] = [
+        entry("kustomize-controller", {"f:data": {"f:cpu": {}}}, operation="Apply", time=APPLIED, api_version="v1")
+    ]
+    settled, compared = both(live_obj(live), desired_obj(git, file=FILE), git=changes())
+    assert is_settled(settled) and settled.drifts == compared.drifts == ()
+
+
 def test_the_oldest_write_bounds_the_git_log() -> None:
     assert oldest_write([live_obj(applier_live())]) == int(datetime.fromisoformat(APPLIED).timestamp())
     assert oldest_write([]) is None

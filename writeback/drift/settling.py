@@ -154,14 +154,12 @@ def _covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     for key, value in body.items():
         if key in _TOP_SKIPPED:
             continue
-        node = tree.get(f"f:{key}")
-        if node is None:
-            return False
         if key == "metadata" and isinstance(value, Mapping):
             value = {k: v for k, v in value.items() if k not in _META_SKIPPED}
             if not value:
                 continue
-        if not _covers(node, value):
+        node = tree.get(f"f:{key}")
+        if node is None or not _covers(node, value):
             return False
     return True
 
