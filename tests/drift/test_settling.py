@@ -230,3 +230,24 @@ def test_a_manifest_whose_metadata_is_only_its_identity_is_settled() -> None:
 def test_the_oldest_write_bounds_the_git_log() -> None:
     assert oldest_write([live_obj(applier_live())]) == int(datetime.fromisoformat(APPLIED).timestamp())
     assert oldest_write([]) is None
+
+
+def test_without_explain_no_dropped_field_is_kept_and_the_drifts_are_the_same() -> None:
+    """Issue 23 §3: only ``--explain`` reads the dropped fields, so nothing else builds them."""
+    edited = applier_live()
+    edited["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example.com/shop/web:1.4.3"
+    edited["metadata"]["managedFields"].append(
+        entry("kubectl-set", {"f:spec": {"f:template": {"f:spec": {"f:containers": {k(name="web"): {"f:image": {}}}}}}},
+              time="2024-05-02T03:07:00Z")
+    )  # fmt: skip
+    other = deployment_git()
+    other["metadata"]["name"] = "api"
+    other_live = applier_live()
+    other_live["metadata"]["name"] = "api"
+    live = [live_obj(edited), live_obj(other_live)]
+    desired = [desired_obj(deployment_git(), file=FILE), desired_obj(other, file=FILE)]
+    lean = compute_drift(live=live, desired=desired, options=EngineOptions(explain=False),
+                         settle=settle_context(changes()))  # fmt: skip
+    full = compute_drift(live=live, desired=desired, options=EngineOptions(), settle=settle_context(changes()))
+    assert lean.drifts == full.drifts and [d.decision for d in lean.drifts] == [Decision.WRITEBACK]
+    assert lean.dropped == () and full.dropped and is_settled(full)

@@ -81,6 +81,9 @@ class EngineOptions:
     # HMAC key for sensitive values: their drift carries only a keyed digest of the live value, so a change of a
     # secret value still changes the change set's fingerprint without the value (or an unkeyed hash) leaving.
     fingerprint_key: bytes | None = None
+    # keep the dropped fields and their rules (``diff --explain``; an object settled by its managers is one line);
+    # without it no ``Dropped`` record is kept (nothing else reads them)
+    explain: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +100,8 @@ def prepare_object(
 ) -> PreparedObject:
     """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept (``settle``: the
     first stage's context, :func:`settle_context`; without it no object is settled by its managers)."""
-    return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle)
+    return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle,
+                   explain=options.explain)  # fmt: skip
 
 
 def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None) -> Settle | None:
@@ -162,16 +166,18 @@ def compute_drift(
         if current is None:
             drifts.append(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision))
             continue
+        prep = reuse(
+            (prepared or {}).get(ident),
+            current,
+            d,
+            offline=options.offline,
+            policy=options.policy,
+            context=settle,
+            explain=options.explain,
+        )
         found, lost = _object_drifts(
             run,
-            reuse(
-                (prepared or {}).get(ident),
-                current,
-                d,
-                offline=options.offline,
-                policy=options.policy,
-                context=settle,
-            ),
+            prep,
             dry=(dry_run or {}).get(ident),
             head=at_head,
             head_given=ahead is not None,
@@ -179,7 +185,8 @@ def compute_drift(
             notes=notes,
         )
         drifts.extend(found)
-        dropped.extend(lost)
+        if options.explain:
+            dropped.extend(lost)
     scope = options.new_kinds
     if scope is None:
         scope = frozenset((d.ref.group, d.ref.kind) for d in desired_s)

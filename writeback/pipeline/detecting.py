@@ -153,6 +153,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         argocd_ignore=state.ignore_differences,
         flux_ignore=state.path_ignores,
         fingerprint_key=spec.fingerprint_key,
+        explain=spec.explain,
     )
     notes = list(git.notes)
     dry_run: dict[Identity, DryRun] | None = None
