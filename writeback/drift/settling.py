@@ -79,6 +79,15 @@ class Settle:
     changes: GitChanges
     head: Mapping[Identity, DesiredObject] = field(default_factory=dict)
     head_given: bool = False
+    # each manager's role, looked up once per policy (the policy is kept with it, so its id stays its own)
+    roles: dict[tuple[int, str], tuple[Policy, Role]] = field(default_factory=dict, compare=False, repr=False)
+
+    def role(self, policy: Policy, manager: str) -> Role:
+        key = (id(policy), manager)
+        known = self.roles.get(key)
+        if known is None:
+            known = self.roles[key] = (policy, manager_role(policy, manager))
+        return known[1]
 
 
 def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context: Settle) -> Explanation | None:
@@ -92,7 +101,7 @@ def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context:
     for entry in entries:
         if not isinstance(entry, Mapping) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
             return None
-        role = manager_role(policy, str(entry.get("manager") or ""))
+        role = context.role(policy, str(entry.get("manager") or ""))
         subresource = entry.get("subresource") or ""
         if role is Role.CONTROLLER and subresource == _STATUS:
             continue
@@ -166,23 +175,65 @@ def _covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
 
 def _covers(node: Any, value: Any) -> bool:
     """Does the FieldsV1 ``node`` own every field of ``value`` (Git's)? A null anywhere is left to the normal path."""
-    if value is None or not isinstance(node, Mapping):
+    if value is None or not (type(node) is dict or isinstance(node, Mapping)):
         return False
-    if not node:  # an owned leaf: a scalar, or an atomic list or map owned whole
+    if not node:  # an owned leaf: a scalar, or an atomic list or map owned as a whole
         return True
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+        get = node.get
         for key, sub in value.items():
-            child = node.get(f"f:{key}")
+            child = get("f:" + key)
             if child is None or not _covers(child, sub):
                 return False
         return True
-    if isinstance(value, list):
+    if kind is list:
         return _covers_items(node, value)
     return True  # a scalar under an inner node ("." and the like): owned
 
 
 def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
-    keyed: list[tuple[dict[str, Any], Any]] = []
+    keyed: list[tuple[str, dict[str, Any], Any]] | None = None  # decoded only when an item is not found by name
+    values: list[Any] | None = None
+    used: set[str] = set()
+    for pos, item in enumerate(items):
+        if isinstance(item, Mapping):
+            name = item.get("name")
+            if type(name) is str:  # most keyed lists are keyed by name alone: look the key up as the server spells it
+                raw = '{"name":' + json.dumps(name, ensure_ascii=False) + "}"
+                child = node.get("k:" + raw)
+                if child is not None and raw not in used:
+                    used.add(raw)
+                    if not _covers(child, item):
+                        return False
+                    continue
+            if keyed is None:
+                keyed, values = _decoded(node)
+                if keyed is None:
+                    return False
+            if keyed:
+                found = _match(keyed, item, used)
+                if found is None or not _covers(keyed[found][2], item):
+                    return False
+                used.add(keyed[found][0])
+                continue
+        elif not isinstance(item, list):
+            if values is None:
+                keyed, values = _decoded(node)
+                if values is None:
+                    return False
+            if any(v == item and type(v) is type(item) for v in values):
+                continue
+        child = node.get(f"i:{pos}")
+        if child is None or not _covers(child, item):
+            return False
+    return True
+
+
+def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], Any]] | None, list[Any] | None]:
+    """The ``k:`` entries of a list node (the JSON text, its keys decoded, the subtree) and its ``v:`` values; None
+    and None when one does not decode."""
+    keyed: list[tuple[str, dict[str, Any], Any]] = []
     values: list[Any] = []
     for raw, sub in node.items():
         prefix, _, rest = raw.partition(":")
@@ -190,33 +241,20 @@ def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
             try:
                 decoded = json.loads(rest)
             except ValueError:
-                return False
+                return None, None
             if prefix == "k" and isinstance(decoded, dict):
-                keyed.append((decoded, sub))
+                keyed.append((rest, decoded, sub))
             elif prefix == "v":
                 values.append(decoded)
-    used: set[int] = set()
-    for pos, item in enumerate(items):
-        if isinstance(item, Mapping) and keyed:
-            found = _match(keyed, item, used)
-            if found is None or not _covers(keyed[found][1], item):
-                return False
-            used.add(found)
-        elif not isinstance(item, Mapping | list) and any(v == item and type(v) is type(item) for v in values):
-            continue
-        else:
-            child = node.get(f"i:{pos}")
-            if child is None or not _covers(child, item):
-                return False
-    return True
+    return keyed, values
 
 
-def _match(keyed: list[tuple[dict[str, Any], Any]], item: Mapping[str, Any], used: set[int]) -> int | None:
+def _match(keyed: list[tuple[str, dict[str, Any], Any]], item: Mapping[str, Any], used: set[str]) -> int | None:
     """The keyed entry of ``item``: every key field equal, else (a key the server defaulted, e.g. a port's
     ``protocol``) every key field Git sets equal; each entry matches one item."""
     loose: int | None = None
-    for i, (keys, _) in enumerate(keyed):
-        if i in used:
+    for i, (raw, keys, _) in enumerate(keyed):
+        if raw in used:
             continue
         present = [k for k in keys if k in item]
         if not present or any(item[k] != keys[k] for k in present):
