@@ -227,6 +227,39 @@ def test_a_manifest_whose_metadata_is_only_its_identity_is_settled() -> None:
     assert is_settled(settled) and settled.drifts == compared.drifts == ()
 
 
+def test_a_field_the_applier_owns_that_git_lacks_is_compared_but_tracking_labels_are_not_one() -> None:
+    """An admission plugin or a webhook that adds a field during the Apply makes the applier own it (the real
+    ServiceAccount admission plugin's token volume: tests/drift/test_controller_filled.py); the rules report it, so
+    the object is compared. A GitOps tool's tracking labels and annotations, which normalizing drops, are no such
+    field."""
+    injected = applier_live()
+    injected["spec"]["template"]["spec"]["volumes"] = [{"name": "kube-api-access-x", "emptyDir": {}}]
+    fields = applied_fields()
+    fields["f:spec"]["f:template"]["f:spec"]["f:volumes"] = {k(name="kube-api-access-x"): {".": {}, "f:name": {}}}
+    injected["metadata"]["managedFields"][0]["fieldsV1"] = fields
+    settled, compared = both(live_obj(injected), desired_obj(deployment_git(), file=FILE), git=changes())
+    assert not is_settled(settled) and settled == compared
+    # an item added to a list Git declares, and a key added to a map
+    for path, extra in ((("f:spec", "f:template", "f:spec", "f:containers"), k(name="sidecar")),
+                        (("f:metadata", "f:labels"), "f:injected")):  # fmt: skip
+        fields = applied_fields()
+        node = fields
+        for step in path:
+            node = node[step]
+        node[extra] = {}
+        assert not is_settled(both(live_obj(applier_live(fields=fields)), desired_obj(deployment_git(), file=FILE),
+                                   git=changes())[0]), extra  # fmt: skip
+    tracked = applier_live(manager="kustomize-controller")
+    tracked["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] = "apps"
+    fields = applied_fields()
+    fields["f:metadata"]["f:labels"]["f:kustomize.toolkit.fluxcd.io/name"] = {}
+    fields["f:metadata"]["f:annotations"] = {"f:argocd.argoproj.io/tracking-id": {}}
+    tracked["metadata"]["managedFields"][0]["fieldsV1"] = fields
+    tracked["metadata"].setdefault("annotations", {})["argocd.argoproj.io/tracking-id"] = "apps:apps/Deployment:x"
+    settled, compared = both(live_obj(tracked), desired_obj(deployment_git(), file=FILE), git=changes())
+    assert is_settled(settled) and settled.drifts == compared.drifts == ()
+
+
 def test_the_oldest_write_bounds_the_git_log() -> None:
     assert oldest_write([live_obj(applier_live())]) == int(datetime.fromisoformat(APPLIED).timestamp())
     assert oldest_write([]) is None

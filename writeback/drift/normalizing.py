@@ -274,6 +274,15 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
             del meta["labels"]
 
 
+def added_annotation(key: str) -> str | None:
+    """The rule that drops an annotation from live when Git does not declare it (the server's, kubectl's, a GitOps
+    tool's bookkeeping), as :func:`normalize` drops it; None for any other annotation."""
+    rule = _SERVER_ANNOTATIONS.get(key)
+    if rule is None and key == _RESTARTED_AT:
+        rule = "kubectl rollout restart timestamp"
+    return rule or next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if key.startswith(p)), None)
+
+
 def added_label(key: str) -> str | None:
     """The rule of a label that the GitOps tool or the server puts on live objects (Flux's tracking labels, a
     namespace's name label, ...): Git does not carry it unless it declares it. None for any other label."""

@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from writeback.drift.deciding import Role, manager_role
+from writeback.drift.normalizing import added_annotation, added_label
 from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, Explanation, LiveObject, Rule
 from writeback.settings import Policy
@@ -160,21 +161,31 @@ def _merged(trees: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    """The appliers own exactly what Git declares: every field of it, and nothing else (an admission plugin or a
+    webhook that added a field during the Apply makes the applier own it; normalizing keeps it, so the rules report
+    it) but the bookkeeping labels and annotations normalizing drops (a GitOps tool's tracking)."""
+    declared = 0
     for key, value in body.items():
         if key in _TOP_SKIPPED:
             continue
+        node = tree.get("f:" + key)
         if key == "metadata" and isinstance(value, Mapping):
             value = {k: v for k, v in value.items() if k not in _META_SKIPPED}
-            if not value:
+            if not value:  # Git's metadata is its identity alone: the appliers may own bookkeeping only
+                if node is not None:
+                    if not isinstance(node, Mapping) or not _only_bookkeeping(node, {}, key):
+                        return False
+                    declared += 1
                 continue
-        node = tree.get(f"f:{key}")
-        if node is None or not _covers(node, value):
+        if node is None or not _covers(node, value, key):
             return False
-    return True
+        declared += 1
+    return declared == len(tree) or _only_bookkeeping(tree, body, "")
 
 
-def _covers(node: Any, value: Any) -> bool:
-    """Does the FieldsV1 ``node`` own every field of ``value`` (Git's)? A null anywhere is left to the normal path."""
+def _covers(node: Any, value: Any, name: str) -> bool:
+    """Does the FieldsV1 ``node`` own every field of ``value`` (Git's, at the field ``name``), and no other? A null
+    anywhere is left to the normal path."""
     if value is None or not (type(node) is dict or isinstance(node, Mapping)):
         return False
     if not node:  # an owned leaf: a scalar, or an atomic list or map owned as a whole
@@ -184,12 +195,30 @@ def _covers(node: Any, value: Any) -> bool:
         get = node.get
         for key, sub in value.items():
             child = get("f:" + key)
-            if child is None or not _covers(child, sub):
+            if child is None or not _covers(child, sub, key):
                 return False
-        return True
+        owned = len(node) - (1 if "." in node else 0)
+        return owned == len(value) or _only_bookkeeping(node, value, name)
     if kind is list:
         return _covers_items(node, value)
     return True  # a scalar under an inner node ("." and the like): owned
+
+
+def _only_bookkeeping(node: Mapping[str, Any], value: Mapping[str, Any], name: str) -> bool:
+    """The fields ``node`` owns beyond ``value``'s are bookkeeping labels or annotations (under a ``metadata``)."""
+    for raw, sub in node.items():
+        if raw == "." or raw[2:] in value:
+            continue
+        field_name = raw[2:]
+        if name == "labels" and raw.startswith("f:") and added_label(field_name):
+            continue
+        if name == "annotations" and raw.startswith("f:") and added_annotation(field_name):
+            continue
+        if name == "metadata" and raw in ("f:labels", "f:annotations") and isinstance(sub, Mapping) and sub:
+            if _only_bookkeeping(sub, {}, field_name):
+                continue
+        return False
+    return True
 
 
 def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
@@ -204,7 +233,7 @@ def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
                 child = node.get("k:" + raw)
                 if child is not None and raw not in used:
                     used.add(raw)
-                    if not _covers(child, item):
+                    if not _covers(child, item, ""):
                         return False
                     continue
             if keyed is None:
@@ -213,7 +242,7 @@ def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
                     return False
             if keyed:
                 found = _match(keyed, item, used)
-                if found is None or not _covers(keyed[found][2], item):
+                if found is None or not _covers(keyed[found][2], item, ""):
                     return False
                 used.add(keyed[found][0])
                 continue
@@ -225,9 +254,9 @@ def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
             if any(v == item and type(v) is type(item) for v in values):
                 continue
         child = node.get(f"i:{pos}")
-        if child is None or not _covers(child, item):
+        if child is None or not _covers(child, item, ""):
             return False
-    return True
+    return len(node) - (1 if "." in node else 0) == len(items)  # no item the applier owns that Git lacks
 
 
 def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], Any]] | None, list[Any] | None]:
