@@ -260,6 +260,29 @@ def test_a_field_the_applier_owns_that_git_lacks_is_compared_but_tracking_labels
     assert is_settled(settled) and settled.drifts == compared.drifts == ()
 
 
+def test_what_nobody_owns_is_compared_unless_the_rules_drop_it_as_a_default() -> None:
+    """The real kube-apiserver records no manager for a scale of replicas nobody owned
+    (tests/drift/test_unowned_fields.py), nor for what an admission plugin adds (the ServiceAccount token volume:
+    tests/drift/test_controller_filled.py); the rules report both, so such objects are compared."""
+    git = deployment_git()
+    del git["spec"]["replicas"]
+    fields = applied_fields()
+    del fields["f:spec"]["f:replicas"]
+    scaled = applier_live(fields=fields)
+    scaled["spec"]["replicas"] = 4
+    settled, compared = both(live_obj(scaled), desired_obj(git, file=FILE), git=changes())
+    assert not is_settled(settled) and settled == compared
+    assert [(d.decision, d.rule) for d in settled.drifts] == [(Decision.UNATTRIBUTED, Rule.UNOWNED)]
+    token = applier_live()
+    token["spec"]["template"]["spec"]["containers"][0]["env"].append({"name": "INJECTED", "value": "1"})
+    settled, compared = both(live_obj(token), desired_obj(deployment_git(), file=FILE), git=changes())
+    assert not is_settled(settled) and settled == compared
+    annotated = applier_live()
+    annotated["spec"]["template"]["metadata"]["annotations"] = {"sidecar.istio.io/status": "{}"}
+    settled, compared = both(live_obj(annotated), desired_obj(deployment_git(), file=FILE), git=changes())
+    assert not is_settled(settled) and settled == compared
+
+
 def test_the_oldest_write_bounds_the_git_log() -> None:
     assert oldest_write([live_obj(applier_live())]) == int(datetime.fromisoformat(APPLIED).timestamp())
     assert oldest_write([]) is None

@@ -120,7 +120,9 @@ def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context:
         if at_head is None or at_head.body != desired.body:
             return None
     owned = trees[0] if len(trees) == 1 else _merged(trees)
-    return SETTLED if _covers_object(owned, desired.body) else None
+    if not _covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, ""):
+        return None
+    return SETTLED
 
 
 def oldest_write(live: Sequence[LiveObject]) -> int | None:
@@ -135,6 +137,55 @@ def oldest_write(live: Sequence[LiveObject]) -> int | None:
             if isinstance(t, str) and t and (oldest is None or t < oldest):
                 oldest = t  # RFC 3339 in UTC ("...Z") sorts as time does
     return _seconds(oldest)
+
+
+def _only_defaults(live: Any, git: Any, name: str) -> bool:
+    """What live holds beyond Git, nobody having written it (the appliers own exactly Git's fields), is what the
+    rules drop as the server's defaults: scalars, maps of them and whole lists (defaulted), never an item added to a
+    list Git declares, a label or an annotation but the bookkeeping ones (injected: the rules report them), nor
+    ``spec.replicas`` Git leaves out (a scale of replicas nobody owned records no manager: rule ``unowned``)."""
+    if type(live) is dict and type(git) is dict:
+        for key, value in live.items():
+            other = git.get(key, _ABSENT)
+            if other is _ABSENT:
+                if not name and key == "status":  # the status: never compared
+                    continue
+                if name == "labels":
+                    if not added_label(key):
+                        return False
+                elif name == "annotations":
+                    if not added_annotation(key):
+                        return False
+                elif name == "metadata" and key in ("labels", "annotations"):
+                    if not _only_defaults(value, {}, key):
+                        return False
+                elif (name == "spec" and key == "replicas") or _holds_metadata(value):
+                    return False
+                continue
+            if not _only_defaults(value, other, key):
+                return False
+        return True
+    if type(live) is list and type(git) is list:
+        if len(live) != len(git):
+            return False
+        named = {i.get("name"): i for i in live if type(i) is dict and "name" in i}
+        for pos, item in enumerate(git):
+            match = named.get(item.get("name")) if type(item) is dict and "name" in item else live[pos]
+            if match is None or not _only_defaults(match, item, ""):
+                return False
+        return True
+    return True
+
+
+def _holds_metadata(value: Any) -> bool:
+    if type(value) is dict:
+        return any(k in ("labels", "annotations") or _holds_metadata(v) for k, v in value.items())
+    if type(value) is list:
+        return any(_holds_metadata(v) for v in value)
+    return False
+
+
+_ABSENT: Any = object()
 
 
 def _seconds(text: Any) -> int | None:
