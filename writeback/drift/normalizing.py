@@ -274,6 +274,14 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
             del meta["labels"]
 
 
+def allocated(kind: str, names: tuple[str, ...]) -> bool:
+    """Whether :func:`normalize` drops this live-only field of ``kind`` as allocated or set by the server."""
+    return any(n == names for n, _ in _ALLOCATED_BY_KIND.get(kind, ()))
+
+
+SERVER_METADATA = frozenset(_SERVER_METADATA)
+
+
 def added_annotation(key: str) -> str | None:
     """The rule that drops an annotation from live when Git does not declare it (the server's, kubectl's, a GitOps
     tool's bookkeeping), as :func:`normalize` drops it; None for any other annotation."""

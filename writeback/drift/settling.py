@@ -34,7 +34,9 @@ from datetime import datetime
 from typing import Any
 
 from writeback.drift.deciding import Role, manager_role
-from writeback.drift.normalizing import added_annotation, added_label
+from writeback.drift.evidence.defaults import is_default_in
+from writeback.drift.normalizing import SERVER_METADATA, added_annotation, added_label, allocated
+from writeback.kube.pathtypes import Key
 from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, Explanation, LiveObject, Rule
 from writeback.settings import Policy
@@ -120,7 +122,8 @@ def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context:
         if at_head is None or at_head.body != desired.body:
             return None
     owned = trees[0] if len(trees) == 1 else _merged(trees)
-    if not _covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, ""):
+    if not _covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "",
+                                                                     kind=desired.ref.kind, at=()):  # fmt: skip
         return None
     return SETTLED
 
@@ -139,30 +142,35 @@ def oldest_write(live: Sequence[LiveObject]) -> int | None:
     return _seconds(oldest)
 
 
-def _only_defaults(live: Any, git: Any, name: str) -> bool:
+def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:
     """What live holds beyond Git, nobody having written it (the appliers own exactly Git's fields), is what the
-    rules drop as the server's defaults: scalars, maps of them and whole lists (defaulted), never an item added to a
-    list Git declares, a label or an annotation but the bookkeeping ones (injected: the rules report them), nor
-    ``spec.replicas`` Git leaves out (a scale of replicas nobody owned records no manager: rule ``unowned``)."""
+    rules drop: the server's defaults (scalars, maps of them, a whole list the defaults table or normalizing knows),
+    never an item, a label or an annotation (injected: the rules report them, bookkeeping aside), nor ``replicas``
+    Git leaves out unless the table's default (a scale of replicas nobody owned records no manager: ``unowned``).
+    ``at``: the path of keys from the object's root (None inside a list item)."""
     if type(live) is dict and type(git) is dict:
         for key, value in live.items():
             other = git.get(key, _ABSENT)
+            here = None if at is None else (*at, key)
             if other is _ABSENT:
-                if not name and key == "status":  # the status: never compared
-                    continue
+                if here == ("status",) or (at == ("metadata",) and key in SERVER_METADATA):
+                    continue  # never compared
                 if name == "labels":
                     if not added_label(key):
                         return False
-                elif name == "annotations":
+                    continue
+                if name == "annotations":
                     if not added_annotation(key):
                         return False
-                elif name == "metadata" and key in ("labels", "annotations"):
-                    if not _only_defaults(value, {}, key):
+                    continue
+                if type(value) is dict:
+                    if not _only_defaults(value, {}, key, kind=kind, at=here):
                         return False
-                elif (name == "spec" and key == "replicas") or _holds_metadata(value):
-                    return False
+                elif here == ("spec", "replicas") or (type(value) is list and value):
+                    if here is None or not (allocated(kind, here) or _table_default(kind, here, value, live)):
+                        return False
                 continue
-            if not _only_defaults(value, other, key):
+            if not _only_defaults(value, other, key, kind=kind, at=here):
                 return False
         return True
     if type(live) is list and type(git) is list:
@@ -171,18 +179,14 @@ def _only_defaults(live: Any, git: Any, name: str) -> bool:
         named = {i.get("name"): i for i in live if type(i) is dict and "name" in i}
         for pos, item in enumerate(git):
             match = named.get(item.get("name")) if type(item) is dict and "name" in item else live[pos]
-            if match is None or not _only_defaults(match, item, ""):
+            if match is None or not _only_defaults(match, item, "", kind=kind, at=None):
                 return False
         return True
     return True
 
 
-def _holds_metadata(value: Any) -> bool:
-    if type(value) is dict:
-        return any(k in ("labels", "annotations") or _holds_metadata(v) for k, v in value.items())
-    if type(value) is list:
-        return any(_holds_metadata(v) for v in value)
-    return False
+def _table_default(kind: str, at: tuple[str, ...], value: Any, parent: Mapping[str, Any]) -> bool:
+    return is_default_in(kind=kind, path=tuple(Key(n) for n in at), value=value, parent=lambda: parent)
 
 
 _ABSENT: Any = object()
