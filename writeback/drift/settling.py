@@ -166,9 +166,10 @@ def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, 
                 if type(value) is dict:
                     if not _only_defaults(value, {}, key, kind=kind, at=here):
                         return False
-                elif here == ("spec", "replicas") or (type(value) is list and value):
-                    if here is None or not (allocated(kind, here) or _table_default(kind, here, value, live)):
-                        return False
+                elif (here == ("spec", "replicas") or (type(value) is list and value)) and (
+                    here is None or not (allocated(kind, here) or _table_default(kind, here, value, live))
+                ):
+                    return False
                 continue
             if not _only_defaults(value, other, key, kind=kind, at=here):
                 return False
@@ -269,9 +270,14 @@ def _only_bookkeeping(node: Mapping[str, Any], value: Mapping[str, Any], name: s
             continue
         if name == "annotations" and raw.startswith("f:") and added_annotation(field_name):
             continue
-        if name == "metadata" and raw in ("f:labels", "f:annotations") and isinstance(sub, Mapping) and sub:
-            if _only_bookkeeping(sub, {}, field_name):
-                continue
+        if (
+            name == "metadata"
+            and raw in ("f:labels", "f:annotations")
+            and isinstance(sub, Mapping)
+            and sub
+            and _only_bookkeeping(sub, {}, field_name)
+        ):
+            continue
         return False
     return True
 
