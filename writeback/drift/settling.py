@@ -16,6 +16,9 @@ object only when every one of these holds, and otherwise leaves it to the normal
   manifest, whose difference is a pending or failed sync;
 - the Git head, when it is ahead of the compared revision, declares the object as the compared revision does
   (commits the controller has not synced yet are ``pending`` in the normal path);
+- the appliers own exactly what Git declares (bookkeeping labels and annotations aside), and what nobody owns is
+  what the rules drop as defaults (``_only_defaults``: admission's additions record no manager, nor does a scale of
+  replicas nobody owned);
 - every field Git declares is owned by an applier's Apply. A field a person removed leaves no entry at all (the
   API server drops it from every manager's set, and records no remover: the real kube-apiserver keeps the person's
   ``kubectl edit`` entry only when it also set a field), so only this check sees a removal: the applier no longer
