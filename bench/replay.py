@@ -142,7 +142,7 @@ def _cycle(
     from writeback.pipeline.targets import Edges, TargetSpec
 
     cluster = Replay(data)
-    spec, edges = TargetSpec(name="replay", path=args.path), Edges(cluster=cluster)
+    spec, edges = TargetSpec(name="replay", path=args.path, explain=True), Edges(cluster=cluster)
     out: dict[str, Any] = {}
     if prof is not None:
         prof.enable()

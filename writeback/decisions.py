@@ -65,6 +65,8 @@ class Rule(enum.StrEnum):
     DRY_RUN_DEFAULT = "dry-run-default"  # a dry-run create of Git's manifest alone fills it in
     UNRECORDED_DEFAULT = "unrecorded-default"  # no manager is recorded for it (managedFields are)
     LAST_APPLIED_DEFAULT = "last-applied-default"  # not in the last-applied configuration its owner wrote
+    # Not compared at all: the object is settled by its managers (drift/settling.py, before the rules)
+    SETTLED_BY_MANAGERS = "settled-by-managers"  # every write is the GitOps applier's Apply or a controller's status
     # pending: Git changed it (or the whole object) after the applied revision
     PENDING_SYNC = "pending-sync"
     # ignore: out of the GitOps controller's hands, or ignored by configuration

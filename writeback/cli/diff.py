@@ -50,6 +50,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     printer = Printer.from_args(args)
     inputs = inputs_from_args(args)
+    inputs = replace(inputs, spec=replace(inputs.spec, explain=bool(args.explain)))
     name = inputs.spec.name
     with stage_progress(targets=[name], transient=True) as progress:  # drawn on a terminal only
         edges = replace(inputs.edges, on_step=lambda step: progress.stage(name, step))

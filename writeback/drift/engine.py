@@ -23,6 +23,7 @@ from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
+from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
 from writeback.errors import InputError
 from writeback.gitops.base import PathIgnore
@@ -55,14 +56,18 @@ __all__ = [
     "UNATTRIBUTED_NOTE",
     "DriftReport",
     "EngineOptions",
+    "GitChanges",
     "ObjectOutcome",
     "PreparedObject",
+    "Settle",
     "autoscalers",
     "compute_drift",
     "drift_to_json",
     "needs_dry_run",
+    "oldest_write",
     "prepare_object",
     "report_to_json",
+    "settle_context",
 ]
 
 
@@ -79,6 +84,9 @@ class EngineOptions:
     # HMAC key for sensitive values: their drift carries only a keyed digest of the live value, so a change of a
     # secret value still changes the change set's fingerprint without the value (or an unkeyed hash) leaving.
     fingerprint_key: bytes | None = None
+    # keep the dropped fields and their rules (``diff --explain``; an object settled by its managers is one line);
+    # without it no ``Dropped`` record is kept (nothing else reads them)
+    explain: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,9 +98,23 @@ class _Run:
     autoscaled: Mapping[Identity, str] = field(default_factory=dict)  # objects an HPA/ScaledObject scales
 
 
-def prepare_object(*, live: LiveObject, desired: DesiredObject, options: EngineOptions) -> PreparedObject:
-    """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept."""
-    return prepare(live, desired, offline=options.offline)
+def prepare_object(
+    *, live: LiveObject, desired: DesiredObject, options: EngineOptions, settle: Settle | None = None
+) -> PreparedObject:
+    """The per-object preparation both :func:`needs_dry_run` and :func:`compute_drift` accept (``settle``: the
+    first stage's context, :func:`settle_context`; without it no object is settled by its managers)."""
+    return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle,
+                   explain=options.explain)  # fmt: skip
+
+
+def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None) -> Settle | None:
+    """The first stage's context: when Git changed each object (None: unknown, so nothing is settled by its managers)
+    and the head's objects when the head is ahead of the compared revision."""
+    if changes is None:
+        return None
+    if head is None:
+        return Settle(changes=changes)
+    return Settle(changes=changes, head={d.ref.identity: d for d in head}, head_given=True)
 
 
 def _prepare(options: EngineOptions) -> _Run:
@@ -118,6 +140,7 @@ def compute_drift(
     known: Mapping[Identity, ObjectOutcome] | None = None,
     record: Callable[[Identity, ObjectOutcome], None] | None = None,
     scalers: Mapping[Identity, str] | None = None,
+    settle: Settle | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
@@ -130,6 +153,8 @@ def compute_drift(
     dry-run, revision, options, autoscaler) the caller proved unchanged: used as is. ``record`` is told every
     outcome computed here (not the known ones). ``scalers``: :func:`autoscalers` of these objects, when the caller
     has it already.
+    ``settle``: the first stage's context (:func:`settle_context`): objects whose managers alone settle them are
+    not compared (``settling``); without it every object is.
     """
     run = _prepare(options)
     if scalers is None:
@@ -155,16 +180,26 @@ def compute_drift(
         outcome = (known or {}).get(ident)
         if outcome is None:
             said: list[str] = []
+            prep = reuse(
+                (prepared or {}).get(ident),
+                current,
+                d,
+                offline=options.offline,
+                policy=options.policy,
+                context=settle,
+                explain=options.explain,
+            )
             found, lost = _object_drifts(
                 run,
-                reuse((prepared or {}).get(ident), current, d, offline=options.offline),
+                prep,
                 dry=(dry_run or {}).get(ident),
                 head=at_head,
                 head_given=ahead is not None,
                 revision=revision,
                 notes=said,
             )
-            outcome = ObjectOutcome(drifts=tuple(found), dropped=tuple(lost), notes=tuple(said))
+            kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
+            outcome = ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
             if record is not None:
                 record(ident, outcome)
         drifts.extend(outcome.drifts)

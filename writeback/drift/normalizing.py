@@ -274,6 +274,23 @@ def _metadata_maps(meta: dict[str, Any], at: FieldPath, d: _Dropper) -> None:
             del meta["labels"]
 
 
+def allocated(kind: str, names: tuple[str, ...]) -> bool:
+    """Whether :func:`normalize` drops this live-only field of ``kind`` as allocated or set by the server."""
+    return any(n == names for n, _ in _ALLOCATED_BY_KIND.get(kind, ()))
+
+
+SERVER_METADATA = frozenset(_SERVER_METADATA)
+
+
+def added_annotation(key: str) -> str | None:
+    """The rule that drops an annotation from live when Git does not declare it (the server's, kubectl's, a GitOps
+    tool's bookkeeping), as :func:`normalize` drops it; None for any other annotation."""
+    rule = _SERVER_ANNOTATIONS.get(key)
+    if rule is None and key == _RESTARTED_AT:
+        rule = "kubectl rollout restart timestamp"
+    return rule or next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if key.startswith(p)), None)
+
+
 def added_label(key: str) -> str | None:
     """The rule of a label that the GitOps tool or the server puts on live objects (Flux's tracking labels, a
     namespace's name label, ...): Git does not carry it unless it declares it. None for any other label."""

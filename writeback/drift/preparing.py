@@ -13,7 +13,9 @@ from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
+from writeback.drift.settling import Settle, settle
 from writeback.model import DesiredObject, Drift, Dropped, LiveObject, Side
+from writeback.settings import Policy
 
 __all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse"]
 
@@ -43,8 +45,9 @@ class PreparedObject:
     live: LiveObject
     desired: DesiredObject
     offline: bool
-    settled: bool  # every difference is a well-known default: no drift, managedFields not parsed
+    settled: bool  # settled by its managers, or every difference is a well-known default: no drift
     dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
+    by_managers: bool = False  # settled by its managers (``settling``): nothing normalized
     # The rest is None (leaves empty) when settled:
     live_body: dict[str, Any] | None = None  # normalized
     git_body: dict[str, Any] | None = None  # normalized
@@ -53,8 +56,25 @@ class PreparedObject:
     keys: KeyResolver | None = None
 
 
-def prepare(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
+def prepare(
+    obj: LiveObject,
+    d: DesiredObject,
+    *,
+    offline: bool,
+    policy: Policy | None = None,
+    context: Settle | None = None,
+    explain: bool = True,
+) -> PreparedObject:
+    """Settle the object by its managers (``settling``, given a ``context``), else normalize both sides, diff, and
+    parse managedFields unless every difference is a well-known default. Without ``explain`` a settled object keeps
+    no dropped fields (only ``--explain`` lists them)."""
     ref = d.ref
+    if context is not None and policy is not None:
+        why = settle(obj, d, policy=policy, context=context)
+        if why is not None:
+            whole = (Dropped(resource=ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
+            return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True,
+                                  dropped=whole if explain else ())  # fmt: skip
     nl = normalize(obj.body, ref=ref, side=Side.LIVE, declared=d.body)
     ng = normalize(d.body, ref=ref, side=Side.GIT)
     dropped = [*nl.dropped, *ng.dropped]
@@ -67,6 +87,8 @@ def prepare(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObje
             break
         rules.append(why.text)
     else:
+        if not explain:
+            return PreparedObject(live=obj, desired=d, offline=offline, settled=True, dropped=())
         for x, r in zip(leaves, rules, strict=True):
             dropped.append(Dropped(resource=ref, path=x.path, rule=r, side=Side.LIVE))
         return PreparedObject(live=obj, desired=d, offline=offline, settled=True, dropped=tuple(dropped))
@@ -88,8 +110,17 @@ def prepare(obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObje
     )
 
 
-def reuse(prepared: PreparedObject | None, obj: LiveObject, d: DesiredObject, *, offline: bool) -> PreparedObject:
+def reuse(
+    prepared: PreparedObject | None,
+    obj: LiveObject,
+    d: DesiredObject,
+    *,
+    offline: bool,
+    policy: Policy | None = None,
+    context: Settle | None = None,
+    explain: bool = True,
+) -> PreparedObject:
     """``prepared`` when it was made from these very objects, else a fresh preparation."""
     if prepared is not None and prepared.live is obj and prepared.desired is d and prepared.offline == offline:
         return prepared
-    return prepare(obj, d, offline=offline)
+    return prepare(obj, d, offline=offline, policy=policy, context=context, explain=explain)

@@ -34,11 +34,15 @@ from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
+    GitChanges,
     PreparedObject,
+    Settle,
     autoscalers,
     compute_drift,
     needs_dry_run,
+    oldest_write,
     prepare_object,
+    settle_context,
 )
 from writeback.drift.evidence.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
@@ -79,6 +83,8 @@ class _GitSide:
     source: str
     problems: tuple[Problem, ...]
     notes: tuple[str, ...]
+    commit: str | None = None  # the compared commit, when Git has one (None: the files as they are)
+    scope: str = "."  # what the desired objects are read or rendered from
 
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
@@ -152,6 +158,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         argocd_ignore=state.ignore_differences,
         flux_ignore=state.path_ignores,
         fingerprint_key=spec.fingerprint_key,
+        explain=spec.explain,
     )
     notes = list(git.notes)
     dry_run: dict[Identity, DryRun] | None = None
@@ -169,6 +176,8 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         if unusable:
             desired = tuple(d for d in desired if d.ref.identity not in unusable)
+    settle = settle_context(_git_changes(repo=repo, git=git, live=live, rendered=source.renders), head=git.head)
+    if cluster is not None:
         step("dry-run")
         if memo is not None:
             scalers = autoscalers(live=live, desired=desired)
@@ -176,7 +185,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
             rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
             warm = Warm(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
         dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
-                                                 kept=warm)  # fmt: skip
+                                                 kept=warm, settle=settle)  # fmt: skip
         notes.extend(dry_notes)
     step("compare")
     report = compute_drift(
@@ -190,6 +199,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         known=warm.round.known if warm is not None else None,
         record=warm.round.record if warm is not None else None,
         scalers=warm.scalers if warm is not None else None,
+        settle=settle,
     )
     if warm is not None:
         warm.memo.finished(warm.round)
@@ -342,7 +352,8 @@ def _read_git(
     repo, rendered = load.repo, load.source.renders
     if commit == head and not dirty:
         objs, problems = read(repo)
-        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=())
+        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=(),
+                        commit=commit, scope=scope)  # fmt: skip
     with revisions.checkout(repo, commit, path=scope) as tree:
         objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
     head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
@@ -355,12 +366,26 @@ def _read_git(
         notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
     if dirty:
         notes.append(f"uncommitted changes under {scope} are treated as the head (pending)")
-    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes))
+    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes),
+                    commit=commit, scope=scope)  # fmt: skip
+
+
+def _git_changes(*, repo: Path, git: _GitSide, live: Sequence[LiveObject], rendered: bool) -> GitChanges | None:
+    """When Git last changed each file, for the engine's first stage (``drift.settling``): the commits after the
+    oldest managedFields time of the live objects (an Apply older than that changes nothing)."""
+    if git.commit is None:
+        return None
+    since = oldest_write(live)
+    if since is None:
+        return None
+    by_file = revisions.change_times(repo, git.commit, path=git.scope, since=since)
+    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
+
 
 
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
-    kept: Warm | None = None,
+    kept: Warm | None = None, settle: Settle | None = None,
 ) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:  # fmt: skip
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
@@ -387,7 +412,7 @@ def _dry_runs(
             continue
         if kept is not None and kept.reusable(lv, d, heads):
             continue
-        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options)
+        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options, settle=settle)
         if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
             continue
         if has_twin(d.ref):

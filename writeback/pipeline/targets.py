@@ -53,6 +53,7 @@ class TargetSpec:
     policy: settings.Policy = field(default_factory=settings.Policy)
     ignore: tuple[settings.IgnoreRule, ...] = ()
     fingerprint_key: bytes | None = None  # HMAC key for sensitive values (``pull_request.fingerprint_key``)
+    explain: bool = False  # keep every dropped field and its rule (``diff --explain``); nothing else reads them
     # where to write (run, the service, break-glass; and the PR preview of plan)
     target: config.Target | None = None
     incident: str | None = None  # incident link or rationale for the PR body

@@ -135,3 +135,24 @@ def checkout(repo: Path, commit: str, *, path: str = ".") -> Iterator[Path]:
             raise GitError(f"git archive {commit} -- {path} in {repo}: refused to extract: {e}") from e
         (Path(tmp) / path).mkdir(parents=True, exist_ok=True)  # a path absent at that commit is an empty tree
         yield Path(tmp)
+
+
+def change_times(repo: Path, commit: str, *, path: str = ".", since: int) -> dict[str, int] | None:
+    """The files under ``path`` (relative to ``repo``) that commits up to ``commit`` changed after ``since`` (seconds
+    since the epoch, committer time), each with its last change; None when git cannot tell (the caller then
+    settles nothing). A file not listed last changed at or before ``since``."""
+    # the first-parent line, a merge as the files it brought: a change reaches the branch when that commit does
+    r = _git(repo, "log", "--first-parent", "--diff-merges=first-parent", "--relative", "--no-renames",
+             "--format=%x00%ct", "--name-only", f"--since={since}", commit, "--", path)  # fmt: skip
+    if r.returncode != 0:
+        return None
+    out: dict[str, int] = {}
+    at = 0
+    for line in r.stdout.decode(errors="surrogateescape").splitlines():
+        if line.startswith("\0"):
+            at = int(line[1:])
+        elif line:
+            if line.startswith('"'):
+                return None  # a quoted name (core.quotePath): leave it to the normal path
+            out[line] = max(out.get(line, at), at)
+    return out

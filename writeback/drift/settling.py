@@ -1,0 +1,359 @@
+"""The engine's first stage: settle an object from its managers alone, without normalizing or comparing. Pure.
+
+Most live objects were written only by their GitOps applier (a server-side Apply by ``argocd-controller``,
+``kustomize-controller``, ...) and by controllers writing their status. Such an object holds what Git declares
+(plus the server's defaults and the status), so it has no drift to report: :func:`settle` says so from its
+``metadata.managedFields`` and Git's manifest, for a fraction of what normalizing and comparing cost. It settles an
+object only when every one of these holds, and otherwise leaves it to the normal path (which decides exactly):
+
+- the object records managedFields (a dump without them proves nothing);
+- every entry is a GitOps manager's Apply to the object itself, or a controller's write to its ``status``
+  subresource; at least one is an Apply. A person's write of any kind (an Update by ``kubectl-edit``, ``kubectl``,
+  a dashboard; a ``/scale`` by a person) leaves an entry by its manager, and so does a controller's write to the
+  object itself or to ``/scale``, whose fields the report lists as ignored: both take the normal path;
+- Git's manifest did not change after every applier's last Apply (its time is later than the last commit that
+  changed the object's source at the compared revision): an Apply older than the Git change holds an older
+  manifest, whose difference is a pending or failed sync;
+- the Git head, when it is ahead of the compared revision, declares the object as the compared revision does
+  (commits the controller has not synced yet are ``pending`` in the normal path);
+- the appliers own exactly what Git declares (bookkeeping labels and annotations aside), and what nobody owns is
+  what the rules drop as defaults (``_only_defaults``: admission's additions record no manager, nor does a scale of
+  replicas nobody owned);
+- every field Git declares is owned by an applier's Apply. A field a person removed leaves no entry at all (the
+  API server drops it from every manager's set, and records no remover: the real kube-apiserver keeps the person's
+  ``kubectl edit`` entry only when it also set a field), so only this check sees a removal: the applier no longer
+  owns a field its manifest sends.
+
+A settled object is named in ``--explain`` with the rule ``settled-by-managers``; the report is otherwise what the
+normal path makes of it: no drift.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from writeback.drift.deciding import Role, manager_role
+from writeback.drift.evidence.defaults import is_default_in
+from writeback.drift.normalizing import SERVER_METADATA, added_annotation, added_label, allocated
+from writeback.kube.pathtypes import Key
+from writeback.kube.refs import Identity
+from writeback.model import DesiredObject, Explanation, LiveObject, Rule
+from writeback.settings import Policy
+
+__all__ = ["GitChanges", "Settle", "oldest_write", "settle"]
+
+_APPLY = "Apply"
+_STATUS = "status"
+# Fields a manifest carries that managedFields never record: the object's type and identity.
+_TOP_SKIPPED = frozenset({"apiVersion", "kind", "status"})
+_META_SKIPPED = frozenset({"name", "namespace", "generateName"})
+
+SETTLED = Explanation(
+    Rule.SETTLED_BY_MANAGERS,
+    "settled by its managers, not compared: every write is its GitOps applier's Apply of Git's manifest (after "
+    "Git's last change to it) or a controller's status",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitChanges:
+    """When Git last changed each compared object's source, up to the compared revision (seconds since the epoch).
+
+    ``by_file``: the files (relative to the repo root) changed after ``since``, with their last change; a file not
+    listed last changed before ``since``. ``rendered``: the objects are rendered from the whole tree (Kustomize,
+    Helm), so the last change of any file counts for every object."""
+
+    since: int
+    by_file: Mapping[str, int] = field(default_factory=dict)
+    rendered: bool = False
+
+    def changed_at(self, file: str) -> int:
+        if self.rendered:
+            return max(self.by_file.values(), default=self.since - 1)
+        return self.by_file.get(file, self.since - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settle:
+    """What the first stage needs beyond the two objects: when Git changed them, and the Git head's objects when the
+    head is ahead of the compared revision (``head_given``; an object missing there is pending)."""
+
+    changes: GitChanges
+    head: Mapping[Identity, DesiredObject] = field(default_factory=dict)
+    head_given: bool = False
+    # each manager's role, looked up once per policy (the policy is kept with it, so its id stays its own)
+    roles: dict[tuple[int, str], tuple[Policy, Role]] = field(default_factory=dict, compare=False, repr=False)
+
+    def role(self, policy: Policy, manager: str) -> Role:
+        key = (id(policy), manager)
+        known = self.roles.get(key)
+        if known is None:
+            known = self.roles[key] = (policy, manager_role(policy, manager))
+        return known[1]
+
+
+def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context: Settle) -> Explanation | None:
+    """:data:`SETTLED` when ``live`` is settled by its managers alone (module docstring), else None."""
+    meta = live.body.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    if not isinstance(entries, list) or not entries:
+        return None
+    trees: list[Mapping[str, Any]] = []
+    changed = context.changes.changed_at(desired.file)
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+            return None
+        role = context.role(policy, str(entry.get("manager") or ""))
+        subresource = entry.get("subresource") or ""
+        if role is Role.CONTROLLER and subresource == _STATUS:
+            continue
+        if role is not Role.GITOPS or subresource or entry.get("operation") != _APPLY:
+            return None
+        applied = _seconds(entry.get("time"))
+        tree = entry.get("fieldsV1")
+        if applied is None or applied <= changed or not isinstance(tree, Mapping):
+            return None
+        trees.append(tree)
+    if not trees:
+        return None
+    if context.head_given:
+        at_head = context.head.get(desired.ref.identity)
+        if at_head is None or at_head.body != desired.body:
+            return None
+    owned = trees[0] if len(trees) == 1 else _merged(trees)
+    if not _covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "",
+                                                                     kind=desired.ref.kind, at=()):  # fmt: skip
+        return None
+    return SETTLED
+
+
+def oldest_write(live: Sequence[LiveObject]) -> int | None:
+    """The oldest ``time`` of any managedFields entry of ``live`` (seconds since the epoch), None when none has one:
+    a Git change before it is older than every Apply."""
+    oldest: str | None = None
+    for o in live:
+        meta = o.body.get("metadata")
+        entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+        for e in entries if isinstance(entries, list) else ():
+            t = e.get("time") if isinstance(e, Mapping) else None
+            if isinstance(t, str) and t and (oldest is None or t < oldest):
+                oldest = t  # RFC 3339 in UTC ("...Z") sorts as time does
+    return _seconds(oldest)
+
+
+def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:
+    """What live holds beyond Git, nobody having written it (the appliers own exactly Git's fields), is what the
+    rules drop: the server's defaults (scalars, maps of them, a whole list the defaults table or normalizing knows),
+    never an item, a label or an annotation (injected: the rules report them, bookkeeping aside), nor ``replicas``
+    Git leaves out unless the table's default (a scale of replicas nobody owned records no manager: ``unowned``).
+    ``at``: the path of keys from the object's root (None inside a list item)."""
+    if type(live) is dict and type(git) is dict:
+        for key, value in live.items():
+            other = git.get(key, _ABSENT)
+            here = None if at is None else (*at, key)
+            if other is _ABSENT:
+                if here == ("status",) or (at == ("metadata",) and key in SERVER_METADATA):
+                    continue  # never compared
+                if name == "labels":
+                    if not added_label(key):
+                        return False
+                    continue
+                if name == "annotations":
+                    if not added_annotation(key):
+                        return False
+                    continue
+                if type(value) is dict:
+                    if not _only_defaults(value, {}, key, kind=kind, at=here):
+                        return False
+                elif (here == ("spec", "replicas") or (type(value) is list and value)) and (
+                    here is None or not (allocated(kind, here) or _table_default(kind, here, value, live))
+                ):
+                    return False
+                continue
+            if not _only_defaults(value, other, key, kind=kind, at=here):
+                return False
+        return True
+    if type(live) is list and type(git) is list:
+        if len(live) != len(git):
+            return False
+        named = {i.get("name"): i for i in live if type(i) is dict and "name" in i}
+        for pos, item in enumerate(git):
+            match = named.get(item.get("name")) if type(item) is dict and "name" in item else live[pos]
+            if match is None or not _only_defaults(match, item, "", kind=kind, at=None):
+                return False
+        return True
+    return True
+
+
+def _table_default(kind: str, at: tuple[str, ...], value: Any, parent: Mapping[str, Any]) -> bool:
+    return is_default_in(kind=kind, path=tuple(Key(n) for n in at), value=value, parent=lambda: parent)
+
+
+_ABSENT: Any = object()
+
+
+def _seconds(text: Any) -> int | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return int(datetime.fromisoformat(text).timestamp())
+    except ValueError:
+        return None
+
+
+def _merged(trees: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for tree in trees:
+        for key, sub in tree.items():
+            prior = out.get(key)
+            if prior is None:
+                out[key] = sub
+            elif prior == {} or sub == {}:
+                out[key] = {}  # one owns it whole
+            elif isinstance(prior, Mapping) and isinstance(sub, Mapping):
+                out[key] = _merged((prior, sub))
+    return out
+
+
+def _covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    """The appliers own exactly what Git declares: every field of it, and nothing else (an admission plugin or a
+    webhook that added a field during the Apply makes the applier own it; normalizing keeps it, so the rules report
+    it) but the bookkeeping labels and annotations normalizing drops (a GitOps tool's tracking)."""
+    declared = 0
+    for key, value in body.items():
+        if key in _TOP_SKIPPED:
+            continue
+        node = tree.get("f:" + key)
+        if key == "metadata" and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k not in _META_SKIPPED}
+            if not value:  # Git's metadata is its identity alone: the appliers may own bookkeeping only
+                if node is not None:
+                    if not isinstance(node, Mapping) or not _only_bookkeeping(node, {}, key):
+                        return False
+                    declared += 1
+                continue
+        if node is None or not _covers(node, value, key):
+            return False
+        declared += 1
+    return declared == len(tree) or _only_bookkeeping(tree, body, "")
+
+
+def _covers(node: Any, value: Any, name: str) -> bool:
+    """Does the FieldsV1 ``node`` own every field of ``value`` (Git's, at the field ``name``), and no other? A null
+    anywhere is left to the normal path."""
+    if value is None or not (type(node) is dict or isinstance(node, Mapping)):
+        return False
+    if not node:  # an owned leaf: a scalar, or an atomic list or map owned as a whole
+        return True
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+        get = node.get
+        for key, sub in value.items():
+            child = get("f:" + key)
+            if child is None or not _covers(child, sub, key):
+                return False
+        owned = len(node) - (1 if "." in node else 0)
+        return owned == len(value) or _only_bookkeeping(node, value, name)
+    if kind is list:
+        return _covers_items(node, value)
+    return True  # a scalar under an inner node ("." and the like): owned
+
+
+def _only_bookkeeping(node: Mapping[str, Any], value: Mapping[str, Any], name: str) -> bool:
+    """The fields ``node`` owns beyond ``value``'s are bookkeeping labels or annotations (under a ``metadata``)."""
+    for raw, sub in node.items():
+        if raw == "." or raw[2:] in value:
+            continue
+        field_name = raw[2:]
+        if name == "labels" and raw.startswith("f:") and added_label(field_name):
+            continue
+        if name == "annotations" and raw.startswith("f:") and added_annotation(field_name):
+            continue
+        if (
+            name == "metadata"
+            and raw in ("f:labels", "f:annotations")
+            and isinstance(sub, Mapping)
+            and sub
+            and _only_bookkeeping(sub, {}, field_name)
+        ):
+            continue
+        return False
+    return True
+
+
+def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
+    keyed: list[tuple[str, dict[str, Any], Any]] | None = None  # decoded only when an item is not found by name
+    values: list[Any] | None = None
+    used: set[str] = set()
+    for pos, item in enumerate(items):
+        if isinstance(item, Mapping):
+            name = item.get("name")
+            if type(name) is str:  # most keyed lists are keyed by name alone: look the key up as the server spells it
+                raw = '{"name":' + json.dumps(name, ensure_ascii=False) + "}"
+                child = node.get("k:" + raw)
+                if child is not None and raw not in used:
+                    used.add(raw)
+                    if not _covers(child, item, ""):
+                        return False
+                    continue
+            if keyed is None:
+                keyed, values = _decoded(node)
+                if keyed is None:
+                    return False
+            if keyed:
+                found = _match(keyed, item, used)
+                if found is None or not _covers(keyed[found][2], item, ""):
+                    return False
+                used.add(keyed[found][0])
+                continue
+        elif not isinstance(item, list):
+            if values is None:
+                keyed, values = _decoded(node)
+                if values is None:
+                    return False
+            if any(v == item and type(v) is type(item) for v in values):
+                continue
+        child = node.get(f"i:{pos}")
+        if child is None or not _covers(child, item, ""):
+            return False
+    return len(node) - (1 if "." in node else 0) == len(items)  # no item the applier owns that Git lacks
+
+
+def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], Any]] | None, list[Any] | None]:
+    """The ``k:`` entries of a list node (the JSON text, its keys decoded, the subtree) and its ``v:`` values; None
+    and None when one does not decode."""
+    keyed: list[tuple[str, dict[str, Any], Any]] = []
+    values: list[Any] = []
+    for raw, sub in node.items():
+        prefix, _, rest = raw.partition(":")
+        if prefix == "k" or prefix == "v":
+            try:
+                decoded = json.loads(rest)
+            except ValueError:
+                return None, None
+            if prefix == "k" and isinstance(decoded, dict):
+                keyed.append((rest, decoded, sub))
+            elif prefix == "v":
+                values.append(decoded)
+    return keyed, values
+
+
+def _match(keyed: list[tuple[str, dict[str, Any], Any]], item: Mapping[str, Any], used: set[str]) -> int | None:
+    """The keyed entry of ``item``: every key field equal, else (a key the server defaulted, e.g. a port's
+    ``protocol``) every key field Git sets equal; each entry matches one item."""
+    loose: int | None = None
+    for i, (raw, keys, _) in enumerate(keyed):
+        if raw in used:
+            continue
+        present = [k for k in keys if k in item]
+        if not present or any(item[k] != keys[k] for k in present):
+            continue
+        if len(present) == len(keys):
+            return i
+        if loose is None:
+            loose = i
+    return loose
