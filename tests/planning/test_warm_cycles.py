@@ -5,7 +5,6 @@ warm cycle's report and change sets are those of a cold cycle (no kept results, 
 from __future__ import annotations
 
 import copy
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -17,6 +16,7 @@ import pytest
 from tests.drift.support import configmap, sync, write
 from tests.support.gitrepos import commit, init_repo
 from tests.support.objects import deployment
+from tests.support.polling import wait_until
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
 from writeback.kube.refs import ObjectRef
@@ -62,14 +62,13 @@ class World:
         version = self.controlplane.kubectl(
             "get", kind, name, "-n", self.namespace, "-o", "jsonpath={.metadata.resourceVersion}"
         ).stdout.strip()
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            held = {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for i in self.cache.informers
-                    for o in i.objects()}  # fmt: skip
-            if (name, version) in held:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"the watch cache never saw {kind}/{name} at {version}")
+
+        def held() -> bool:
+            cached = {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for i in self.cache.informers
+                      for o in i.objects()}  # fmt: skip
+            return (name, version) in cached
+
+        wait_until(f"the watch cache holding {kind}/{name} at {version}", held, timeout=15, step=0.05)
 
 
 def same_as_cold(warm: PlanOutcome, cold: PlanOutcome) -> None:
