@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.drift.support import configmap, deployment, drifts_of, sync, write
+from tests.drift.support import configmap, drifts_of, sync, write
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, init_repo
+from tests.support.objects import deployment
 
 pytestmark = pytest.mark.controlplane
 
