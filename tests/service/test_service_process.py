@@ -217,12 +217,14 @@ def test_a_hotfix_the_controller_reverts_at_once_still_gets_its_pr_saying_so(ser
     """`hot` (an hour's interval: only a captured hotfix makes it run): a person edits, the GitOps controller reverts
     at once; the PR still comes, saying so."""
     namespace = service.namespace
-    # its informer is warmed up in the background after start: the edit must come once it watches
-    service.wait(
-        "the watch of hot's ConfigMaps",
-        lambda: metric(service.scraped(), "writeback_api_requests_total", target="hot", verb="watch") >= 1,
-        timeout=30,
-    )
+    # its informer is warmed up in the background after start, and its first (scheduled) cycle runs at start: the
+    # edit must come once it watches and that cycle is over, or that cycle reads the edit before it is reverted
+    def ready() -> bool:
+        text = service.scraped()
+        watching = metric(text, "writeback_api_requests_total", target="hot", verb="watch") >= 1
+        return watching and metric(text, "writeback_cycle_duration_seconds_count", target="hot") >= 1
+
+    service.wait("the watch of hot's ConfigMaps and its first cycle", ready, timeout=30)
     service.controlplane.kubectl("patch", "configmap", "hot", "-n", namespace, "-p", '{"data":{"setting":"hotfix"}}')
     gitops_apply(service.controlplane, cm_manifest(namespace, "hot", "v1"))
     live = json.loads(service.controlplane.kubectl("get", "cm", "hot", "-n", namespace, "-o", "json").stdout)
