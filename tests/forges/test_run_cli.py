@@ -14,28 +14,9 @@ from tests.fakes.forge_server import FakeForge
 from tests.forges.conftest import make_fake
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, seed_bare
+from tests.support.objects import web_manifest
 
-MANIFEST = """\
-# web frontend
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: prod
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0.0   # bumped by CI
-"""
+MANIFEST = web_manifest(comment="web frontend", namespace="prod", replicas=2)
 APP = 'k:{"name":"app"}'
 TOKENS = {"github": "ghp_test_token", "gitlab": "glpat-test-token"}
 PROJECTS = {"github": "octo-org/gitops", "gitlab": "platform/gitops"}

@@ -12,27 +12,9 @@ from tests.fakes.github_fake import GitHubFake
 from tests.forges.test_run_cli import PROJECTS, TOKENS, refs
 from tests.support.cli import run_cli
 from tests.support.gitrepos import git, seed_bare
+from tests.support.objects import web_manifest
 
-MANIFEST = """\
-# web frontend
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0.0   # bumped by CI
-"""
+MANIFEST = web_manifest(comment="web frontend")
 
 
 @pytest.mark.controlplane

@@ -13,32 +13,10 @@ from ruamel.yaml import YAML
 from tests.planning.repos import KUSTOMIZE_REPO
 from tests.support.cli import run_cli
 from tests.support.gitrepos import write_files
+from tests.support.objects import web_manifest
 from writeback.adapters import kustomize as kustomize_cli
 
-MANIFEST = """\
-# web frontend
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: prod
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0.0   # bumped by CI
-          env:
-            - name: MODE
-              value: normal
-"""
+MANIFEST = web_manifest(comment="web frontend", namespace="prod", replicas=2, env={"MODE": "normal"})
 APP = 'k:{"name":"app"}'
 
 

@@ -9,36 +9,24 @@ from typing import Any
 import pytest
 
 import writeback.cli
+from tests.support.objects import web_manifest
 
-MANIFEST = """\
-# web: synced by Argo CD
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: {ns}
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0.0 # release 1.0
-          env:
-            - name: MODE
-              value: normal
----
+
+def manifest_text(namespace: str) -> str:
+    """The web Deployment (Argo CD's comment, an env) and a ConfigMap, in one file."""
+    web = web_manifest(
+        comment="web: synced by Argo CD",
+        namespace=namespace,
+        replicas=2,
+        image="registry.example.com/web:1.0.0 # release 1.0",
+        env={"MODE": "normal"},
+    )
+    return f"""{web}---
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: settings
-  namespace: {ns}
+  namespace: {namespace}
 data:
   color: blue
 """
@@ -49,7 +37,7 @@ def test_plan_in_cluster_mode(controlplane: Any, namespace: str, tmp_path: Path,
     repo = tmp_path / "repo"
     (repo / "apps").mkdir(parents=True)
     manifest = repo / "apps" / "web.yaml"
-    manifest.write_text(MANIFEST.format(ns=namespace))
+    manifest.write_text(manifest_text(namespace))
     controlplane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-f", str(manifest))
     image_patch = '[{"op": "replace", "path": "/spec/template/spec/containers/0/image", '
     image_patch += '"value": "registry.example.com/web:1.0.4"}]'

@@ -15,15 +15,30 @@ from typing import Any
 IMAGE = "nginx:1.25"
 PORT = 8080
 
-# The web Deployment as a file of a GitOps repo (comments and all), as the break-glass tests push it.
-WEB_MANIFEST = """\
-# web frontend (synced by Argo CD)
+
+def web_manifest(
+    *,
+    comment: str = "web frontend (synced by Argo CD)",
+    namespace: str | None = None,
+    replicas: int = 1,
+    image: str = "registry.example.com/web:1.0.0   # bumped by CI",
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """The web Deployment as a file of a GitOps repo, comments and all (the text tests edit and assert on).
+
+    ``image``: the image line's text after ``image: ``, its trailing comment included; ``env``: the container's
+    env (name -> value, in order), none unless given."""
+    ns = f"\n  namespace: {namespace}" if namespace is not None else ""
+    lines = "".join(f"\n            - name: {k}\n              value: {v}" for k, v in (env or {}).items())
+    env_block = f"\n          env:{lines}" if env else ""
+    return f"""\
+# {comment}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: web
+  name: web{ns}
 spec:
-  replicas: 1
+  replicas: {replicas}
   selector:
     matchLabels:
       app: web
@@ -34,11 +49,12 @@ spec:
     spec:
       containers:
         - name: app
-          image: registry.example.com/web:1.0.0   # bumped by CI
-          env:
-            - name: FEATURE_X
-              value: "on"
+          image: {image}{env_block}
 """
+
+
+# The web Deployment as the break-glass tests push it.
+WEB_MANIFEST = web_manifest(env={"FEATURE_X": '"on"'})
 
 
 def container(

@@ -15,29 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.objects import web_manifest
+
 HOST_TAG = "0.0.0-hostonly"  # the image tag of the host's files: seen in an output only if the host was read
 
-HOST_MANIFEST = f"""\
-# the bot host's own file: never read, never written by writeback
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: prod
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:{HOST_TAG}
-"""
+HOST_MANIFEST = web_manifest(
+    comment="the bot host's own file: never read, never written by writeback",
+    namespace="prod",
+    replicas=2,
+    image=f"registry.example.com/web:{HOST_TAG}",
+)
 
 
 @dataclass(frozen=True)
