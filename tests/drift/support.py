@@ -11,6 +11,8 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tests.support.cli import run_cli
+from tests.support.gitrepos import commit
+from tests.support.objects import deployment
 
 # How the GitOps controller applied Git: kubectl with that controller's field manager.
 SYNC_MODES: dict[str, tuple[str, ...]] = {
@@ -100,3 +102,39 @@ def by_path(drifts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def decisions(doc: Mapping[str, Any]) -> dict[tuple[str, str, str], str]:
     """(kind, name, path) -> decision: what offline and cluster mode must agree on."""
     return {(d["resource"]["kind"], d["resource"]["name"], d["path"]): d["decision"] for d in doc["drifts"]}
+
+
+def git_ahead(controlplane: Any, namespace: str, git_remote: Any, *, applier: str) -> dict[str, str]:
+    """v1 applied by ``applier`` (a ``sync`` mode); v2 (a new image) committed and pushed, not synced; a person's env
+    hotfix on live. Returns both commits: ``{"v1": ..., "v2": ...}``."""
+    work = git_remote.work
+    (work / "apps").mkdir()
+    (work / "apps" / "kustomization.yaml").write_text(f"namespace: {namespace}\nresources: [web.yaml]\n")
+    manifest = write(work, "apps/web.yaml", deployment("web", image="nginx:1.25"))
+    v1 = commit(work, "web v1")
+    git_remote.push()
+    sync(controlplane, applier, namespace, manifest)
+    write(work, "apps/web.yaml", deployment("web", image="nginx:1.27"))
+    v2 = commit(work, "web: nginx 1.27")
+    git_remote.push()
+    controlplane.kubectl("set", "env", "deployment/web", "-n", namespace, "HOTFIX=1")
+    return {"v1": v1, "v2": v2}
+
+
+def apply_argocd_application(controlplane: Any, namespace: str, git_remote: Any, status: dict[str, Any]) -> None:
+    """The Application ``NS/web`` following ``apps`` of ``git_remote``, with ``status`` as Argo CD's controller writes
+    it (its CRD has no status subresource: the controller writes status with the object)."""
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": str(git_remote.bare), "path": "apps", "targetRevision": "main"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+        },
+        "status": status,
+    }
+    controlplane.kubectl(
+        "apply", "--server-side", "--field-manager=argocd-controller", "-f", "-", input=json.dumps(app)
+    )

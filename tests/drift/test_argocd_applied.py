@@ -5,15 +5,12 @@ since the applied revision is pending, never live drift; a person's hotfix is st
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.drift.support import by_path, diff_json, drifts_of, sync, write
-from tests.support.gitrepos import commit
-from tests.support.objects import deployment
+from tests.drift.support import apply_argocd_application, by_path, diff_json, drifts_of, git_ahead
 
 pytestmark = pytest.mark.controlplane
 
@@ -22,33 +19,7 @@ APP = "spec.template.spec.containers[name=app]"
 
 @pytest.fixture
 def ahead(controlplane: Any, namespace: str, git_remote: Any) -> dict[str, str]:
-    """v1 synced by Argo CD; v2 (a new image) committed and pushed, not synced; a person's env hotfix on live."""
-    work = git_remote.work
-    (work / "apps").mkdir()
-    (work / "apps" / "kustomization.yaml").write_text(f"namespace: {namespace}\nresources: [web.yaml]\n")
-    manifest = write(work, "apps/web.yaml", deployment("web", image="nginx:1.25"))
-    v1 = commit(work, "web v1")
-    git_remote.push()
-    sync(controlplane, "argocd-server-side", namespace, manifest)
-    write(work, "apps/web.yaml", deployment("web", image="nginx:1.27"))
-    v2 = commit(work, "web: nginx 1.27")
-    git_remote.push()
-    controlplane.kubectl("set", "env", "deployment/web", "-n", namespace, "HOTFIX=1")
-    return {"v1": v1, "v2": v2}
-
-
-def _application(namespace: str, git_remote: Any, status: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": str(git_remote.bare), "path": "apps", "targetRevision": "main"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
-        },
-        "status": status,  # Argo CD's CRD has no status subresource: the controller writes status with the object
-    }
+    return git_ahead(controlplane, namespace, git_remote, applier="argocd-server-side")
 
 
 SOURCE = {"repoURL": "https://git.example/platform.git", "path": "apps", "targetRevision": "main"}
@@ -84,10 +55,7 @@ def _failed(v1: str, v2: str) -> dict[str, Any]:
 def test_git_ahead_of_what_argocd_applied_is_pending_not_drift(
     status: Any, ahead: dict[str, str], git_remote: Any, controlplane: Any, namespace: str, crds: list[str]
 ) -> None:
-    app = _application(namespace, git_remote, status(ahead["v1"], ahead["v2"]))
-    controlplane.kubectl(
-        "apply", "--server-side", "--field-manager=argocd-controller", "-f", "-", input=json.dumps(app)
-    )
+    apply_argocd_application(controlplane, namespace, git_remote, status(ahead["v1"], ahead["v2"]))
 
     _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
                        "--argocd-app", f"{namespace}/web")  # fmt: skip

@@ -8,9 +8,16 @@ from typing import Any
 
 import pytest
 
-from tests.drift.support import by_path, configmap, diff_json, drifts_of, sync, write
-from tests.support.gitrepos import commit
-from tests.support.objects import deployment
+from tests.drift.support import (
+    apply_argocd_application,
+    by_path,
+    configmap,
+    diff_json,
+    drifts_of,
+    git_ahead,
+    sync,
+    write,
+)
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.pipeline.detecting import detect
 from writeback.pipeline.targets import Edges, TargetSpec
@@ -39,19 +46,7 @@ def test_pagination_page_size_two_seven_objects(controlplane: Any, namespace: st
 
 @pytest.fixture
 def ahead(controlplane: Any, namespace: str, git_remote: Any) -> dict[str, str]:
-    """v1 applied by the controller; v2 (a new image) committed but not synced; a person's env hotfix on live."""
-    work = git_remote.work
-    (work / "apps").mkdir()
-    (work / "apps" / "kustomization.yaml").write_text(f"namespace: {namespace}\nresources: [web.yaml]\n")
-    manifest = write(work, "apps/web.yaml", deployment("web", image="nginx:1.25"))
-    v1 = commit(work, "web v1")
-    git_remote.push()
-    sync(controlplane, "argocd-client-side", namespace, manifest)
-    write(work, "apps/web.yaml", deployment("web", image="nginx:1.27"))
-    v2 = commit(work, "web: nginx 1.27")
-    git_remote.push()
-    controlplane.kubectl("set", "env", "deployment/web", "-n", namespace, "HOTFIX=1")
-    return {"v1": v1, "v2": v2}
+    return git_ahead(controlplane, namespace, git_remote, applier="argocd-client-side")
 
 
 def _assert_not_reverted(doc: dict[str, Any], *, v1: str) -> None:
@@ -81,21 +76,8 @@ def test_git_ahead_with_argocd_application_status(
     crds: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    app = {
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": str(git_remote.bare), "path": "apps", "targetRevision": "main"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
-        },
-        # Argo CD's CRD has no status subresource: the controller writes status with the object
-        "status": {"sync": {"status": "OutOfSync", "revision": ahead["v1"]}},
-    }
-    controlplane.kubectl(
-        "apply", "--server-side", "--field-manager=argocd-controller", "-f", "-", input=json.dumps(app)
-    )
+    status = {"sync": {"status": "OutOfSync", "revision": ahead["v1"]}}
+    apply_argocd_application(controlplane, namespace, git_remote, status)
 
     _, doc = diff_json("--repo", str(git_remote.work), "--kubeconfig", controlplane.kubeconfig,
                        "--argocd-app", f"{namespace}/web")  # fmt: skip
