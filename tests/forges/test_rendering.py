@@ -14,8 +14,9 @@ from writeback.errors import ConfigError
 from writeback.kube.pathtypes import ABSENT, Index, Key, Select
 from writeback.kube.refs import ObjectRef
 from writeback.model import ChangeSet, Decision, Drift, FilePatch, Op, Review, Unresolved
+from writeback.pr.markdown import escape_cell, is_long, value_diff
 from writeback.pr.markers import parse_marker
-from writeback.pr.text import Rendered, RenderInput, cut_body, escape_cell, is_long, render, value_diff
+from writeback.pr.text import Rendered, RenderInput, cut_body, render
 
 GOLDEN = Path(__file__).parent / "golden"
 WEB = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
