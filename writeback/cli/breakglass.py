@@ -22,8 +22,9 @@ from writeback.breakglass import record as bg
 from writeback.breakglass import start as starting
 from writeback.breakglass.targets import cycle_backing, matching_target
 from writeback.cli import breakglass_output as output
-from writeback.cli.common import add_repo_forge_flags, edges_for, namespace_name, targets_from_args
+from writeback.cli.common import edges_for, targets_from_args
 from writeback.cli.exits import Tally
+from writeback.cli.flags import add_repo_forge_flags, namespace_name
 from writeback.cli.helptext import summary
 from writeback.config import BreakGlass, Config, Target, load_config
 from writeback.errors import InputError

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.cli import helptext
-from writeback.cli.common import add_format_flag, load_checked_config
+from writeback.cli.common import load_checked_config
 from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
+from writeback.cli.flags import add_format_flag
 from writeback.cli.output import Printer
 from writeback.config import Config, InvalidConfig
 from writeback.config_errors import KeyProblem

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from writeback.cli.common import add_output_flags, add_source_flags, inputs_from_args
+from writeback.cli.common import inputs_from_args
 from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
+from writeback.cli.flags import add_output_flags, add_source_flags
 from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.drift.engine import report_to_json

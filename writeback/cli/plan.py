@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TextIO
 
-from writeback.cli.common import add_format_flag, add_source_flags, inputs_from_args
+from writeback.cli.common import inputs_from_args
 from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
+from writeback.cli.flags import add_format_flag, add_source_flags
 from writeback.cli.helptext import summary
 from writeback.cli.output import PLAIN, Palette, Printer
 from writeback.drift.engine import drift_to_json

@@ -7,16 +7,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from writeback.cli.common import (
-    add_format_flag,
-    add_repo_forge_flags,
-    add_source_flags,
-    edges_for,
-    spec_of,
-    targets_from_args,
-)
+from writeback.cli.common import edges_for, spec_of, targets_from_args
 from writeback.cli.documents import Kind, document, write
 from writeback.cli.exits import Tally
+from writeback.cli.flags import add_format_flag, add_repo_forge_flags, add_source_flags
 from writeback.cli.helptext import summary
 from writeback.cli.output import Palette, Printer
 from writeback.config import Target
