@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.argocd.apps import ArgoApp, push
-from tests.e2e.support import VERSIONS, Shop
+from tests.e2e.support import VERSIONS, SyncedShop
 
 ARGOCD_NAMESPACE = "argocd"
 STATUS_MANAGER = "kube-controller-manager"
@@ -39,11 +39,10 @@ class ArgoSync:
 
 
 @dataclass
-class ArgoShop(Shop):
-    """A shop whose `apps/checkout` an Argo CD Application syncs (``sync`` is an ``ArgoSync``)."""
+class ArgoShop(SyncedShop[ArgoSync]):
+    """A shop whose `apps/checkout` an Argo CD Application syncs."""
 
     def application(self) -> dict[str, Any]:
-        assert isinstance(self.sync, ArgoSync)
         return self.sync.app.application()
 
     def controller(self) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from tests.fakes.forge_server import FakeForge, Recorded, Reply, example, load_operations
@@ -39,7 +40,7 @@ class GitLabFake(FakeForge):
         self.notes: dict[int, list[dict[str, Any]]] = {}
         self._next = 1
         self._note_id = 300
-        for key, handler in [
+        routes: list[tuple[str, Callable[..., Any]]] = [
             (f"GET {_P}", self.get_project),
             (f"GET {_P}/merge_requests", self.list_mrs),
             (f"POST {_P}/merge_requests", self.create_mr),
@@ -52,7 +53,8 @@ class GitLabFake(FakeForge):
             (f"DELETE {_P}/repository/branches/{{branch}}", self.delete_branch),
             ("GET /user", self.get_user),
             ("GET /users", self.list_users),
-        ]:
+        ]
+        for key, handler in routes:
             self.route(key, handler)
 
     def relax(self, key: str, schema: dict[str, Any]) -> dict[str, Any]:
