@@ -10,7 +10,7 @@ from tests.core.support import applied_fields, entry, k
 from writeback.drift.ownership import parse_fields_v1, parse_managed_fields
 from writeback.kube.paths import format_path, parse_path
 from writeback.kube.pathtypes import Index
-from writeback.model import FieldOwner
+from writeback.model import FieldOwner, ManagerOperation
 
 # A Deployment created with client-side `kubectl apply`, then scaled by the HPA through the scale
 # subresource, with status written by kube-controller-manager: the shapes the API server produces.
@@ -103,7 +103,10 @@ def test_unowned_leaf_has_no_owner() -> None:
 def test_operation_and_time_are_kept() -> None:
     own = parse_managed_fields(body(CLIENT_SIDE_APPLY, SCALE))
     assert own.owner_of(parse_path("spec.replicas")) == FieldOwner(
-        manager="kube-controller-manager", operation="Update", subresource="scale", time="2024-05-02T03:00:00Z"
+        manager="kube-controller-manager",
+        operation=ManagerOperation.UPDATE,
+        subresource="scale",
+        time="2024-05-02T03:00:00Z",
     )
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 import json
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jwt

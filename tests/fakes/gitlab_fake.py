@@ -7,8 +7,8 @@ and URLs filled in. Like GitLab, it allows one open MR per source branch (409), 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.fakes.forge_server import FakeForge, Recorded, Reply, example, load_operations

@@ -138,7 +138,8 @@ data:
 
 
 def test_flux_merges_values_replaces_chart_values_drops_hooks_and_post_renders(repo: Path, cli: HelmCLI) -> None:
-    from writeback.model import DesiredObject, ObjectRef
+    from writeback.kube.refs import ObjectRef
+    from writeback.model import DesiredObject
     from writeback.yaml.reading import load_all
 
     write(repo, {"apps/web.yaml": FLUX})

@@ -16,7 +16,7 @@ from writeback.capture.hotfixes import own_change, person_wrote
 from writeback.drift.ownership import parse_managed_fields
 from writeback.kube.paths import format_path, parse_path
 from writeback.kube.refs import ObjectRef
-from writeback.model import Capture, ChangeSet, Decision, Drift, HotfixState, Op, Review
+from writeback.model import Capture, ChangeSet, Decision, Drift, HotfixState, ManagerOperation, Op, Review
 from writeback.pr.text import RenderInput, render
 from writeback.settings import Policy
 
@@ -129,7 +129,7 @@ def test_two_reverted_hotfixes_are_both_put_back_and_each_is_named() -> None:
             live=v,
             git=g,
             manager="kubectl-edit",
-            operation="Update",
+            operation=ManagerOperation.UPDATE,
             time=T3,
         )
         for p, v, g in [("spec.http[0].route[0].weight", 0, 90), ("spec.http[0].route[1].weight", 100, 10)]
@@ -222,7 +222,7 @@ def test_a_field_a_controller_changed_since_is_left_as_live_says() -> None:
         target="shop",
         ref=ref,
         manager="kubectl-scale",
-        operation="Update",
+        operation=ManagerOperation.UPDATE,
         time=T1,
         captured_at=T1,
         body=scaled,
@@ -288,7 +288,7 @@ def test_a_capture_stored_by_an_older_version_is_renamed_and_still_put_back(tmp_
     """An older version stored one capture per object, without the version before the write: it is renamed to its
     write's key when read, and its change is the fields its manager owned that differ from live."""
     legacy = Capture(
-        target="shop", ref=VS, manager="kubectl-patch", operation="Update", time=T1, captured_at=T1, body=PATCHED
+        target="shop", ref=VS, manager="kubectl-patch", operation=ManagerOperation.UPDATE, time=T1, captured_at=T1, body=PATCHED
     )
     store = DirectoryStore(state_dir=tmp_path)
     old_name = tmp_path / "hotfixes" / "shop__networking.istio.io__VirtualService__shop__checkout.json"
