@@ -43,7 +43,7 @@ class Remote:
 
     def refs(self) -> dict[str, str]:
         out = git("--git-dir", str(self.bare), "for-each-ref", "--format=%(refname) %(objectname)")
-        return dict(line.split(" ", 1) for line in out.splitlines())  # type: ignore[misc]
+        return dict(line.split(" ", 1) for line in out.splitlines())
 
     def sha(self, branch: str) -> str:
         return git("--git-dir", str(self.bare), "rev-parse", f"refs/heads/{branch}")

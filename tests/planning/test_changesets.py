@@ -40,7 +40,9 @@ def _plan(drifts: list, files: dict[str, str] = FILES, **kw: object):  # type: i
 
 def test_fingerprint_ignores_time_and_manager_but_not_values() -> None:
     a = drift(WEB, IMAGE, live="registry.example.com/web:1.0.4", git="registry.example.com/web:1.0.0")
-    b = replace(a, time="2026-12-01T09:00:00Z", manager="kubectl-patch", operation=ManagerOperation.APPLY, reason="other")
+    b = replace(
+        a, time="2026-12-01T09:00:00Z", manager="kubectl-patch", operation=ManagerOperation.APPLY, reason="other"
+    )
     c = replace(a, live="registry.example.com/web:1.0.5")
     r = drift(WEB, "spec.replicas", live=3, git=2)
     assert fingerprint([a, r]) == fingerprint([r, b])

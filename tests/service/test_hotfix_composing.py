@@ -288,7 +288,13 @@ def test_a_capture_stored_by_an_older_version_is_renamed_and_still_put_back(tmp_
     """An older version stored one capture per object, without the version before the write: it is renamed to its
     write's key when read, and its change is the fields its manager owned that differ from live."""
     legacy = Capture(
-        target="shop", ref=VS, manager="kubectl-patch", operation=ManagerOperation.UPDATE, time=T1, captured_at=T1, body=PATCHED
+        target="shop",
+        ref=VS,
+        manager="kubectl-patch",
+        operation=ManagerOperation.UPDATE,
+        time=T1,
+        captured_at=T1,
+        body=PATCHED,
     )
     store = DirectoryStore(state_dir=tmp_path)
     old_name = tmp_path / "hotfixes" / "shop__networking.istio.io__VirtualService__shop__checkout.json"
