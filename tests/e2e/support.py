@@ -26,6 +26,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
 from tests.flux.sync import FluxSync
+from tests.support.gitrepos import GitRemote
 from tests.support.polling import wait_until
 from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
@@ -100,8 +101,8 @@ class LiveRecorder:
         from kubernetes import client
 
         if self.kind == "ConfigMap":
-            return client.CoreV1Api(self.api_client).list_namespaced_config_map  # type: ignore[no-any-return]
-        return client.AppsV1Api(self.api_client).list_namespaced_deployment  # type: ignore[no-any-return]
+            return client.CoreV1Api(self.api_client).list_namespaced_config_map
+        return client.AppsV1Api(self.api_client).list_namespaced_deployment
 
     def _run(self, ready: threading.Event) -> None:
         from kubernetes import watch
@@ -217,7 +218,7 @@ class SyncedShop(Generic[SyncT]):
 
     controlplane: Any
     namespace: str
-    remote: Any  # the git_remote fixture's GitRemote
+    remote: GitRemote  # the git_remote fixture's
     sync: SyncT
     forge: GitHubFake
     workdir: Path
