@@ -81,7 +81,8 @@ def test_the_directory_store_round_trips_and_refuses_secrets(tmp_path: Path) -> 
     store.discard(capture)
     assert store.load(target="prod") == []
     secret = Capture(target="prod", ref=ObjectRef(api_version="v1", kind="Secret", namespace="shop", name="db"),
-                     manager="kubectl-edit", operation=ManagerOperation.UPDATE, time=None, captured_at="x", body={})  # fmt: skip
+                     manager="kubectl-edit", operation=ManagerOperation.UPDATE, time=None, captured_at="x",
+                     body={})  # fmt: skip
     with pytest.raises(InputError, match="never captured"):
         store.save(secret)
 
