@@ -139,21 +139,21 @@ def test_list_keys_are_learned_from_k_entries() -> None:
 
 def test_set_items_resolve_to_positions_in_live() -> None:
     live = {"metadata": {"finalizers": ["a.example.com/x", "b.example.com/y"]}}
-    tree = {"f:metadata": {"f:finalizers": {".": {}, 'v:"b.example.com/y"': {}, 'v:"not-in-live"': {}}}}
+    tree: dict[str, Any] = {"f:metadata": {"f:finalizers": {".": {}, 'v:"b.example.com/y"': {}, 'v:"not-in-live"': {}}}}
     entries = parse_fields_v1(tree, live=live)
     leaves = [format_path(e.path) for e in entries if e.leaf]
     assert leaves == ["metadata.finalizers[1]"]
 
 
 def test_index_items_and_selector_values_as_text() -> None:
-    tree = {"f:spec": {"f:ports": {"i:0": {"f:port": {}}, k(port=80, protocol="TCP"): {"f:targetPort": {}}}}}
+    tree: dict[str, Any] = {"f:spec": {"f:ports": {"i:0": {"f:port": {}}, k(port=80, protocol="TCP"): {"f:targetPort": {}}}}}
     paths = {format_path(e.path) for e in parse_fields_v1(tree) if e.leaf}
     assert paths == {"spec.ports[0].port", "spec.ports[port=80,protocol=TCP].targetPort"}
     assert parse_fields_v1({"f:a": {"i:2": {}}})[1].path[-1] == Index(2)
 
 
 def test_malformed_keys_are_skipped_not_fatal() -> None:
-    tree = {"f:spec": {"k:not-json": {"f:x": {}}, "x:unknown": {}, "i:-1": {}, "f:ok": {}}}
+    tree: dict[str, Any] = {"f:spec": {"k:not-json": {"f:x": {}}, "x:unknown": {}, "i:-1": {}, "f:ok": {}}}
     paths = [format_path(e.path) for e in parse_fields_v1(tree) if e.leaf]
     assert paths == ["spec.ok"]
 

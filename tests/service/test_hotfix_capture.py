@@ -148,7 +148,7 @@ def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, name
     from kubernetes import client
 
     cm = client.CoreV1Api(k8s).read_namespaced_config_map(name="writeback-state", namespace=namespace)
-    assert capture.key in cm.data
+    assert cm.data is not None and capture.key in cm.data
     store.discard(capture)
     assert store.load(target="prod") == []
 

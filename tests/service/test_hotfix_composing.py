@@ -24,7 +24,7 @@ POLICY = Policy()
 VS = ObjectRef(api_version="networking.istio.io/v1", kind="VirtualService", namespace="shop", name="checkout")
 T0, T1, T2, T3, T4 = (f"2026-11-30T03:00:{s:02d}Z" for s in (0, 10, 12, 20, 22))
 FLUX = "kustomize-controller"
-HTTP = {"f:spec": {"f:http": {}}}
+HTTP: dict[str, Any] = {"f:spec": {"f:http": {}}}
 
 
 def _entry(manager: str, op: str, time: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +205,7 @@ def test_two_writes_by_one_manager_in_one_second_are_two_captures(tmp_path: Path
 
 def test_a_field_a_controller_changed_since_is_left_as_live_says() -> None:
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
-    spec = {"f:spec": {"f:replicas": {}}}
+    spec: dict[str, Any] = {"f:spec": {"f:replicas": {}}}
 
     def deploy(replicas: int, entries: list[dict[str, Any]], rv: str) -> dict[str, Any]:
         return {
@@ -253,7 +253,7 @@ def test_a_write_that_removes_the_persons_last_field_is_still_theirs() -> None:
     """`kubectl set env VAR-` removes the only field kubectl-set owned: the API server drops its managedFields entry,
     so the write names no manager; it is the person's all the same, unless another manager's entry moved on (a
     revert)."""
-    env = {
+    env: dict[str, Any] = {
         "f:spec": {
             "f:template": {
                 "f:spec": {
