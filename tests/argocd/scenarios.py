@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +78,8 @@ class DeploymentStatus:
         from kubernetes import client, watch
 
         apps = client.AppsV1Api(self.api_client)
-        listed = json.loads(apps.list_namespaced_deployment(self.namespace, _preload_content=False).data)
+        list_call: Callable[..., Any] = apps.list_namespaced_deployment  # _preload_content=False: the HTTP answer
+        listed = json.loads(list_call(self.namespace, _preload_content=False).data)
         for item in listed["items"]:
             self._report(apps, item)
         version = listed["metadata"]["resourceVersion"]

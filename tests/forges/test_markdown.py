@@ -19,7 +19,7 @@ from writeback.adapters.forges import registry as forges
 from writeback.adapters.templating import load_templates
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
-from writeback.model import CapturedHotfix, Decision, Drift, ManagerOperation, Op, Unresolved
+from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, ManagerOperation, Op, Unresolved
 from writeback.pr.text import RenderInput
 from writeback.pr.text import render as render_pr
 
@@ -37,7 +37,7 @@ def test_the_checker_finds_what_a_reviewer_would_suffer() -> None:
     assert problems("<details><summary>x</summary>\n\ny\n</details>\n- [ ] done\n") == []  # what templates use
 
 
-def _hostile_change_set() -> object:
+def _hostile_change_set() -> ChangeSet:
     cs = tricky_change_set()
     cm = ObjectRef(api_version="v1", kind="ConfigMap", namespace="shop", name="hostile")
     annotation = (Key("metadata"), Key("annotations"), Key("team@example.com/owner|x"))
