@@ -90,7 +90,11 @@ NOT_KIND_SELECTORS = {
 def _kind_names() -> dict[str, str]:
     """Each registered kind name -> the module that defines it (relative to writeback/)."""
     out: dict[str, str] = {}
-    entries: tuple[GitOpsController | ForgeKind | Source, ...] = (*controllers.CONTROLLERS, *forges.FORGES, *sources.SOURCES)
+    entries: tuple[GitOpsController | ForgeKind | Source, ...] = (
+        *controllers.CONTROLLERS,
+        *forges.FORGES,
+        *sources.SOURCES,
+    )
     for entry in entries:
         module = inspect.getmodule(type(entry))
         assert module is not None and module.__file__ is not None

@@ -114,7 +114,8 @@ def test_webhook_injects_sidecar_into_deployments_and_pods(
 ) -> None:
     apps, core = client.AppsV1Api(k8s), client.CoreV1Api(k8s)
     apps.create_namespaced_deployment(  # a manifest dict: the client sends it as is
-        namespace=namespace, body=deployment("plain", image=IMAGE, replicas=1)  # type: ignore[arg-type]
+        namespace=namespace,
+        body=deployment("plain", image=IMAGE, replicas=1),  # type: ignore[arg-type]
     )
     assert containers(get(controlplane, namespace, "deployment/plain")["spec"]["template"]["spec"], "containers") == [
         "app"

@@ -211,7 +211,8 @@ def test_a_capture_stored_with_a_value_is_cleaned_when_used(k8s: Any, namespace:
     from kubernetes import client
 
     client.AppsV1Api(k8s).create_namespaced_deployment(  # a manifest dict: the client sends it as is
-        namespace=namespace, body=web_deployment(log_level="info", api_key="git-key", namespace=namespace)  # type: ignore[arg-type]
+        namespace=namespace,
+        body=web_deployment(log_level="info", api_key="git-key", namespace=namespace),  # type: ignore[arg-type]
     )
     cluster = KubeCluster(api_client=k8s)
     selector = Selector.model_validate({"apiVersion": "apps/v1", "kind": "Deployment", "namespaces": [namespace]})
