@@ -146,7 +146,7 @@ def test_set_items_resolve_to_positions_in_live() -> None:
 
 
 def test_index_items_and_selector_values_as_text() -> None:
-    ports = {"i:0": {"f:port": {}}, k(port=80, protocol="TCP"): {"f:targetPort": {}}}
+    ports: dict[str, Any] = {"i:0": {"f:port": {}}, k(port=80, protocol="TCP"): {"f:targetPort": {}}}
     tree: dict[str, Any] = {"f:spec": {"f:ports": ports}}
     paths = {format_path(e.path) for e in parse_fields_v1(tree) if e.leaf}
     assert paths == {"spec.ports[0].port", "spec.ports[port=80,protocol=TCP].targetPort"}
