@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,8 @@ def bare_list(api_client: Any, page_size: int) -> int:
 
     seen = 0
     apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
-    for fn in (apps.list_namespaced_deployment, core.list_namespaced_config_map):
+    calls: tuple[Callable[..., Any], ...] = (apps.list_namespaced_deployment, core.list_namespaced_config_map)
+    for fn in calls:  # with _preload_content=False each answers the raw HTTP response
         cont = None
         while True:
             resp = fn(NS, limit=page_size, _continue=cont, _preload_content=False)

@@ -17,6 +17,7 @@ from writeback.drift.evidence.defaults import is_default
 from writeback.drift.normalizing import normalize
 from writeback.kube.pathtypes import FieldPath, Index, Key
 from writeback.kube.refs import ObjectRef
+from writeback.model import Side
 
 
 def drop_defaults(node: Any, *, kind: str, path: FieldPath = ()) -> Any:
@@ -37,7 +38,7 @@ def neat(item: dict[str, Any]) -> dict[str, Any]:
     meta = item.get("metadata") or {}
     ref = ObjectRef(api_version=item["apiVersion"], kind=item["kind"], namespace=meta.get("namespace"),
                     name=meta["name"])  # fmt: skip
-    body = drop_defaults(normalize(item, ref=ref, side="live").body, kind=ref.kind)
+    body = drop_defaults(normalize(item, ref=ref, side=Side.LIVE).body, kind=ref.kind)
     identity = {"name": ref.name, **({"namespace": ref.namespace} if ref.namespace else {})}
     body["metadata"] = {**identity, **(body.get("metadata") or {})}
     return {"apiVersion": ref.api_version, "kind": ref.kind, **body}

@@ -112,7 +112,7 @@ def namespace(k8s: Any) -> Iterator[str]:
 
     core = client.CoreV1Api(k8s)
     name = f"wb-{uuid.uuid4().hex[:10]}"
-    core.create_namespace(body={"metadata": {"name": name}})
+    core.create_namespace(body=client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
     try:
         yield name
     finally:
@@ -167,18 +167,21 @@ def sidecar_webhook(controlplane: cp.ControlPlane, k8s: Any) -> Iterator[Sidecar
     server = webhook.serve()
     admission = client.AdmissionregistrationV1Api(k8s)
     core = client.CoreV1Api(k8s)
-    admission.create_mutating_webhook_configuration(body=server.configuration())
+    admission.create_mutating_webhook_configuration(body=server.configuration())  # type: ignore[arg-type]  # a manifest dict: the client sends it as is
     injector = SidecarInjector(server=server, api_client=k8s)
     probe = f"wb-webhook-probe-{uuid.uuid4().hex[:6]}"
-    core.create_namespace(body={"metadata": {"name": probe}})
+    core.create_namespace(body=client.V1Namespace(metadata=client.V1ObjectMeta(name=probe)))
     injector.enable(probe)
-    pod = {"metadata": {"name": "probe"}, "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
+    pod = client.V1Pod(metadata=client.V1ObjectMeta(name="probe"),
+                       spec=client.V1PodSpec(containers=[client.V1Container(name="app", image="busybox")]))  # fmt: skip
+
+    def injected() -> bool:
+        spec = core.create_namespaced_pod(namespace=probe, body=pod, dry_run="All").spec
+        return spec is not None and any(c.name == "istio-proxy" for c in spec.containers)
+
     wait_until(  # the apiserver picks the configuration up asynchronously
         "the apiserver calling the sidecar webhook",
-        lambda: any(
-            c.name == "istio-proxy"
-            for c in core.create_namespaced_pod(namespace=probe, body=pod, dry_run="All").spec.containers
-        ),
+        injected,
         timeout=60,
         step=0.2,
     )

@@ -54,7 +54,7 @@ def test_each_forge_fixes_its_settings_kind() -> None:
     for forge in forges.FORGES:
         assert issubclass(forge.settings, ForgeSettings)
         assert typing.get_args(forge.settings.model_fields["kind"].annotation) == (forge.name,)
-        assert forge.settings().kind == forge.name
+        assert forge.settings.model_validate({}).kind == forge.name  # no kind given: the model's own
 
 
 def test_the_command_line_and_the_config_schema_offer_every_registered_kind() -> None:
@@ -90,7 +90,12 @@ NOT_KIND_SELECTORS = {
 def _kind_names() -> dict[str, str]:
     """Each registered kind name -> the module that defines it (relative to writeback/)."""
     out: dict[str, str] = {}
-    for entry in (*controllers.CONTROLLERS, *forges.FORGES, *sources.SOURCES):
+    entries: tuple[GitOpsController | ForgeKind | Source, ...] = (
+        *controllers.CONTROLLERS,
+        *forges.FORGES,
+        *sources.SOURCES,
+    )
+    for entry in entries:
         module = inspect.getmodule(type(entry))
         assert module is not None and module.__file__ is not None
         out[entry.name] = Path(module.__file__).relative_to(PACKAGE).as_posix()

@@ -183,7 +183,7 @@ def create_app(
         policy["automated"] = dict(automated)
     if sync_options:
         policy["syncOptions"] = list(sync_options)
-    body = {
+    body: dict[str, Any] = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": {"name": name, "namespace": argocd_namespace},

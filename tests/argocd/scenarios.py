@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.argocd.apps import ArgoApp, push
-from tests.e2e.support import VERSIONS, Shop
+from tests.e2e.support import VERSIONS, SyncedShop
 
 ARGOCD_NAMESPACE = "argocd"
 STATUS_MANAGER = "kube-controller-manager"
@@ -39,11 +39,10 @@ class ArgoSync:
 
 
 @dataclass
-class ArgoShop(Shop):
-    """A shop whose `apps/checkout` an Argo CD Application syncs (``sync`` is an ``ArgoSync``)."""
+class ArgoShop(SyncedShop[ArgoSync]):
+    """A shop whose `apps/checkout` an Argo CD Application syncs."""
 
     def application(self) -> dict[str, Any]:
-        assert isinstance(self.sync, ArgoSync)
         return self.sync.app.application()
 
     def controller(self) -> dict[str, str]:
@@ -79,7 +78,8 @@ class DeploymentStatus:
         from kubernetes import client, watch
 
         apps = client.AppsV1Api(self.api_client)
-        listed = json.loads(apps.list_namespaced_deployment(self.namespace, _preload_content=False).data)
+        list_call: Callable[..., Any] = apps.list_namespaced_deployment  # _preload_content=False: the HTTP answer
+        listed = json.loads(list_call(self.namespace, _preload_content=False).data)
         for item in listed["items"]:
             self._report(apps, item)
         version = listed["metadata"]["resourceVersion"]

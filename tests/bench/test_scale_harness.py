@@ -7,8 +7,11 @@ import json
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.controlplane.cp import ControlPlane
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
@@ -18,7 +21,7 @@ from scale_appliers import ARGO, FLUX  # noqa: E402
 
 
 @pytest.mark.controlplane
-def test_scale_harness_loads_measures_and_counts_requests(controlplane, tmp_path: Path) -> None:
+def test_scale_harness_loads_measures_and_counts_requests(controlplane: ControlPlane, tmp_path: Path) -> None:
     prefix = f"wb-scale-{uuid.uuid4().hex[:6]}"
     try:
         result = measure_scale(
@@ -57,13 +60,13 @@ def test_scale_harness_loads_measures_and_counts_requests(controlplane, tmp_path
     }
 
 
-def _managers(item: dict) -> list[tuple[str, str, str]]:
+def _managers(item: dict[str, Any]) -> list[tuple[str, str, str]]:
     return sorted((m["manager"], m["operation"], m.get("subresource", "")) for m in item["metadata"]["managedFields"])
 
 
 @pytest.mark.controlplane
 def test_the_appliers_world_looks_as_argo_cd_and_flux_leave_it_and_is_measured_alike(
-    controlplane, tmp_path: Path
+    controlplane: ControlPlane, tmp_path: Path
 ) -> None:
     prefix = f"wb-apps-{uuid.uuid4().hex[:6]}"
     names = [f"{prefix}-{i}" for i in range(10)]

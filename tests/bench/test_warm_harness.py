@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.controlplane.cp import ControlPlane
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
@@ -27,7 +29,7 @@ from worlds import make_world  # noqa: E402
     ],
 )
 def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_nothing(
-    controlplane, tmp_path: Path, kind: str, objects: int, lists: int, drifts: int, written: int
+    controlplane: ControlPlane, tmp_path: Path, kind: str, objects: int, lists: int, drifts: int, written: int
 ) -> None:
     prefix = f"wb-warm-{uuid.uuid4().hex[:6]}"
     world = make_world(kind, objects, namespace_prefix=prefix)
@@ -58,7 +60,7 @@ def test_a_warm_cycle_lists_nothing_parses_nothing_and_asks_nothing(
 
 @pytest.mark.controlplane
 def test_with_churn_each_warm_cycle_sees_the_changed_objects_and_still_lists_nothing(
-    controlplane, tmp_path: Path
+    controlplane: ControlPlane, tmp_path: Path
 ) -> None:
     prefix = f"wb-churn-{uuid.uuid4().hex[:6]}"
     world = make_world("basic", 300, namespace_prefix=prefix)  # 1% of 300: three Deployments

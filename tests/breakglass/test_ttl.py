@@ -9,6 +9,7 @@ import pytest
 import writeback.cli
 from writeback.breakglass import patches
 from writeback.breakglass import record as bg
+from writeback.durations import format_duration
 from writeback.errors import InputError
 from writeback.gitops import argocd, flux
 from writeback.gitops.registry import parent_of as parent_ref
@@ -56,7 +57,7 @@ def test_the_record_round_trips_and_tells_the_time_left() -> None:
     assert again == rec and again.reason == "failover"
     assert again.remaining(now=NOW + timedelta(minutes=30)) == timedelta(minutes=90)
     assert not again.expired(now=NOW + timedelta(minutes=119)) and again.expired(now=NOW + timedelta(hours=2))
-    assert bg.format_duration(timedelta(minutes=119, seconds=5)) == "1h59m"
+    assert format_duration(timedelta(minutes=119, seconds=5)) == "1h59m"
     with pytest.raises(InputError, match=r"annotation writeback\.io/break-glass is not a valid"):
         bg.load_record('{"by": "x"}', where="Application argocd/web")
     text = bg.incident_text(rec, ref=argocd.APPLICATION.ref("argocd/web"))

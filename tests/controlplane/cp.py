@@ -85,7 +85,7 @@ class ControlPlane:
         if self._client is None:
             from kubernetes import config
 
-            self._client = config.new_client_from_config(config_file=self.kubeconfig, context=CONTEXT)  # type: ignore[no-untyped-call]
+            self._client = config.new_client_from_config(config_file=self.kubeconfig, context=CONTEXT)
         return self._client
 
     def kubectl(

@@ -113,7 +113,10 @@ def test_webhook_injects_sidecar_into_deployments_and_pods(
     controlplane: cp.ControlPlane, k8s: Any, namespace: str, sidecar_webhook: Any
 ) -> None:
     apps, core = client.AppsV1Api(k8s), client.CoreV1Api(k8s)
-    apps.create_namespaced_deployment(namespace=namespace, body=deployment("plain", image=IMAGE, replicas=1))
+    apps.create_namespaced_deployment(  # a manifest dict: the client sends it as is
+        namespace=namespace,
+        body=deployment("plain", image=IMAGE, replicas=1),  # type: ignore[arg-type]
+    )
     assert containers(get(controlplane, namespace, "deployment/plain")["spec"]["template"]["spec"], "containers") == [
         "app"
     ]
@@ -135,11 +138,13 @@ def test_webhook_injects_sidecar_into_deployments_and_pods(
     assert containers(template["spec"], "initContainers") == ["istio-init"]
     assert template["spec"]["containers"][0]["image"] == "nginx:1.29"
 
-    pod = {"metadata": {"name": "pod"}, "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
+    pod = client.V1Pod(metadata=client.V1ObjectMeta(name="pod"),
+                       spec=client.V1PodSpec(containers=[client.V1Container(name="app", image="busybox")]))  # fmt: skip
     created = core.create_namespaced_pod(namespace=namespace, body=pod)
+    assert created.spec is not None and created.metadata is not None
     assert [c.name for c in created.spec.containers] == ["app", "istio-proxy"]
-    assert [c.name for c in created.spec.init_containers] == ["istio-init"]
-    assert "sidecar.istio.io/status" in created.metadata.annotations
+    assert [c.name for c in created.spec.init_containers or ()] == ["istio-init"]
+    assert "sidecar.istio.io/status" in (created.metadata.annotations or {})
     assert any(r["kind"]["kind"] == "Pod" and r["namespace"] == namespace for r in sidecar_webhook.requests)
 
 

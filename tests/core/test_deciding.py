@@ -226,7 +226,7 @@ def test_security_sensitive_changes_are_flagged(
 
 
 def test_rbac_rules_and_subjects_are_flagged() -> None:
-    role_git = {
+    role_git: dict[str, Any] = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
         "metadata": {"name": "reader", "namespace": "shop"},
@@ -239,7 +239,7 @@ def test_rbac_rules_and_subjects_are_flagged() -> None:
     ]
     d = run(role_live, role_git)["rules[0].verbs[1]"]
     assert (d.decision, d.rule) == (Decision.FLAG, Rule.RBAC) and "RBAC rules of a Role" in d.reason
-    binding_git = {
+    binding_git: dict[str, Any] = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
         "metadata": {"name": "ops"},

@@ -148,7 +148,7 @@ def test_dry_run_result_settles_what_the_api_server_would_store() -> None:
 
 
 def test_client_side_apply_defaults_are_told_from_fields_a_person_applied() -> None:
-    git = {
+    git: dict[str, Any] = {
         "apiVersion": "example.com/v1",
         "kind": "Widget",
         "metadata": {"name": "w", "namespace": "shop"},
@@ -156,7 +156,7 @@ def test_client_side_apply_defaults_are_told_from_fields_a_person_applied() -> N
     }
     live = copy.deepcopy(git)
     live["spec"]["mode"] = "auto"  # a CRD schema default, unknown to the built-in table
-    applied = {
+    applied: dict[str, Any] = {
         "apiVersion": "example.com/v1",
         "kind": "Widget",
         "metadata": {"name": "w"},

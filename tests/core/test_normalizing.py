@@ -10,13 +10,14 @@ from tests.core.support import defaulted_live, deployment_git
 from writeback.drift.normalizing import normalize, values_equal
 from writeback.kube.paths import format_path, parse_path
 from writeback.kube.refs import ObjectRef
+from writeback.model import Side
 
 DEPLOY = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
 SERVICE = ObjectRef(api_version="v1", kind="Service", namespace="shop", name="web")
 
 
 def rules(body: dict[str, Any], ref: ObjectRef = DEPLOY, declared: dict[str, Any] | None = None) -> dict[str, str]:
-    return {format_path(d.path): d.rule for d in normalize(body, ref=ref, side="live", declared=declared).dropped}
+    return {format_path(d.path): d.rule for d in normalize(body, ref=ref, side=Side.LIVE, declared=declared).dropped}
 
 
 def test_server_metadata_status_and_bookkeeping_annotations() -> None:
@@ -38,7 +39,7 @@ def test_server_metadata_status_and_bookkeeping_annotations() -> None:
         "spec.template.metadata.creationTimestamp": "server-populated: template",
         "spec.template.spec.securityContext": "defaulted by the API server: empty pod securityContext",
     }
-    out = normalize(live, ref=DEPLOY, side="live").body
+    out = normalize(live, ref=DEPLOY, side=Side.LIVE).body
     assert "annotations" not in out["metadata"]  # emptied by the drops
     assert "status" not in out and "uid" not in out["metadata"]
     assert out["spec"]["revisionHistoryLimit"] == 10  # defaults are not normalization's business
@@ -54,7 +55,7 @@ def test_empty_pod_security_context_goes_unless_git_declares_it_or_it_holds_some
     assert "spec.template.spec.securityContext" not in rules(live, declared=declared)  # Git says so: compared
     live["spec"]["template"]["spec"]["securityContext"] = {"runAsNonRoot": True}
     assert "spec.template.spec.securityContext" not in rules(live)  # a person's value is never dropped
-    assert normalize(live, ref=DEPLOY, side="live").body["spec"]["template"]["spec"]["securityContext"] == {
+    assert normalize(live, ref=DEPLOY, side=Side.LIVE).body["spec"]["template"]["spec"]["securityContext"] == {
         "runAsNonRoot": True
     }
 
@@ -69,7 +70,7 @@ def test_controller_owner_references_go_other_references_stay() -> None:
             ],
         }
     }
-    out = normalize(live, ref=DEPLOY, side="live")
+    out = normalize(live, ref=DEPLOY, side=Side.LIVE)
     assert [r["name"] for r in out.body["metadata"]["ownerReferences"]] == ["keep"]
     assert [d.rule for d in out.dropped] == ["set by a controller: controller ownerReferences"]
 
@@ -100,18 +101,18 @@ def test_service_allocations() -> None:
         }
     }
     git = {"spec": {"type": "NodePort", "ports": [{"port": 80}, {"port": 443, "nodePort": 30443}]}}
-    out = normalize(live, ref=SERVICE, side="live", declared=git)
+    out = normalize(live, ref=SERVICE, side=Side.LIVE, declared=git)
     assert "clusterIP" not in out.body["spec"] and "clusterIPs" not in out.body["spec"]
     assert out.body["spec"]["ports"] == [{"port": 80}, {"port": 443, "nodePort": 30443}]  # Git's node port stays
     headless = normalize(
-        {"spec": {"clusterIP": "None"}}, ref=SERVICE, side="live", declared={"spec": {"clusterIP": "None"}}
+        {"spec": {"clusterIP": "None"}}, ref=SERVICE, side=Side.LIVE, declared={"spec": {"clusterIP": "None"}}
     )
     assert headless.body == {"spec": {"clusterIP": "None"}}
 
 
 def test_git_side_keeps_what_git_declares() -> None:
     git = deployment_git()
-    out = normalize(git, ref=DEPLOY, side="git")
+    out = normalize(git, ref=DEPLOY, side=Side.GIT)
     assert out.dropped == ()
     assert out.body["metadata"] == {"labels": {"app": "web"}}  # identity (name, namespace) is not compared
     assert "apiVersion" not in out.body and "kind" not in out.body
@@ -121,7 +122,7 @@ def test_yaml_dates_compare_as_text() -> None:
     import datetime
 
     git = {"metadata": {"annotations": {"since": datetime.date(2024, 5, 1)}}}
-    assert normalize(git, ref=DEPLOY, side="git").body["metadata"]["annotations"]["since"] == "2024-05-01"
+    assert normalize(git, ref=DEPLOY, side=Side.GIT).body["metadata"]["annotations"]["since"] == "2024-05-01"
 
 
 @pytest.mark.parametrize(
@@ -144,7 +145,7 @@ def test_secret_string_data_is_compared_as_the_data_the_server_stores() -> None:
     secret = ObjectRef(api_version="v1", kind="Secret", namespace="shop", name="db")
     git = {"metadata": {"name": "db"}, "data": {"a": "eA=="}, "stringData": {"b": "pass", "a": "y"}}
 
-    out = normalize(git, ref=secret, side="git")
+    out = normalize(git, ref=secret, side=Side.GIT)
 
     assert out.body == {"data": {"a": "eQ==", "b": "cGFzcw=="}}
     assert [(format_path(x.path), x.rule) for x in out.dropped] == [

@@ -10,7 +10,7 @@ from tests.core.support import applied_fields, entry, k
 from writeback.drift.ownership import parse_fields_v1, parse_managed_fields
 from writeback.kube.paths import format_path, parse_path
 from writeback.kube.pathtypes import Index
-from writeback.model import FieldOwner
+from writeback.model import FieldOwner, ManagerOperation
 
 # A Deployment created with client-side `kubectl apply`, then scaled by the HPA through the scale
 # subresource, with status written by kube-controller-manager: the shapes the API server produces.
@@ -103,7 +103,10 @@ def test_unowned_leaf_has_no_owner() -> None:
 def test_operation_and_time_are_kept() -> None:
     own = parse_managed_fields(body(CLIENT_SIDE_APPLY, SCALE))
     assert own.owner_of(parse_path("spec.replicas")) == FieldOwner(
-        manager="kube-controller-manager", operation="Update", subresource="scale", time="2024-05-02T03:00:00Z"
+        manager="kube-controller-manager",
+        operation=ManagerOperation.UPDATE,
+        subresource="scale",
+        time="2024-05-02T03:00:00Z",
     )
 
 
@@ -136,21 +139,22 @@ def test_list_keys_are_learned_from_k_entries() -> None:
 
 def test_set_items_resolve_to_positions_in_live() -> None:
     live = {"metadata": {"finalizers": ["a.example.com/x", "b.example.com/y"]}}
-    tree = {"f:metadata": {"f:finalizers": {".": {}, 'v:"b.example.com/y"': {}, 'v:"not-in-live"': {}}}}
+    tree: dict[str, Any] = {"f:metadata": {"f:finalizers": {".": {}, 'v:"b.example.com/y"': {}, 'v:"not-in-live"': {}}}}
     entries = parse_fields_v1(tree, live=live)
     leaves = [format_path(e.path) for e in entries if e.leaf]
     assert leaves == ["metadata.finalizers[1]"]
 
 
 def test_index_items_and_selector_values_as_text() -> None:
-    tree = {"f:spec": {"f:ports": {"i:0": {"f:port": {}}, k(port=80, protocol="TCP"): {"f:targetPort": {}}}}}
+    ports: dict[str, Any] = {"i:0": {"f:port": {}}, k(port=80, protocol="TCP"): {"f:targetPort": {}}}
+    tree: dict[str, Any] = {"f:spec": {"f:ports": ports}}
     paths = {format_path(e.path) for e in parse_fields_v1(tree) if e.leaf}
     assert paths == {"spec.ports[0].port", "spec.ports[port=80,protocol=TCP].targetPort"}
     assert parse_fields_v1({"f:a": {"i:2": {}}})[1].path[-1] == Index(2)
 
 
 def test_malformed_keys_are_skipped_not_fatal() -> None:
-    tree = {"f:spec": {"k:not-json": {"f:x": {}}, "x:unknown": {}, "i:-1": {}, "f:ok": {}}}
+    tree: dict[str, Any] = {"f:spec": {"k:not-json": {"f:x": {}}, "x:unknown": {}, "i:-1": {}, "f:ok": {}}}
     paths = [format_path(e.path) for e in parse_fields_v1(tree) if e.leaf]
     assert paths == ["spec.ok"]
 

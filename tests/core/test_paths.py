@@ -12,7 +12,7 @@ from tests.fuzzing import fuzz
 from writeback.errors import PathSyntaxError
 from writeback.kube.jsonpatch import json_pointer, parse_pointer, pointer_index, pointer_to
 from writeback.kube.paths import format_path, match, parse_path, parse_pattern, without
-from writeback.kube.pathtypes import ABSENT, Index, Key, Select, Wildcard
+from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Select, Wildcard
 
 BARE = st.from_regex(r"[A-Za-z0-9_$/:@+\-]{1,12}", fullmatch=True)
 ANY_TEXT = st.text(min_size=0, max_size=12)
@@ -56,9 +56,9 @@ CONCRETE = st.tuples(KEY.map(Key), st.lists(SEGMENT, max_size=6)).map(lambda t: 
         ('data["*"]', (Key("data"), Key("*"))),
     ],
 )
-def test_examples_parse_and_format_back(text: str, expected: tuple[object, ...]) -> None:
+def test_examples_parse_and_format_back(text: str, expected: FieldPath) -> None:
     assert parse_path(text) == expected
-    assert format_path(expected) == text  # type: ignore[arg-type]
+    assert format_path(expected) == text
 
 
 def test_concrete_star_keys_are_quoted_and_never_wildcards() -> None:

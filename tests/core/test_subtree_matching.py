@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.drift.engine import REDACTED, EngineOptions, compute_drift, report_to_json
@@ -31,7 +32,7 @@ def test_is_sensitive_looks_inside_added_values() -> None:
 def test_an_added_env_item_holding_a_sensitive_value_is_redacted() -> None:
     live = defaulted_live(deployment_git())
     live["spec"]["template"]["spec"]["containers"][0]["env"].append({"name": "API_KEY", "value": "s3cr3t"})
-    fields = {"f:spec": {"f:template": {"f:spec": {"f:containers": {k(name="web"): {"f:env": {
+    fields: dict[str, Any] = {"f:spec": {"f:template": {"f:spec": {"f:containers": {k(name="web"): {"f:env": {
         k(name="API_KEY"): {".": {}, "f:name": {}, "f:value": {}}}}}}}}}  # fmt: skip
     live["metadata"]["managedFields"] = [
         entry("argocd-controller", applied_fields(), operation="Apply"),

@@ -21,6 +21,7 @@ def docs(kustomize_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> list[
 def _container(docs: list[dict[str, Any]]) -> dict[str, Any]:
     (deployment,) = find(docs, "Deployment")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert isinstance(container, dict)
     return container
 
 

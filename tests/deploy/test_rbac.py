@@ -34,22 +34,18 @@ def allowed(
     api: Any, user: str, *, verb: str, resource: str, group: str = "", namespace: str = "", name: str = ""
 ) -> bool:
     namespace_of_user = user.split(":")[2]
-    review = {
-        "apiVersion": "authorization.k8s.io/v1",
-        "kind": "SubjectAccessReview",
-        "spec": {
-            "user": user,
-            "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace_of_user}", "system:authenticated"],
-            "resourceAttributes": {
-                "verb": verb,
-                "group": group,
-                "resource": resource,
-                "namespace": namespace,
-                "name": name,
-            },
-        },
-    }
-    return bool(client.AuthorizationV1Api(api).create_subject_access_review(body=review).status.allowed)
+    review = client.V1SubjectAccessReview(
+        spec=client.V1SubjectAccessReviewSpec(
+            user=user,
+            groups=["system:serviceaccounts", f"system:serviceaccounts:{namespace_of_user}", "system:authenticated"],
+            resource_attributes=client.V1ResourceAttributes(
+                verb=verb, group=group, resource=resource, namespace=namespace, name=name
+            ),
+        )
+    )
+    status = client.AuthorizationV1Api(api).create_subject_access_review(body=review).status
+    assert status is not None, "the API server answered the review without a status"
+    return status.allowed
 
 
 def test_service_account_is_allowed_exactly_what_it_needs(
@@ -146,19 +142,19 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
     user = apply_deploy(controlplane, kustomize_bin, namespace, tmp_path / "a")
     apps = client.AppsV1Api(k8s)
     workload_ns = f"{namespace}-apps"
-    client.CoreV1Api(k8s).create_namespace(body={"metadata": {"name": workload_ns}})
+    client.CoreV1Api(k8s).create_namespace(body=client.V1Namespace(metadata=client.V1ObjectMeta(name=workload_ns)))
     try:
         web = deployment(
             "web", namespace=workload_ns, replicas=2, labelled=False, containers=[container("web", image="nginx:1.27")]
         )
-        apps.create_namespaced_deployment(namespace=workload_ns, body=web)
+        apps.create_namespaced_deployment(namespace=workload_ns, body=web)  # type: ignore[arg-type]  # a manifest dict
         before = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
         cluster = KubeCluster(api_client=_as(controlplane, user))
 
         def listing() -> list[Any] | None:
             try:
                 return cluster.list_objects(
-                    selector=Selector(api_version="apps/v1", kind="Deployment", namespaces=(workload_ns,))
+                    selector=Selector(apiVersion="apps/v1", kind="Deployment", namespaces=(workload_ns,))
                 )
             except ClusterError:
                 return None  # the RBAC cache has not caught up yet
@@ -172,12 +168,13 @@ def test_dry_run_through_the_cluster_adapter_works_as_the_service_account_and_ch
         result = cluster.dry_run_apply(body=changed)
         assert result["spec"]["replicas"] == 5  # the server computed the write as the ServiceAccount ...
         after = apps.read_namespaced_deployment(name="web", namespace=workload_ns)
+        assert after.metadata is not None and before.metadata is not None
         assert after.metadata.resource_version == before.metadata.resource_version  # ... and persisted nothing
         assert after.spec.replicas == 2
         twin = cluster.dry_run_create(body=twin_manifest(changed, listed[0].ref), twin_of=listed[0].ref)
         assert twin["metadata"]["name"].startswith("web-") and twin["spec"]["replicas"] == 5
         assert twin["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"  # defaulted
-        names = [d.metadata.name for d in apps.list_namespaced_deployment(namespace=workload_ns).items]
+        names = [d.metadata.name for d in apps.list_namespaced_deployment(namespace=workload_ns).items if d.metadata]
         assert names == ["web"]  # the twin was never stored
         with pytest.raises(ClusterError, match=r"403|[Ff]orbidden"):
             cluster.get_object(ref=_secret_ref(workload_ns))

@@ -80,6 +80,7 @@ def live_from(objects: Sequence[Mapping[str, Any]], *, edits: Sequence[tuple[str
         for kind, keys, value in edits:
             if body["kind"] != kind:
                 continue
+            fields: tuple[str, ...]
             if keys == "mode":
                 body["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] = value
                 fields = (*MODE_FIELDS, "f:value")

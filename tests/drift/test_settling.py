@@ -164,7 +164,7 @@ def test_a_field_a_person_removed_leaves_no_entry_but_is_not_settled() -> None:
 def test_a_persons_write_of_any_kind_is_compared() -> None:
     edited = applier_live()
     edited["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example.com/shop/web:1.4.3"
-    person = {"f:spec": {"f:template": {"f:spec": {"f:containers": {k(name="web"): {"f:image": {}}}}}}}
+    person: dict[str, Any] = {"f:spec": {"f:template": {"f:spec": {"f:containers": {k(name="web"): {"f:image": {}}}}}}}
     for manager, operation, subresource in (("kubectl-edit", "Update", ""), ("kubectl", "Apply", ""),
                                             ("kubectl-client-side-apply", "Update", "")):  # fmt: skip
         body = copy.deepcopy(edited)
@@ -216,7 +216,7 @@ def test_a_null_in_git_or_an_unmatched_list_item_goes_the_normal_path() -> None:
 
 def test_a_manifest_whose_metadata_is_only_its_identity_is_settled() -> None:
     """A ConfigMap with only a name: managedFields never record the name or namespace (nor an empty metadata)."""
-    git = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "limits", "namespace": "shop"},
+    git: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "limits", "namespace": "shop"},
            "data": {"cpu": "1"}}  # fmt: skip
     live = copy.deepcopy(git)
     live["metadata"].update(uid="u", resourceVersion="9", creationTimestamp=APPLIED)

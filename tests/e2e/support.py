@@ -22,10 +22,11 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from tests.fakes.github_fake import PROJECT, TOKEN, GitHubFake
 from tests.flux.sync import FluxSync
+from tests.support.gitrepos import GitRemote
 from tests.support.polling import wait_until
 from tests.support.services import free_port, metric, start_writeback, stop_writeback
 
@@ -57,7 +58,7 @@ open(path, "w").write(text[:at] + new + text[at:])  # the new CA right after the
 """
 
 
-def kubectl_edit_appending_the_ca(shop: Shop, tmp_path: Path) -> None:
+def kubectl_edit_appending_the_ca(shop: SyncedShop[Any], tmp_path: Path) -> None:
     (tmp_path / "ca.pem").write_text(HOTFIX_CA)
     editor = tmp_path / "editor.py"
     editor.write_text(EDITOR.format(ca=str(tmp_path / "ca.pem")))
@@ -100,8 +101,8 @@ class LiveRecorder:
         from kubernetes import client
 
         if self.kind == "ConfigMap":
-            return client.CoreV1Api(self.api_client).list_namespaced_config_map  # type: ignore[no-any-return]
-        return client.AppsV1Api(self.api_client).list_namespaced_deployment  # type: ignore[no-any-return]
+            return client.CoreV1Api(self.api_client).list_namespaced_config_map
+        return client.AppsV1Api(self.api_client).list_namespaced_deployment
 
     def _run(self, ready: threading.Event) -> None:
         from kubernetes import watch
@@ -196,14 +197,29 @@ class Service:
 # ------------------------------------------------------------------------------------------------ the shop
 
 
+class Sync(Protocol):
+    """What a shop needs of the controller that applies its Git (Flux's ``FluxSync``, Argo CD's ``ArgoSync``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def push(self, files: Mapping[str, str | None], message: str) -> str: ...
+
+    def wait_applied(self, sha: str, *, timeout: float = ...) -> object: ...
+
+
+SyncT = TypeVar("SyncT", bound=Sync)
+
+
 @dataclass
-class Shop:
-    """The shop's GitOps repo (a bare remote and a work clone), its Flux sync, and the fake GitHub on it."""
+class SyncedShop(Generic[SyncT]):
+    """The shop's GitOps repo (a bare remote and a work clone), the sync that applies it, and the fake GitHub on
+    it. ``Shop``: Flux syncs it; tests/argocd/scenarios.ArgoShop: an Argo CD Application does."""
 
     controlplane: Any
     namespace: str
-    remote: Any  # the git_remote fixture's GitRemote
-    sync: FluxSync
+    remote: GitRemote  # the git_remote fixture's
+    sync: SyncT
     forge: GitHubFake
     workdir: Path
     services: list[Service] = field(default_factory=list)
@@ -307,6 +323,11 @@ class Shop:
     def record(self, kind: str, name: str) -> LiveRecorder:
         return LiveRecorder(api_client=self.controlplane.api_client, kind=kind, namespace=self.namespace,
                             name=name).start()  # fmt: skip
+
+
+@dataclass
+class Shop(SyncedShop[FluxSync]):
+    """The shop whose `apps/checkout` Flux syncs (a GitRepository and a Kustomization)."""
 
 
 ShopMaker = Callable[..., Shop]  # the `make_shop` fixture

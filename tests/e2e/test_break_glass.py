@@ -26,12 +26,12 @@ from tests.e2e.support import (
     HOTFIX_CA,
     INTERVAL,
     TARGET,
-    TOKEN,
     TOKEN_ENV,
     Shop,
     has_hotfix,
     kubectl_edit_appending_the_ca,
 )
+from tests.fakes.github_fake import TOKEN
 from tests.support.breakglass_record import events
 from tests.support.polling import stays, wait_until
 

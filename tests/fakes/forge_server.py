@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
@@ -254,7 +254,7 @@ class FakeForge:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> FakeForge:
+    def start(self) -> Self:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ class GitHubFake(FakeForge):
         self._next = 1
         self._comment_id = 100
         self.bot_login = "writeback-bot"
-        for key, handler in [
+        routes: list[tuple[str, Callable[..., Any]]] = [
             (f"GET {_R}", self.get_repo),
             ("GET /user", self.get_user),
             ("GET /rate_limit", self.rate_limit),
@@ -65,7 +66,8 @@ class GitHubFake(FakeForge):
             (f"DELETE {_R}/git/refs/{{ref}}", self.delete_ref),
             (f"GET {_R}/installation", self.get_installation),
             ("POST /app/installations/{installation_id}/access_tokens", self.access_token),
-        ]:
+        ]
+        for key, handler in routes:
             self.route(key, handler)
         # PyGithub's get_git_ref reads GET .../git/refs/{ref}, answered like GET .../git/ref/{ref} (README).
         self.route(f"GET {_R}/git/ref/{{ref}}", self.get_ref, template=f"{_R}/git/refs/{{ref}}")
@@ -118,8 +120,8 @@ class GitHubFake(FakeForge):
 
     def pr_json(self, pr: dict[str, Any], *, simple: bool = False) -> dict[str, Any]:
         key = f"GET {_R}/pulls" if simple else f"GET {_R}/pulls/{{pull_number}}"
-        value = example(OPS, key, "200")
-        value = self._fill(value[0] if simple else value)
+        answer = example(OPS, key, "200")
+        value: dict[str, Any] = self._fill(answer[0] if simple else answer)
         n = pr["number"]
         api = f"{self.url}/repos/{self.owner}/{self.repo}"
         head_sha = self.bare.sha(pr["head"]) or pr.get("head_sha")

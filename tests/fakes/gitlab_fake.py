@@ -7,6 +7,7 @@ and URLs filled in. Like GitLab, it allows one open MR per source branch (409), 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ class GitLabFake(FakeForge):
         self.notes: dict[int, list[dict[str, Any]]] = {}
         self._next = 1
         self._note_id = 300
-        for key, handler in [
+        routes: list[tuple[str, Callable[..., Any]]] = [
             (f"GET {_P}", self.get_project),
             (f"GET {_P}/merge_requests", self.list_mrs),
             (f"POST {_P}/merge_requests", self.create_mr),
@@ -52,7 +53,8 @@ class GitLabFake(FakeForge):
             (f"DELETE {_P}/repository/branches/{{branch}}", self.delete_branch),
             ("GET /user", self.get_user),
             ("GET /users", self.list_users),
-        ]:
+        ]
+        for key, handler in routes:
             self.route(key, handler)
 
     def relax(self, key: str, schema: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from writeback.adapters.git.repo import GitRepo, Identity
 from writeback.adapters.templating import load_templates
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
-from writeback.model import CapturedHotfix, ChangeSet, Drift, EnsureResult, FilePatch, Op, Review
+from writeback.model import CapturedHotfix, ChangeSet, Drift, EnsureResult, FilePatch, ManagerOperation, Op, Review
 from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
 from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pr.text import reverted_for
@@ -43,7 +43,7 @@ class Remote:
 
     def refs(self) -> dict[str, str]:
         out = git("--git-dir", str(self.bare), "for-each-ref", "--format=%(refname) %(objectname)")
-        return dict(line.split(" ", 1) for line in out.splitlines())  # type: ignore[misc]
+        return dict(line.split(" ", 1) for line in out.splitlines())
 
     def sha(self, branch: str) -> str:
         return git("--git-dir", str(self.bare), "rev-parse", f"refs/heads/{branch}")
@@ -79,7 +79,7 @@ def change_set(
     after = before.replace("replicas: 2", f"replicas: {replicas}")
     drift = Drift(
         resource=WEB, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=replicas, git=2,
-        manager="kubectl-edit", operation="Update", time="2026-11-30T03:00:00Z",
+        manager="kubectl-edit", operation=ManagerOperation.UPDATE, time="2026-11-30T03:00:00Z",
     )  # fmt: skip
     return ChangeSet(
         id=cs_id, target="prod", review=review, fingerprint=f"f{replicas:04d}{review.value[:3]}".encode().hex(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.forges.conftest import BOT, WEB, WEB_V1, Env, change_set, gone
 from tests.support.gitrepos import git
 from writeback.model import CapturedHotfix, Outcome, PullRequestSpec, ResultReason, Review
@@ -10,18 +12,22 @@ from writeback.pr.markers import parse_marker
 BRANCH = "writeback/prod/web-1"
 
 
-def _pr(env: Env, number: int) -> dict:
-    return env.fake.prs[number] if env.kind == "github" else env.fake.mrs[number]
+def _pr(env: Env, number: int | None) -> dict[str, Any]:
+    """The fake's record of PR ``number`` (a result's ``pr``: it must name one)."""
+    assert number is not None, "the result names no PR"
+    pr: dict[str, Any] = env.fake.prs[number] if env.kind == "github" else env.fake.mrs[number]
+    return pr
 
 
-def _comments(env: Env, number: int) -> list[str]:
+def _comments(env: Env, number: int | None) -> list[str]:
+    assert number is not None, "the result names no PR"
     store = env.fake.comments if env.kind == "github" else env.fake.notes
     return [c["body"] for c in store.get(number, [])]
 
 
-def _people(env: Env, pr: dict, field: str) -> list[str]:
+def _people(env: Env, pr: dict[str, Any], field: str) -> list[str]:
     if env.kind == "github":
-        return pr[field]
+        return list(pr[field])
     ids = pr["reviewer_ids" if field == "reviewers" else "assignee_ids"]
     return [name for name, uid in env.fake.users.items() if uid in ids]
 
@@ -264,6 +270,7 @@ def test_one_open_pr_per_branch_is_enforced_and_handled(env: Env) -> None:
 def test_pr_commits_report_git_authors(env: Env) -> None:
     [first] = env.cycle(change_set(replicas=3))
     human = env.remote.person_commit(BRANCH, "apps/web.yaml", WEB_V1.replace("replicas: 2", "replicas: 9"))
+    assert first.pr is not None
     commits = env.forge.pr_commits(number=first.pr)
     assert [email for _, email in commits] == [BOT.email, "alice@example.com"]
     assert commits[-1][0] == human

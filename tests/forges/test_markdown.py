@@ -19,7 +19,7 @@ from writeback.adapters.forges import registry as forges
 from writeback.adapters.templating import load_templates
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
-from writeback.model import CapturedHotfix, Decision, Drift, Op, Unresolved
+from writeback.model import CapturedHotfix, ChangeSet, Decision, Drift, ManagerOperation, Op, Unresolved
 from writeback.pr.text import RenderInput
 from writeback.pr.text import render as render_pr
 
@@ -37,15 +37,16 @@ def test_the_checker_finds_what_a_reviewer_would_suffer() -> None:
     assert problems("<details><summary>x</summary>\n\ny\n</details>\n- [ ] done\n") == []  # what templates use
 
 
-def _hostile_change_set() -> object:
+def _hostile_change_set() -> ChangeSet:
     cs = tricky_change_set()
     cm = ObjectRef(api_version="v1", kind="ConfigMap", namespace="shop", name="hostile")
     annotation = (Key("metadata"), Key("annotations"), Key("team@example.com/owner|x"))
     drifts = (
         *cs.drifts,
         Drift(resource=WEB, path=(Key("spec"), Key("minReadySeconds")), op=Op.CHANGE, live=HOSTILE.splitlines()[0],
-              git="@octocat", manager="@mallory <b>x</b>", operation="Update", time="@now"),
-        Drift(resource=WEB, path=annotation, op=Op.ADD, live=HOSTILE, manager="kubectl-annotate", operation="Update"),
+              git="@octocat", manager="@mallory <b>x</b>", operation=ManagerOperation.UPDATE, time="@now"),
+        Drift(resource=WEB, path=annotation, op=Op.ADD, live=HOSTILE, manager="kubectl-annotate",
+              operation=ManagerOperation.UPDATE),
         Drift(resource=cm, path=(), op=Op.ADD, decision=Decision.NEW, reason=f"created by {HOSTILE}"),
     )  # fmt: skip
     ignored = (*cs.ignored, Drift(resource=WEB, path=annotation, op=Op.ADD, decision=Decision.IGNORE,

@@ -13,7 +13,7 @@ from writeback.adapters.templating import TEMPLATE_NAMES, load_templates
 from writeback.errors import ConfigError
 from writeback.kube.pathtypes import ABSENT, Index, Key, Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import ChangeSet, Decision, Drift, FilePatch, Op, Review, Unresolved
+from writeback.model import ChangeSet, Decision, Drift, FilePatch, ManagerOperation, Op, Review, Unresolved
 from writeback.pr.markdown import escape_cell, is_long, value_diff
 from writeback.pr.markers import parse_marker
 from writeback.pr.text import Rendered, RenderInput, cut_body, render
@@ -28,15 +28,16 @@ def tricky_change_set() -> ChangeSet:
     app = (Key("spec"), Key("template"), Key("spec"), Key("containers"), Select((("name", "app"),)))
     drifts = (
         Drift(resource=WEB, path=(Key("spec"), Key("replicas")), op=Op.CHANGE, live=5, git=2,
-              manager="kubectl-edit", operation="Update", time="2026-11-30T03:00:00Z"),
+              manager="kubectl-edit", operation=ManagerOperation.UPDATE, time="2026-11-30T03:00:00Z"),
         Drift(resource=WEB, path=(*app, Key("args"), Index(1)), op=Op.CHANGE, live="--flag=a|b `rm -rf` *bold*",
-              git="--flag=a", manager="kubectl", operation="Update", time="2026-11-30T03:01:00Z"),
+              git="--flag=a", manager="kubectl", operation=ManagerOperation.UPDATE, time="2026-11-30T03:01:00Z"),
         Drift(resource=WEB, path=(Key("metadata"), Key("annotations"), Key("note|with/pipe")), op=Op.ADD,
-              live="line one\nline <two> & [link](http://x)", manager="kubectl-annotate", operation="Update"),
+              live="line one\nline <two> & [link](http://x)", manager="kubectl-annotate",
+              operation=ManagerOperation.UPDATE),
         Drift(resource=WEB, path=(*app, Key("env"), Select((("name", "TOKEN"),)), Key("value")), op=Op.CHANGE,
               live=SECRET_VALUE, git="old-" + SECRET_VALUE, sensitive=True, manager="kubectl-edit"),
         Drift(resource=WEB, path=(Key("spec"), Key("paused")), op=Op.REMOVE, live=ABSENT, git=True,
-              manager="kubectl-patch", operation="Update"),
+              manager="kubectl-patch", operation=ManagerOperation.UPDATE),
         Drift(resource=CM, path=(), op=Op.ADD, decision=Decision.NEW, reason="created with kubectl create"),
     )  # fmt: skip
     ignored = (

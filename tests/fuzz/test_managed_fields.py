@@ -29,7 +29,7 @@ SEGMENTS = st.one_of(
     st.integers(0, 5).map(lambda i: (f"i:{i}", Index(i))),
 )
 # A tree node: {(raw key, segment): child}; {} is an owned leaf; (".", None) marks the node itself.
-TREES = st.recursive(
+TREES: st.SearchStrategy[dict[Any, Any]] = st.recursive(
     st.just({}),
     lambda inner: st.dictionaries(st.one_of(SEGMENTS, st.just((".", None))), inner, min_size=1, max_size=3),
     max_leaves=12,
@@ -103,7 +103,7 @@ JUNK_KEYS = st.one_of(
     st.text(max_size=6),
     SEGMENTS.map(lambda s: s[0]),
 )
-JUNK = st.recursive(
+JUNK: st.SearchStrategy[Any] = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4), st.just({})),
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),

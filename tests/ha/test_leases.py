@@ -54,13 +54,17 @@ class Cluster:
         leases = client.CoordinationV1Api(self.api).list_namespaced_lease(
             namespace=self.namespace, label_selector=f"{ROLE_LABEL}=target"
         )
-        return {item.metadata.annotations["writeback.dev/target"]: item.spec.holder_identity for item in leases.items}
+        out: dict[str, str | None] = {}
+        for item in leases.items:
+            assert item.metadata is not None and item.metadata.annotations is not None and item.spec is not None
+            out[item.metadata.annotations["writeback.dev/target"]] = item.spec.holder_identity
+        return out
 
     def heartbeats(self) -> set[str]:
         leases = client.CoordinationV1Api(self.api).list_namespaced_lease(
             namespace=self.namespace, label_selector=f"{ROLE_LABEL}=replica"
         )
-        return {item.spec.holder_identity for item in leases.items if item.spec.holder_identity}
+        return {item.spec.holder_identity for item in leases.items if item.spec and item.spec.holder_identity}
 
     def events(self) -> list[dict[str, Any]]:
         if not self.log.exists():

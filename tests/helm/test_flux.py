@@ -154,6 +154,7 @@ def test_values_files_replace_the_chart_values_and_values_from_and_spec_values_m
         (LayerKind.INLINE, False),
     ]
     text, scalar = rel.layers[1].where, rel.layers[2].where
+    assert text is not None and scalar is not None
     assert (text.file, text.path, text.form) == ("cm.yaml", (Key("data"), Key("values.yaml")), Form.TEXT)
     assert (scalar.path, scalar.form) == ((Key("data"), Key("tag")), Form.SCALAR)
     chart = ChartInfo(name="web", version="1", digest="d", values=files["charts/web/values.yaml"])
@@ -181,6 +182,7 @@ def test_post_renderers_common_metadata_and_origin_labels() -> None:
     )
     rel = release_from_helmrelease(body, files={})
     post = rel.post_render
+    assert post is not None
     assert post.kustomize[0].patches == (patch,) and post.kustomize[0].images == ({"name": "a", "newTag": "2"},)
     assert post.labels == {
         "team": "a",

@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,17 @@ from tests.helm.charts import application, echo_chart, helmrelease, write
 from writeback.adapters.git.texts import read_texts
 from writeback.adapters.helm import ENV_VAR, HelmCLI, find_helm
 from writeback.errors import ToolMissing
-from writeback.sources.helm import Artifact, ChartRef, ChartUnavailable, RenderFailed, parse_output
+from writeback.sources.helm import (
+    Artifact,
+    ChartInfo,
+    ChartRef,
+    ChartUnavailable,
+    Release,
+    RenderedObject,
+    RenderFailed,
+    Rendering,
+    parse_output,
+)
 from writeback.sources.helm.layers import effective_values, render_request
 
 APP = """\
@@ -65,7 +75,9 @@ def cli(repo: Path, helm_bin: Path, kustomize_bin: Path) -> Iterator[HelmCLI]:
         yield c
 
 
-def echoed(cli: HelmCLI, release, files):  # type: ignore[no-untyped-def]
+def echoed(
+    cli: HelmCLI, release: Release, files: Mapping[str, str]
+) -> tuple[dict[tuple[str, str], RenderedObject], ChartInfo, Rendering]:
     chart = cli.chart(release.chart)
     out = parse_output(
         cli.render(render_request(release, files=files, chart=chart)),
@@ -138,7 +150,8 @@ data:
 
 
 def test_flux_merges_values_replaces_chart_values_drops_hooks_and_post_renders(repo: Path, cli: HelmCLI) -> None:
-    from writeback.model import DesiredObject, ObjectRef
+    from writeback.kube.refs import ObjectRef
+    from writeback.model import DesiredObject
     from writeback.yaml.reading import load_all
 
     write(repo, {"apps/web.yaml": FLUX})

@@ -112,6 +112,7 @@ podAnnotations:
     ]
     proof = engine.verify(release, files, located.patches, located.drifts)
     assert proof.ok, proof.reason()
+    assert proof.proof is not None
     assert proof.proof.sentence().startswith(
         "helm template re-render: changes exactly these 5 fields of these 1 object; nothing else"
     )

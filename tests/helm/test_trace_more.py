@@ -62,6 +62,7 @@ def test_nginx_image_tag_of_both_containers_and_replicas(repo: Path, cli: HelmCL
     assert patched(located) == {"envs/prod.yaml": "# prod\nreplicaCount: 4\nimage:\n  tag: 1.29.2-debian-12-r1\n"}
     proof = engine.verify(release, files, located.patches, located.drifts)
     assert proof.ok, proof.reason()
+    assert proof.proof is not None
     assert proof.proof.sentence() == (
         "helm template re-render: changes exactly these 3 fields of these 1 object; nothing else "
         "(besides 3 generated fields that differ on every render)"  # the chart's self-signed TLS Secret

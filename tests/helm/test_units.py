@@ -11,7 +11,7 @@ from writeback.kube.paths import parse_path
 from writeback.kube.pathtypes import ABSENT, Key, Select
 from writeback.kube.refs import ObjectRef
 from writeback.model import Drift, FilePatch, Op
-from writeback.sources.helm import Form, Layer, LayerKind, PostRender, RenderOutput, Where, parse_output
+from writeback.sources.helm import Form, Layer, LayerKind, PostRender, Rendering, RenderOutput, Where, parse_output
 from writeback.sources.helm.candidates import Perturb, Sentinels, scalar_candidates
 from writeback.sources.helm.choosing import ValuesEdit
 from writeback.sources.helm.editing import conflicts, patch_files
@@ -267,7 +267,7 @@ def test_an_edit_the_yaml_editor_refuses_is_an_error_naming_the_file() -> None:
 # ---------------------------------------------------------------- the proof
 
 
-def _render(text: str) -> object:
+def _render(text: str) -> Rendering:
     return parse_output(RenderOutput(text=text), namespace="ns")
 
 
@@ -295,7 +295,7 @@ def test_the_proof_holds_when_exactly_the_drifted_fields_moved_to_live() -> None
     swapped = after.replace(
         "[{name: a, image: x:1}, {name: b, image: y:1}]", "[{name: b, image: y:1}, {name: a, image: x:1}]"
     )
-    result = verify(_render(BASE), _render(swapped), [drift])  # type: ignore[arg-type]
+    result = verify(_render(BASE), _render(swapped), [drift])
     assert result.ok and result.proof == Proof(fields=1, objects=1)
     assert (
         result.proof.sentence()
@@ -308,7 +308,7 @@ def test_anything_else_that_moves_fails_the_proof_with_both_values_and_secrets_s
         BASE.replace("replicas: 1", "replicas: 3").replace("image: y:1", "image: y:2").replace("c2VjcmV0", "b3RoZXI=")
     )
     drift = Drift(resource=D, path=parse_path("spec.replicas"), op=Op.CHANGE, live=3, git=1)
-    result = verify(_render(BASE), _render(after), [drift])  # type: ignore[arg-type]
+    result = verify(_render(BASE), _render(after), [drift])
     assert not result.ok
     reason = result.reason()
     assert (
@@ -322,5 +322,5 @@ def test_anything_else_that_moves_fails_the_proof_with_both_values_and_secrets_s
 def test_generated_content_differs_in_three_renders_and_a_moved_value_does_not() -> None:
     base, other = _render(BASE), _render(BASE.replace("c2VjcmV0", "b3RoZXI=").replace("image: y:1", "image: y:wbq1x"))
     after = _render(BASE.replace("c2VjcmV0", "dGhpcmQ=").replace("image: y:1", "image: y:2"))
-    found = differences(base.lasting, after.lasting)  # type: ignore[attr-defined]
-    assert [str(d.path) for d in generated(base, other, found)] == [str(parse_path("data.k"))]  # type: ignore[arg-type]
+    found = differences(base.lasting, after.lasting)
+    assert [str(d.path) for d in generated(base, other, found)] == [str(parse_path("data.k"))]

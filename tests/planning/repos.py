@@ -7,7 +7,7 @@ from typing import Any
 from writeback.kube.paths import parse_path
 from writeback.kube.pathtypes import Select
 from writeback.kube.refs import ObjectRef
-from writeback.model import Decision, Drift, Op
+from writeback.model import Decision, Drift, ManagerOperation, Op
 
 KUSTOMIZE_REPO: dict[str, str] = {
     "base/kustomization.yaml": """\
@@ -175,7 +175,7 @@ def drift(
         live=ABSENT if op is Op.REMOVE else live,
         git=ABSENT if op is Op.ADD else git,
         manager=manager,
-        operation="Update",
+        operation=ManagerOperation.UPDATE,
         time=time,
         decision=decision,
         reason="changed by a person",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.planning.repos import WEB, drift, ref
-from writeback.model import Decision, FilePatch, Op, Review
+from writeback.model import Decision, Drift, FilePatch, ManagerOperation, Op, Review
 from writeback.pr.diffs import render_file_patch
-from writeback.sources.changesets import changeset_id, fingerprint, plan_changesets
+from writeback.sources.changesets import Plan, changeset_id, fingerprint, plan_changesets
 from writeback.sources.locating import locate
 from writeback.sources.registry import by_name
 
@@ -33,14 +33,16 @@ IMAGE = "spec.template.spec.containers[name=app].image"
 PRIV = "spec.template.spec.containers[name=app].securityContext.privileged"
 
 
-def _plan(drifts: list, files: dict[str, str] = FILES, **kw: object):  # type: ignore[no-untyped-def,type-arg]
+def _plan(drifts: list[Drift], files: dict[str, str] = FILES, *, fingerprint_key: bytes | None = None) -> Plan:
     located = locate(files=files, root="apps", source=by_name("plain"), drifts=drifts)
-    return plan_changesets(target="prod", files=files, drifts=drifts, located=located, **kw)  # type: ignore[arg-type]
+    return plan_changesets(target="prod", files=files, drifts=drifts, located=located, fingerprint_key=fingerprint_key)
 
 
 def test_fingerprint_ignores_time_and_manager_but_not_values() -> None:
     a = drift(WEB, IMAGE, live="registry.example.com/web:1.0.4", git="registry.example.com/web:1.0.0")
-    b = replace(a, time="2026-12-01T09:00:00Z", manager="kubectl-patch", operation="Apply", reason="other")
+    b = replace(
+        a, time="2026-12-01T09:00:00Z", manager="kubectl-patch", operation=ManagerOperation.APPLY, reason="other"
+    )
     c = replace(a, live="registry.example.com/web:1.0.5")
     r = drift(WEB, "spec.replicas", live=3, git=2)
     assert fingerprint([a, r]) == fingerprint([r, b])

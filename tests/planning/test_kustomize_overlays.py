@@ -30,7 +30,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
 
 def _configmap_name(kustomize_bin: Path, repo: Path, overlay: str) -> str:
     objs = _objects(kustomize_cli.build(repo / overlay, binary=kustomize_bin))
-    return next(o["metadata"]["name"] for o in objs if o["kind"] == "ConfigMap")
+    return next(str(o["metadata"]["name"]) for o in objs if o["kind"] == "ConfigMap")
 
 
 def _hotfix(cm_name: str) -> list[Drift]:

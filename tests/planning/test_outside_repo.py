@@ -23,7 +23,7 @@ from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.git.texts import read_repo
 from writeback.kube.paths import parse_path
 from writeback.kube.refs import ObjectRef
-from writeback.model import Decision, Drift, Op
+from writeback.model import Decision, Drift, ManagerOperation, Op
 from writeback.pipeline.planning import plan_files
 from writeback.pipeline.targets import TargetSpec
 
@@ -134,7 +134,7 @@ def test_an_edit_that_would_leave_the_repository_is_unresolved_with_the_reason(t
     web = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="prod", name="web")
     path = parse_path("spec.template.spec.containers[name=app].image")
     drift = Drift(resource=web, path=path, op=Op.CHANGE, live="registry.example.com/web:1.0.4",
-                  git=f"registry.example.com/web:{HOST_TAG}", manager="kubectl-edit", operation="Update",
+                  git=f"registry.example.com/web:{HOST_TAG}", manager="kubectl-edit", operation=ManagerOperation.UPDATE,
                   decision=Decision.WRITEBACK, reason="a person's edit")  # fmt: skip
     files = {"apps/web.yaml": (host / "dir" / "web.yaml").read_text()}
     outcome = plan_files(files=files, drifts=[drift], spec=TargetSpec(name="apps", path="apps"), repo=repo)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import itertools
 import sys
 
-from writeback.adapters.hotfix_store import Capture, DirectoryStore
+from writeback.adapters.hotfix_store import DirectoryStore
 from writeback.kube.refs import ObjectRef
+from writeback.model import Capture, ManagerOperation
 
 
 def main(state_dir: str) -> None:
@@ -20,7 +21,7 @@ def main(state_dir: str) -> None:
         ref = ObjectRef(api_version="v1", kind="ConfigMap", namespace="shop", name=f"cm-{n % 3}")
         body = {"data": {"n": str(n), "blob": blob}}
         at = f"2026-12-01T00:00:{n % 60:02d}Z"
-        store.save(Capture(target="prod", ref=ref, manager="kubectl-edit", operation="Update", time=None,
+        store.save(Capture(target="prod", ref=ref, manager="kubectl-edit", operation=ManagerOperation.UPDATE, time=None,
                            captured_at=at, body=body))  # fmt: skip
 
 

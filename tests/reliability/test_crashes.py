@@ -18,7 +18,8 @@ import pytest
 
 from tests.reliability.world import PushGate, World, kill
 from tests.support.polling import wait_until
-from writeback.adapters.hotfix_store import Capture, DirectoryStore
+from writeback.adapters.hotfix_store import DirectoryStore
+from writeback.model import Capture
 
 WRITER = Path(__file__).with_name("state_writer.py")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,14 +116,20 @@ def _post(url: str, body: object) -> int:
         return int(e.code)
 
 
-def test_a_fake_forge_fails_its_test_on_a_bad_request_and_on_a_bad_answer(tmp_path: Path) -> None:
+def test_a_fake_forge_fails_its_test_on_a_bad_request_and_on_a_bad_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed_bare(tmp_path / "r.git", tmp_path / "seed", {"a.yaml": "a: 1\n"})
     fake = GitHubFake(bare=tmp_path / "r.git").start()
     _post(f"{fake.url}/repos/octo-org/gitops/issues/1/comments", {"body": "x", "colour": "blue"})
     with pytest.raises(ForgeViolations, match="invalid request body"):
         fake.stop()
     fake = GitHubFake(bare=tmp_path / "r.git").start()
-    fake.pr_json = lambda pr, simple=False: {"number": "not a number"}  # type: ignore[method-assign]
+
+    def bad_answer(pr: dict[str, Any], *, simple: bool = False) -> dict[str, Any]:
+        return {"number": "not a number"}
+
+    monkeypatch.setattr(fake, "pr_json", bad_answer)
     fake.prs[1] = {"number": 1, "head": "b", "base": "main", "state": "open"}
     get = urllib.request.Request(f"{fake.url}/repos/octo-org/gitops/pulls/1", headers=AUTH)
     urllib.request.urlopen(get, timeout=10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -16,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "writeback.example.yaml"
 
 
-def _example() -> dict:
-    return YAML(typ="safe", pure=True).load(EXAMPLE.read_text())
+def _example() -> dict[str, Any]:
+    example = YAML(typ="safe", pure=True).load(EXAMPLE.read_text())
+    assert isinstance(example, dict)
+    return example
 
 
 def at(err: str, path: Path, rest: str) -> bool:

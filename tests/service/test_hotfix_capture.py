@@ -19,7 +19,7 @@ from writeback.adapters.hotfix_store import ConfigMapStore, DirectoryStore
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.watching import WatchingCluster
 from writeback.kube.paths import parse_path
-from writeback.model import Capture, Decision, Drift, HotfixState, Op
+from writeback.model import Capture, Decision, Drift, HotfixState, ManagerOperation, Op
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.settings import Policy, Selector
 
@@ -140,7 +140,7 @@ def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, name
 
     store = ConfigMapStore(api_client=k8s, configmap=f"{namespace}/writeback-state")
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
-    capture = Capture(target="prod", ref=ref, manager="kubectl-edit", operation="Update",
+    capture = Capture(target="prod", ref=ref, manager="kubectl-edit", operation=ManagerOperation.UPDATE,
                       time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z",
                       body={"spec": {"replicas": 5}})  # fmt: skip
     store.save(capture)
@@ -148,7 +148,7 @@ def test_the_configmap_store_keeps_captures_in_the_bots_namespace(k8s: Any, name
     from kubernetes import client
 
     cm = client.CoreV1Api(k8s).read_namespaced_config_map(name="writeback-state", namespace=namespace)
-    assert capture.key in cm.data
+    assert cm.data is not None and capture.key in cm.data
     store.discard(capture)
     assert store.load(target="prod") == []
 

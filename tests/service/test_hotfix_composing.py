@@ -16,7 +16,7 @@ from writeback.capture.hotfixes import own_change, person_wrote
 from writeback.drift.ownership import parse_managed_fields
 from writeback.kube.paths import format_path, parse_path
 from writeback.kube.refs import ObjectRef
-from writeback.model import Capture, ChangeSet, Decision, Drift, HotfixState, Op, Review
+from writeback.model import Capture, ChangeSet, Decision, Drift, HotfixState, ManagerOperation, Op, Review
 from writeback.pr.text import RenderInput, render
 from writeback.settings import Policy
 
@@ -24,7 +24,7 @@ POLICY = Policy()
 VS = ObjectRef(api_version="networking.istio.io/v1", kind="VirtualService", namespace="shop", name="checkout")
 T0, T1, T2, T3, T4 = (f"2026-11-30T03:00:{s:02d}Z" for s in (0, 10, 12, 20, 22))
 FLUX = "kustomize-controller"
-HTTP = {"f:spec": {"f:http": {}}}
+HTTP: dict[str, Any] = {"f:spec": {"f:http": {}}}
 
 
 def _entry(manager: str, op: str, time: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +129,7 @@ def test_two_reverted_hotfixes_are_both_put_back_and_each_is_named() -> None:
             live=v,
             git=g,
             manager="kubectl-edit",
-            operation="Update",
+            operation=ManagerOperation.UPDATE,
             time=T3,
         )
         for p, v, g in [("spec.http[0].route[0].weight", 0, 90), ("spec.http[0].route[1].weight", 100, 10)]
@@ -205,7 +205,7 @@ def test_two_writes_by_one_manager_in_one_second_are_two_captures(tmp_path: Path
 
 def test_a_field_a_controller_changed_since_is_left_as_live_says() -> None:
     ref = ObjectRef(api_version="apps/v1", kind="Deployment", namespace="shop", name="web")
-    spec = {"f:spec": {"f:replicas": {}}}
+    spec: dict[str, Any] = {"f:spec": {"f:replicas": {}}}
 
     def deploy(replicas: int, entries: list[dict[str, Any]], rv: str) -> dict[str, Any]:
         return {
@@ -222,7 +222,7 @@ def test_a_field_a_controller_changed_since_is_left_as_live_says() -> None:
         target="shop",
         ref=ref,
         manager="kubectl-scale",
-        operation="Update",
+        operation=ManagerOperation.UPDATE,
         time=T1,
         captured_at=T1,
         body=scaled,
@@ -253,7 +253,7 @@ def test_a_write_that_removes_the_persons_last_field_is_still_theirs() -> None:
     """`kubectl set env VAR-` removes the only field kubectl-set owned: the API server drops its managedFields entry,
     so the write names no manager; it is the person's all the same, unless another manager's entry moved on (a
     revert)."""
-    env = {
+    env: dict[str, Any] = {
         "f:spec": {
             "f:template": {
                 "f:spec": {
@@ -288,7 +288,13 @@ def test_a_capture_stored_by_an_older_version_is_renamed_and_still_put_back(tmp_
     """An older version stored one capture per object, without the version before the write: it is renamed to its
     write's key when read, and its change is the fields its manager owned that differ from live."""
     legacy = Capture(
-        target="shop", ref=VS, manager="kubectl-patch", operation="Update", time=T1, captured_at=T1, body=PATCHED
+        target="shop",
+        ref=VS,
+        manager="kubectl-patch",
+        operation=ManagerOperation.UPDATE,
+        time=T1,
+        captured_at=T1,
+        body=PATCHED,
     )
     store = DirectoryStore(state_dir=tmp_path)
     old_name = tmp_path / "hotfixes" / "shop__networking.istio.io__VirtualService__shop__checkout.json"

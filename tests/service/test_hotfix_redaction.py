@@ -23,7 +23,7 @@ from writeback.capture.redaction import LAST_APPLIED, PLACEHOLDER, restore, scru
 from writeback.drift.engine import EngineOptions, compute_drift
 from writeback.kube.paths import format_path, parse_pattern
 from writeback.kube.refs import ObjectRef
-from writeback.model import Capture, Decision, DesiredObject
+from writeback.model import Capture, Decision, DesiredObject, ManagerOperation
 from writeback.service.hotfixing import CapturingCluster, HotfixCapturer
 from writeback.settings import Policy, Selector
 
@@ -98,7 +98,7 @@ def test_scrub_keeps_a_body_without_sensitive_fields_and_never_shows_a_value_in_
 
 def test_a_stored_capture_holds_no_sensitive_value_and_builds_the_backport(tmp_path: Path) -> None:
     person = web_deployment(log_level="debug", api_key="person-s3cret")
-    capture = Capture(target="prod", ref=REF, manager="kubectl-patch", operation="Update",
+    capture = Capture(target="prod", ref=REF, manager="kubectl-patch", operation=ManagerOperation.UPDATE,
                       time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body=person)  # fmt: skip
     clean = redacted_capture(capture, policy=POLICY)
     assert clean.redacted == (API_KEY_PATH,) and redacted_capture(clean, policy=POLICY) is clean
@@ -210,15 +210,16 @@ def test_a_whole_sensitive_item_comes_back_from_live_in_place() -> None:
 def test_a_capture_stored_with_a_value_is_cleaned_when_used(k8s: Any, namespace: str, tmp_path: Path) -> None:
     from kubernetes import client
 
-    client.AppsV1Api(k8s).create_namespaced_deployment(
-        namespace=namespace, body=web_deployment(log_level="info", api_key="git-key", namespace=namespace)
+    client.AppsV1Api(k8s).create_namespaced_deployment(  # a manifest dict: the client sends it as is
+        namespace=namespace,
+        body=web_deployment(log_level="info", api_key="git-key", namespace=namespace),  # type: ignore[arg-type]
     )
     cluster = KubeCluster(api_client=k8s)
     selector = Selector.model_validate({"apiVersion": "apps/v1", "kind": "Deployment", "namespaces": [namespace]})
     [live] = cluster.list_objects(selector=selector)
     old = web_deployment(log_level="debug", api_key="old-s3cret", namespace=namespace)  # as an older version stored it
     store = DirectoryStore(state_dir=tmp_path)
-    store.save(Capture(target="prod", ref=live.ref, manager="kubectl-edit", operation="Update",
+    store.save(Capture(target="prod", ref=live.ref, manager="kubectl-edit", operation=ManagerOperation.UPDATE,
                        time="2026-11-30T03:00:05Z", captured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                        body=old))  # fmt: skip
     [file] = (tmp_path / "hotfixes").glob("*.json")

@@ -14,7 +14,7 @@ from writeback.capture.hotfixes import essence, newest_writer, person_write
 from writeback.errors import InputError
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
-from writeback.model import Capture, CapturedHotfix, ChangeSet, Drift, Op, Review
+from writeback.model import Capture, CapturedHotfix, ChangeSet, Drift, ManagerOperation, Op, Review
 from writeback.pr.text import RenderInput, render
 from writeback.settings import Policy
 
@@ -70,7 +70,7 @@ def test_essence_ignores_server_metadata_and_status() -> None:
 def test_the_directory_store_round_trips_and_refuses_secrets(tmp_path: Path) -> None:
     store = DirectoryStore(state_dir=tmp_path)
     body = _body(("kubectl-edit", "Update", "2026-11-30T03:00:05Z"))
-    capture = Capture(target="prod", ref=REF, manager="kubectl-edit", operation="Update",
+    capture = Capture(target="prod", ref=REF, manager="kubectl-edit", operation=ManagerOperation.UPDATE,
                       time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body=body)  # fmt: skip
     store.save(capture)
     files = list((tmp_path / "hotfixes").glob("*.json"))
@@ -81,14 +81,15 @@ def test_the_directory_store_round_trips_and_refuses_secrets(tmp_path: Path) -> 
     store.discard(capture)
     assert store.load(target="prod") == []
     secret = Capture(target="prod", ref=ObjectRef(api_version="v1", kind="Secret", namespace="shop", name="db"),
-                     manager="kubectl-edit", operation="Update", time=None, captured_at="x", body={})  # fmt: skip
+                     manager="kubectl-edit", operation=ManagerOperation.UPDATE, time=None, captured_at="x",
+                     body={})  # fmt: skip
     with pytest.raises(InputError, match="never captured"):
         store.save(secret)
 
 
 def test_the_pr_body_says_the_change_was_reverted_and_when() -> None:
     drift = Drift(resource=REF, path=(Key("data"), Key("ca.crt")), op=Op.CHANGE, live="new", git="old",
-                  manager="kubectl-edit", operation="Update", time="2026-11-30T03:00:05Z")  # fmt: skip
+                  manager="kubectl-edit", operation=ManagerOperation.UPDATE, time="2026-11-30T03:00:05Z")  # fmt: skip
     cs = ChangeSet(id="ca-1", target="prod", review=Review.STANDARD, fingerprint="f", drifts=(drift,))
     hotfix = CapturedHotfix(resource=REF, manager="kubectl-edit", time="2026-11-30T03:00:05Z",
                             reverted_at="2026-11-30T03:00:09Z", reverted_by="argocd-controller")  # fmt: skip
@@ -109,7 +110,7 @@ def test_the_pr_body_says_the_change_was_reverted_and_when() -> None:
 def test_a_damaged_capture_file_is_skipped_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     store = DirectoryStore(state_dir=tmp_path)
     body = _body(("kubectl-edit", "Update", "2026-11-30T03:00:05Z"))
-    capture = Capture(target="prod", ref=REF, manager="kubectl-edit", operation="Update",
+    capture = Capture(target="prod", ref=REF, manager="kubectl-edit", operation=ManagerOperation.UPDATE,
                       time="2026-11-30T03:00:05Z", captured_at="2026-11-30T03:00:06Z", body=body)  # fmt: skip
     store.save(capture)
     (tmp_path / "hotfixes" / "broken.json").write_text("{not json")

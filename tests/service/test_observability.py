@@ -12,11 +12,10 @@ import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.coordinators import RunEverything
+from tests.support.coordinators import OwnsOnly
 from tests.support.services import metric
 from writeback.config import Config, parse_config
 from writeback.errors import RateLimited
@@ -168,19 +167,6 @@ def test_forget_drops_the_state_gauges_and_keeps_counters_and_the_last_success()
     m.forget(target="a")  # twice: nothing left to drop, no error
     m.drifts(target="a", drifts=[drift])  # owned again: its history went with the old owner
     assert sample("writeback_persistent_drift_fields", {"target": "a"}) == 0
-
-
-class OwnsOnly:
-    """Ownership holding some targets only (what the Lease coordinator answers on one replica)."""
-
-    def __init__(self, owned: set[str]) -> None:
-        self.owned = frozenset(owned)
-
-    def begin(self, target: str) -> Any:
-        return RunEverything().begin(target) if target in self.owned else None
-
-    def owned_targets(self) -> frozenset[str]:
-        return self.owned
 
 
 def test_a_replica_scrape_has_no_state_gauges_of_targets_another_replica_runs(tmp_path: Path) -> None:

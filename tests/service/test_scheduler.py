@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.coordinators import RunEverything
+from tests.support.coordinators import OwnsOnly
 from tests.support.polling import wait_until
 from writeback.config import Schedule, Target
 from writeback.service.scheduler import CycleContext, TargetScheduler, backoff_seconds, period_seconds, trigger_for
@@ -112,20 +112,9 @@ def test_a_debounced_trigger_runs_once_after_the_last_event() -> None:
     assert started[0][1] - first >= 0.7  # 0.3 s of events, then the 0.4 s debounce
 
 
-class HalfOwner:
-    """Ownership that holds only target `mine` (what the Lease coordinator answers)."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    def begin(self, target: str) -> Any:
-        self.asked.append(target)
-        return RunEverything().begin(target) if target == "mine" else None
-
-
 def test_targets_this_replica_does_not_own_are_not_run() -> None:
     ran: list[str] = []
-    owner = HalfOwner()
+    owner = OwnsOnly({"mine"})  # what the Lease coordinator answers: only `mine` is ours
     sched = TargetScheduler(
         targets=[target("mine", interval_seconds=0.1, jitter_seconds=0),
                  target("theirs", interval_seconds=0.1, jitter_seconds=0)],

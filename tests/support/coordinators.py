@@ -1,12 +1,30 @@
-"""A coordinator for scheduler tests that hands out a run guard for any target it is asked about."""
+"""A coordinator for scheduler and service tests that owns some targets only (what the Lease coordinator answers
+on one replica)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from writeback.service.guards import RunGuard, SoleReplica
 
 
-class RunEverything:
-    """Owns whatever target it is asked about (``SoleReplica`` owns only the targets it was given)."""
+class OwnsOnly:
+    """A ``Coordinator`` that owns the ``owned`` targets only, as the Lease coordinator answers on one replica, and
+    records each target it was asked about (``asked``)."""
+
+    def __init__(self, owned: Iterable[str]) -> None:
+        self.owned = frozenset(owned)
+        self.asked: list[str] = []
+
+    def start(self) -> None:
+        return None
+
+    def stop(self, *, grace_seconds: float = 0.0) -> None:
+        return None
+
+    def owned_targets(self) -> frozenset[str]:
+        return self.owned
 
     def begin(self, target: str) -> RunGuard | None:
-        return SoleReplica(targets=[target]).begin(target)
+        self.asked.append(target)
+        return SoleReplica(targets=sorted(self.owned)).begin(target)

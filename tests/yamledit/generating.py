@@ -127,6 +127,7 @@ def _scalar_text(value: Any, pick: int) -> str | None:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
+    assert isinstance(value, str), value
     if "\n" in value and pick % 3 != 1:
         return None
     if _PLAIN.fullmatch(value) and value not in RESERVED and pick % 3 != 2:
@@ -232,10 +233,10 @@ class _Writer:
                 self.lines.append(head + self.scalar_suffix())
                 self.sequence(value, indent, path)
             return
-        text = _scalar_text(value, self.pick())
-        if text is None and self.block_scalar(head + sep, value, indent, col, path):
+        scalar = _scalar_text(value, self.pick())
+        if scalar is None and self.block_scalar(head + sep, value, indent, col, path):
             return
-        self.lines.append(f"{head}{sep}{text or json.dumps(value, ensure_ascii=False)}{self.scalar_suffix()}")
+        self.lines.append(f"{head}{sep}{scalar or json.dumps(value, ensure_ascii=False)}{self.scalar_suffix()}")
 
     def mapping(self, value: dict[str, Any], indent: int, path: FieldPath, prefix: str | None = None) -> None:
         for i, (k, v) in enumerate(value.items()):
@@ -244,7 +245,7 @@ class _Writer:
             comments = set() if on_dash else self.comment_above(indent, root_first=not path and i == 0)
             first = len(self.lines)
             key = _key(k)
-            head = (prefix if on_dash else " " * indent) + key + ":"
+            head = (prefix if on_dash and prefix is not None else " " * indent) + key + ":"
             self.recs[sub] = Rec(first=first, last=first, comments=comments, dash_line_key=on_dash)
             step = (0 if self.layout.flush else 2) if isinstance(v, list) else self.layout.indent
             child = indent + step
@@ -258,7 +259,7 @@ class _Writer:
             comments = set() if on_dash else self.comment_above(indent, root_first=False)
             first = len(self.lines)
             self.recs[sub] = Rec(first=first, last=first, comments=comments, dash_line_key=on_dash)
-            head = (prefix if on_dash else " " * indent) + "- "
+            head = (prefix if on_dash and prefix is not None else " " * indent) + "- "
             self.value(head, v, indent + 2, sub, indent)
             self.recs[sub].last = len(self.lines) - 1
 

@@ -7,6 +7,8 @@ output text.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import yaml as pyyaml
 
@@ -15,7 +17,8 @@ from tests.yamledit.test_editing import apply, edit
 from writeback.yaml.edit import Edit, EditRefused, ScalarInfo, apply_edits, iter_scalars, load_documents
 
 
-def _data(text: str) -> object:
+def _data(text: str) -> Any:
+    """The first document's data, as loaded."""
     return load_documents(text, source="f.yaml")[0].data
 
 
@@ -93,7 +96,7 @@ def test_a_block_that_becomes_keep_never_rewrites_the_blank_lines_after_its_span
     after = _set(text, info, value)
     assert after == expected
     assert outside_bytes(text, after, spans_of(text, [info])) == 0
-    assert _data(after) == {**_data(text), "cfg": value}  # type: ignore[dict-item]
+    assert _data(after) == {**_data(text), "cfg": value}
 
 
 # ---------------------------------------------------------------- removing the last entry of a file

@@ -20,10 +20,10 @@ _OPEN_END = "a block scalar ends the file without a final newline"
 _TAKEN = "the block scalar before it would take the lines after it as its own"
 
 
-def _rendered(draw: st.DrawFn) -> Rendered:
-    docs = draw(documents())
-    layout = draw(layouts())
-    picks = draw(st.lists(st.integers(0, 11), min_size=1, max_size=12))
+def _rendered(data: st.DataObject) -> Rendered:
+    docs = data.draw(documents())
+    layout = data.draw(layouts())
+    picks = data.draw(st.lists(st.integers(0, 11), min_size=1, max_size=12))
     rendered = render(docs, layout, picks)
     assert [d.data for d in load_documents(rendered.text, source="gen.yaml")] == rendered.data, rendered.text
     return rendered
@@ -53,7 +53,7 @@ def _get(data: Any, path: FieldPath) -> Any:
 @fuzz(ci=60)
 @given(st.data())
 def test_scalar_edits_change_only_their_values(data: st.DataObject) -> None:
-    rendered = _rendered(data.draw)
+    rendered = _rendered(data)
     text = rendered.text
     assert apply_edits(text, [], source="gen.yaml") == text
     infos = list(iter_scalars(text, source="gen.yaml"))
@@ -120,6 +120,7 @@ def _next_entry(recs: dict[FieldPath, Rec], path: FieldPath) -> FieldPath | None
     last = path[-1]
     if isinstance(last, Index):
         return (*path[:-1], Index(last.index + 1)) if (*path[:-1], Index(last.index + 1)) in recs else None
+    assert isinstance(last, Key), path  # the generated files select no list items by key
     keys = [p[-1] for p in recs if len(p) == len(path) and p[:-1] == path[:-1] and isinstance(p[-1], Key)]
     at = keys.index(last) + 1
     return (*path[:-1], keys[at]) if at < len(keys) else None
@@ -128,7 +129,7 @@ def _next_entry(recs: dict[FieldPath, Rec], path: FieldPath) -> FieldPath | None
 @fuzz(ci=60)
 @given(st.data())
 def test_structural_edits_change_only_expected_lines(data: st.DataObject) -> None:
-    rendered = _rendered(data.draw)
+    rendered = _rendered(data)
     text = rendered.text
     index, path, container = data.draw(st.sampled_from(_containers(rendered)))
     recs = rendered.recs[index]
@@ -207,6 +208,7 @@ def _random_edit(
                 assert isinstance(shadow.children, dict)
                 stack.extend(((*path, Key(k)), v, shadow.children[k]) for k, v in value.items())
             else:
+                assert isinstance(shadow.children, list)
                 stack.extend(((*path, Index(i)), v, shadow.children[i]) for i, v in enumerate(value))
     path, container, shadow = data.draw(st.sampled_from(containers))
     children: Any = shadow.children
@@ -257,7 +259,7 @@ def _random_edit(
 @fuzz(ci=60)
 @given(st.data())
 def test_mixed_edit_batches_read_back_as_intended(data: st.DataObject) -> None:
-    rendered = _rendered(data.draw)
+    rendered = _rendered(data)
     text = rendered.text
     expected = copy.deepcopy(rendered.data)
     shadows = [_shadow(doc, ()) for doc in expected]
