@@ -64,16 +64,16 @@ def main() -> int:
     sa, sb = stages(a), stages(b)
     coef: dict[str, tuple[float, float]] = {}
     print("| stage | unit | fixed s | per unit ms |\n| --- | --- | --- | --- |")
-    for k, u in UNITS.items():
-        coef[k] = line(ua[u], sa.get(k, 0.0), ub[u], sb.get(k, 0.0))
-        print(f"| {k} | {u} | {coef[k][0]:.3f} | {coef[k][1] * 1000:.4f} |")
+    for k, unit in UNITS.items():
+        coef[k] = line(ua[unit], sa.get(k, 0.0), ub[unit], sb.get(k, 0.0))
+        print(f"| {k} | {unit} | {coef[k][0]:.3f} | {coef[k][1] * 1000:.4f} |")
     imports = (a["start_cpu"] + a["imports_cpu"] + b["start_cpu"] + b["imports_cpu"]) / 2
     mem = {k: line(ua["N"], memory(a)[k], ub["N"], memory(b)[k]) for k in MEMORY}
     base = (a["rss_imported_mib"] + b["rss_imported_mib"]) / 2
     print(f"\nstart and imports: {imports:.2f} s CPU, {base:.1f} MiB")
     print("\n| memory | fixed MiB | per object KiB |\n| --- | --- | --- |")
-    for k, (f, s) in mem.items():
-        print(f"| {k} | {f:.1f} | {s * 1024:.2f} |")
+    for k, (fixed, slope) in mem.items():
+        print(f"| {k} | {fixed:.1f} | {slope * 1024:.2f} |")
     scale = {}
     for p in args.scale:
         for entry in json.loads(p.read_text()):
@@ -92,8 +92,8 @@ def main() -> int:
               f"| {rss:.0f} / {m['peak_rss_mib']:.0f} / {whole_rss} |")  # fmt: skip
     print("\n| objects | " + " | ".join(UNITS) + " |\n| --- |" + " --- |" * len(UNITS))
     for m in ms:
-        u, s = units(m), stages(m)
-        cells = [f"{coef[k][0] + coef[k][1] * u[UNITS[k]]:.2f} / {s.get(k, 0.0):.2f}" for k in UNITS]
+        u, st = units(m), stages(m)
+        cells = [f"{coef[k][0] + coef[k][1] * u[UNITS[k]]:.2f} / {st.get(k, 0.0):.2f}" for k in UNITS]
         print(f"| {m['live']:,} | " + " | ".join(cells) + " |")
     return 0
 

@@ -86,7 +86,7 @@ class Split:
                 absent.append(f"{module_name}.{fn_name}")
         detecting = importlib.import_module("writeback.pipeline.detecting")
         if hasattr(detecting, "prepare_object"):
-            prepare = detecting.prepare_object
+            prepare = getattr(detecting, "prepare_object")  # noqa: B009 (imported there, not re-exported)
 
             def prepare_split(*a: Any, **kw: Any) -> Any:
                 c0 = time.process_time()
@@ -96,7 +96,7 @@ class Split:
                 self.count(by)
                 return prep
 
-            detecting.prepare_object = prepare_split
+            setattr(detecting, "prepare_object", prepare_split)  # noqa: B010
         else:
             absent.append("writeback.pipeline.detecting.prepare_object")
         send, request = KubeCluster._send, KubeCluster._request
@@ -120,8 +120,8 @@ class Split:
                     self.add("dry_run_requests", spent)
                     self.count("dry_runs")
 
-        KubeCluster._send = counted_send  # type: ignore[method-assign]
-        KubeCluster._request = timed_request  # type: ignore[method-assign]
+        KubeCluster._send = counted_send  # type: ignore[method-assign,assignment]
+        KubeCluster._request = timed_request  # type: ignore[method-assign,assignment]
         return absent
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from worlds import make_world  # noqa: E402
 
 
 @pytest.mark.controlplane
-def test_the_model_inputs_of_a_small_world_and_its_fitted_tables(controlplane, tmp_path: Path) -> None:
+def test_the_model_inputs_of_a_small_world_and_its_fitted_tables(controlplane: Any, tmp_path: Path) -> None:
     prefix = f"wb-model-{uuid.uuid4().hex[:6]}"
     world = make_world("basic", 30, namespace_prefix=prefix)
     try:
