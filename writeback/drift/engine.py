@@ -18,7 +18,7 @@ from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
 from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.drift.ignores.flux import flux_skip
 from writeback.drift.ignores.rules import Ignores, build_ignores
-from writeback.drift.listkeys import KeyResolver
+from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
@@ -363,15 +363,22 @@ def _object_drifts(
     revision: str | None = None,
     notes: list[str],
 ) -> tuple[list[Drift], list[Dropped]]:
+    if prep.by_managers and not prep.settled and (dry is not None or run.ignores.argo or run.ignores.flux_rules):
+        # settled but for a /scale write's spec.replicas: rules that read the normalized bodies, or a dry-run, could
+        # decide that difference otherwise, so it takes the normal path
+        prep = prepare(prep.live, prep.desired, offline=prep.offline, explain=run.options.explain)
     obj, d, ref = prep.live, prep.desired, prep.desired.ref
     dropped = list(prep.dropped)
     if prep.settled:
         return [], dropped
-    assert prep.ownership is not None and prep.keys is not None
-    assert prep.live_body is not None and prep.git_body is not None
+    assert prep.ownership is not None
     own: Ownership = prep.ownership
-    keys: KeyResolver = prep.keys
-    live_body, git_body = prep.live_body, prep.git_body
+    if prep.by_managers:  # settling.SCALED: the one leaf, spec.replicas, is owned by a controller
+        keys = resolver(kind=ref.kind, learned=own.list_keys)
+        live_body, git_body = obj.body, d.body  # no rule reads them before the controller's ownership decides
+    else:
+        assert prep.keys is not None and prep.live_body is not None and prep.git_body is not None
+        keys, live_body, git_body = prep.keys, prep.live_body, prep.git_body
     leaves = list(prep.leaves)
     nd = normalize(dry.body, ref=ref, side=Side.LIVE, declared=d.body).body if dry is not None else None
     if nd is not None:

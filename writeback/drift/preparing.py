@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.drift.deciding import table_default
+from writeback.drift.deciding import Role, manager_role, table_default
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.settling import Settle, settle
-from writeback.model import DesiredObject, Drift, Dropped, LiveObject, Side
+from writeback.drift.settling import SCALED, Settle, replicas, settle
+from writeback.kube.pathtypes import Key
+from writeback.model import DesiredObject, Drift, Dropped, LiveObject, Op, Side
 from writeback.settings import Policy
 
 __all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse"]
@@ -48,6 +49,8 @@ class PreparedObject:
     settled: bool  # settled by its managers, or every difference is a well-known default: no drift
     dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
     by_managers: bool = False  # settled by its managers (``settling``): nothing normalized
+    # With ``by_managers`` and not ``settled``: a controller's /scale write changed spec.replicas (``settling.SCALED``),
+    # the one leaf left; ``ownership`` is parsed, the bodies are not normalized (None).
     # The rest is None (leaves empty) when settled:
     live_body: dict[str, Any] | None = None  # normalized
     git_body: dict[str, Any] | None = None  # normalized
@@ -70,8 +73,11 @@ def prepare(
     no dropped fields (only ``--explain`` lists them)."""
     ref = d.ref
     if context is not None and policy is not None:
-        why = settle(obj, d, policy=policy, context=context)
-        if why is not None:
+        why = settle(obj, d, policy=policy, context=context, scale=not explain)
+        scaled = _scaled(obj, d, offline=offline, policy=policy) if why is SCALED else None
+        if scaled is not None:
+            return scaled
+        if why is not None and why is not SCALED:
             whole = (Dropped(resource=ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
             return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True,
                                   dropped=whole if explain else ())  # fmt: skip
@@ -108,6 +114,27 @@ def prepare(
         ownership=own,
         keys=keys,
     )
+
+
+_REPLICAS = (Key("spec"), Key("replicas"))
+
+
+def _scaled(obj: LiveObject, d: DesiredObject, *, offline: bool, policy: Policy) -> PreparedObject | None:
+    """An object settled by its managers but for ``spec.replicas``, which a controller's /scale write owns: no drift
+    when live has Git's value, else that one difference, as diffing the normalized bodies finds it (normalizing
+    leaves an integer ``replicas`` as it is); None (the normal path) when the field's owner, as the engine reads
+    managedFields, is not a controller."""
+    pair = replicas(obj.body, d.body)
+    assert pair is not None  # settle checked it
+    if pair[0] == pair[1]:
+        return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True, dropped=())
+    own = parse_managed_fields(obj.body)
+    owner = own.owner_of(_REPLICAS)
+    if owner is None or manager_role(policy, owner.manager) is not Role.CONTROLLER:
+        return None
+    leaf = Leaf(path=_REPLICAS, op=Op.CHANGE, live=pair[0], git=pair[1])
+    return PreparedObject(live=obj, desired=d, offline=offline, settled=False, by_managers=True, dropped=(),
+                          leaves=(leaf,), ownership=own)  # fmt: skip
 
 
 def reuse(
