@@ -7,15 +7,13 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from typing import Any
 
 from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
-from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.drift.ignores.flux import flux_skip
 from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.listkeys import KeyResolver, resolver
@@ -23,9 +21,10 @@ from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
+from writeback.drift import indexing
+from writeback.drift.indexing import Index, Part, build
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
-from writeback.errors import InputError
 from writeback.gitops.base import PathIgnore
 from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
@@ -141,6 +140,8 @@ def compute_drift(
     record: Callable[[Identity, ObjectOutcome], None] | None = None,
     scalers: Mapping[Identity, str] | None = None,
     settle: Settle | None = None,
+    index: Index | None = None,
+    keep: Callable[[Index], None] | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
@@ -155,61 +156,62 @@ def compute_drift(
     has it already.
     ``settle``: the first stage's context (:func:`settle_context`): objects whose managers alone settle them are
     not compared (``settling``); without it every object is.
+    ``index``: these very objects' index (``drift.indexing``: the last cycle's, advanced to these objects, for the
+    same options, revision and server), whose kept parts stand for the identities not in its ``changed``; ``keep``
+    is handed this cycle's index with its parts.
     """
     run = _prepare(options)
-    if scalers is None:
-        scalers = autoscalers(live=live, desired=desired)
-    run = replace(run, autoscaled=scalers)
+    if index is None or index.changed is None:
+        index = build(live=live, desired=desired, head=head, include_secrets=options.policy.include_secrets,
+                      scalers=scalers)  # fmt: skip
+        todo: Iterable[Identity] = index.want
+        parts: dict[Identity, Part] = {}
+    else:
+        todo = sorted((i for i in index.changed if i in index.want), key=index.positions.__getitem__)
+        parts = dict(index.parts)
+    run = replace(run, autoscaled=index.scalers)
     notes: list[str] = list(run.ignores.notes)
     if options.offline:
         notes.append("offline mode: no server-side dry-run; defaults come from the built-in table")
-    live_s, desired_s, head_s = _without_secrets(live, desired, head or (), options.policy, notes)
-    want = _index_desired(desired_s)
-    have: dict[Identity, LiveObject] = {}
-    for obj in live_s:
-        have.setdefault(obj.ref.identity, obj)
-    ahead = _index_desired(head_s) if head is not None else None
-    drifts: list[Drift] = []
-    dropped: list[Dropped] = []
-    for ident, d in want.items():
+    skipped = index.live_secrets | index.git_secrets
+    if skipped:
+        notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
+    want, have, ahead = index.want, index.have, index.ahead
+    for ident in todo:
+        d = want[ident]
         current = have.get(ident)
         at_head = ahead.get(ident) if ahead is not None else None
         if current is None:
-            drifts.append(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision))
-            continue
-        outcome = (known or {}).get(ident)
-        if outcome is None:
-            said: list[str] = []
-            prep = reuse(
-                (prepared or {}).get(ident),
-                current,
-                d,
-                offline=options.offline,
-                policy=options.policy,
-                context=settle,
-                explain=options.explain,
-            )
-            found, lost = _object_drifts(
-                run,
-                prep,
-                dry=(dry_run or {}).get(ident),
-                head=at_head,
-                head_given=ahead is not None,
-                revision=revision,
-                notes=said,
-            )
-            kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
-            outcome = ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
-            if record is not None:
-                record(ident, outcome)
-        drifts.extend(outcome.drifts)
-        dropped.extend(outcome.dropped)
-        notes.extend(outcome.notes)
+            part = Part(drifts=(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision),),
+                        dropped=(), notes=())  # fmt: skip
+        else:
+            outcome = (known or {}).get(ident)
+            if outcome is None:
+                outcome = _outcome(run, current, d, prepared=(prepared or {}).get(ident), dry=(dry_run or {}).get(ident),
+                                   at_head=at_head, head_given=ahead is not None, revision=revision, settle=settle)  # fmt: skip
+                if record is not None:
+                    record(ident, outcome)
+            part = Part(drifts=outcome.drifts, dropped=outcome.dropped, notes=outcome.notes)
+        if part.drifts or part.dropped or part.notes:
+            parts[ident] = part
+        else:
+            parts.pop(ident, None)
+    if keep is not None:
+        keep(replace(index, parts=parts, changed=None))
+    drifts: list[Drift] = []
+    dropped: list[Dropped] = []
+    for ident in sorted(parts, key=index.positions.__getitem__):
+        part = parts[ident]
+        drifts.extend(part.drifts)
+        dropped.extend(part.dropped)
+        notes.extend(part.notes)
     scope = options.new_kinds
     if scope is None:
-        scope = frozenset((d.ref.group, d.ref.kind) for d in desired_s)
-    for ident, obj in have.items():
-        if ident in want or (obj.ref.group, obj.ref.kind) not in scope:
+        scope = frozenset((d.ref.group, d.ref.kind) for d in want.values())
+    ids = list(map(id, index.live)) if len(index.extra) > 1 else []
+    for ident in sorted(index.extra, key=lambda i: ids.index(id(have[i]))) if ids else index.extra:
+        obj = have[ident]
+        if (obj.ref.group, obj.ref.kind) not in scope:
             continue
         created = _created(run, obj, at_head=ahead is not None and ident in ahead, revision=revision, notes=notes)
         if created is not None:
@@ -227,10 +229,23 @@ def compute_drift(
     )
 
 
+def _outcome(
+    run: _Run, current: LiveObject, d: DesiredObject, *, prepared: PreparedObject | None, dry: DryRun | None,
+    at_head: DesiredObject | None, head_given: bool, revision: str | None, settle: Settle | None,
+) -> ObjectOutcome:  # fmt: skip
+    options = run.options
+    said: list[str] = []
+    prep = reuse(prepared, current, d, offline=options.offline, policy=options.policy, context=settle,
+                 explain=options.explain)  # fmt: skip
+    found, lost = _object_drifts(run, prep, dry=dry, head=at_head, head_given=head_given, revision=revision,
+                                 notes=said)  # fmt: skip
+    kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
+    return ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
+
+
 def autoscalers(*, live: Sequence[LiveObject], desired: Sequence[DesiredObject]) -> dict[Identity, str]:
     """The objects an HPA or a ScaledObject (live or in Git) scales, by identity, each with that autoscaler's name."""
-    objects: chain[LiveObject | DesiredObject] = chain(live, desired)
-    return autoscaled((o.ref, o.body) for o in objects)
+    return indexing.autoscalers(live=live, desired=desired)
 
 
 def needs_dry_run(
@@ -244,39 +259,6 @@ def needs_dry_run(
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
     return any(d.decision.written for d in found)
-
-
-def _without_secrets(
-    live: Sequence[LiveObject],
-    desired: Sequence[DesiredObject],
-    head: Sequence[DesiredObject],
-    policy: Policy,
-    notes: list[str],
-) -> tuple[list[LiveObject], list[DesiredObject], list[DesiredObject]]:
-    if policy.include_secrets:
-        return list(live), list(desired), list(head)
-
-    skipped = {o.ref.identity for o in live if o.ref.is_secret} | {o.ref.identity for o in desired if o.ref.is_secret}
-    if skipped:
-        notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
-    return (
-        [o for o in live if not o.ref.is_secret],
-        [o for o in desired if not o.ref.is_secret],
-        [o for o in head if not o.ref.is_secret],
-    )
-
-
-def _index_desired(objs: Sequence[DesiredObject]) -> dict[Identity, DesiredObject]:
-    out: dict[Identity, DesiredObject] = {}
-    for d in objs:
-        prior = out.get(d.ref.identity)
-        if prior is not None:
-            raise InputError(
-                f"{d.ref} is declared twice in Git: {prior.file} (document {prior.document}) "
-                f"and {d.file} (document {d.document})"
-            )
-        out[d.ref.identity] = d
-    return out
 
 
 def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> Drift:

@@ -56,7 +56,7 @@ __all__ = ["SCALED", "SETTLED", "GitChanges", "Settle", "oldest_write", "replica
 _APPLY = "Apply"
 _STATUS = "status"
 _SCALE = "scale"
-_REPLICAS_TREE = {"f:spec": {"f:replicas": {}}}  # what a write through /scale owns
+_REPLICAS_TREE: Mapping[str, Any] = {"f:spec": {"f:replicas": {}}}  # what a write through /scale owns
 # Fields a manifest carries that managedFields never record: the object's type and identity.
 _TOP_SKIPPED = frozenset({"apiVersion", "kind", "status"})
 _META_SKIPPED = frozenset({"name", "namespace", "generateName"})
