@@ -11,18 +11,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from writeback.drift import indexing
 from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
 from writeback.drift.ignores.flux import flux_skip
 from writeback.drift.ignores.rules import Ignores, build_ignores
+from writeback.drift.indexing import Index, Part, build
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
-from writeback.drift import indexing
-from writeback.drift.indexing import Index, Part, build
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
 from writeback.gitops.base import PathIgnore
@@ -187,8 +187,9 @@ def compute_drift(
         else:
             outcome = (known or {}).get(ident)
             if outcome is None:
-                outcome = _outcome(run, current, d, prepared=(prepared or {}).get(ident), dry=(dry_run or {}).get(ident),
-                                   at_head=at_head, head_given=ahead is not None, revision=revision, settle=settle)  # fmt: skip
+                outcome = _outcome(run, current, d, prepared=(prepared or {}).get(ident),
+                                   dry=(dry_run or {}).get(ident), at_head=at_head, head_given=ahead is not None,
+                                   revision=revision, settle=settle)  # fmt: skip
                 if record is not None:
                     record(ident, outcome)
             part = Part(drifts=outcome.drifts, dropped=outcome.dropped, notes=outcome.notes)
@@ -197,7 +198,7 @@ def compute_drift(
         else:
             parts.pop(ident, None)
     if keep is not None:
-        keep(replace(index, parts=parts, changed=None))
+        keep(replace(index, parts=parts, changed=None, arrived=()))
     drifts: list[Drift] = []
     dropped: list[Dropped] = []
     for ident in sorted(parts, key=index.positions.__getitem__):

@@ -52,6 +52,7 @@ class Index:
     exact: bool  # no identity twice among the live objects: the index can be advanced
     parts: Mapping[Identity, Part]  # the compared objects' parts that hold anything
     changed: frozenset[Identity] | None = None  # the identities to decide in this cycle (None: all of them)
+    arrived: tuple[LiveObject, ...] = ()  # the live objects not held by the last cycle (with ``changed``)
 
 
 def index_desired(objs: Sequence[DesiredObject]) -> dict[Identity, DesiredObject]:
@@ -134,7 +135,7 @@ def advance(
     gone = [index.by_id[i] for i in index.by_id.keys() - now]
     came = [o for o in live_t if id(o) not in index.by_id]
     if not gone and not came:
-        return replace(index, live=live_t, changed=frozenset())
+        return replace(index, live=live_t, changed=frozenset(), arrived=())
     moved = _moved(index, gone=gone, came=came)
     if moved is None:
         return build(live=live, desired=desired, head=head, include_secrets=include_secrets)
@@ -149,7 +150,7 @@ def advance(
         changed |= {i for i in scalers.keys() | index.scalers.keys() if scalers.get(i) != index.scalers.get(i)}
     return replace(index, live=live_t, by_id=by_id, have=have, live_secrets=frozenset(secrets),
                    extra=frozenset(have.keys() - index.want.keys()), scalers=scalers,
-                   changed=frozenset(changed))  # fmt: skip
+                   changed=frozenset(changed), arrived=tuple(came))  # fmt: skip
 
 
 def _moved(
