@@ -206,9 +206,7 @@ def compute_drift(
         drifts.extend(part.drifts)
         dropped.extend(part.dropped)
         notes.extend(part.notes)
-    scope = options.new_kinds
-    if scope is None:
-        scope = frozenset((d.ref.group, d.ref.kind) for d in want.values())
+    scope = index.kinds if options.new_kinds is None else options.new_kinds
     ids = list(map(id, index.live)) if len(index.extra) > 1 else []
     for ident in sorted(index.extra, key=lambda i: ids.index(id(have[i]))) if ids else index.extra:
         obj = have[ident]
@@ -256,7 +254,7 @@ def needs_dry_run(
     would be written back or flagged (an ignored or empty diff needs no dry-run).
     ``prepared``: the :func:`prepare_object` result for these objects, to reuse."""
     prep = reuse(prepared, live, desired, offline=options.offline)
-    if prep.settled:
+    if prep.settled or prep.by_managers:  # a /scale write's replicas: owned by a controller, never written back
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
     return any(d.decision.written for d in found)

@@ -48,6 +48,7 @@ class Index:
     live_secrets: frozenset[Identity]  # Secrets left out (unless included), live and in Git
     git_secrets: frozenset[Identity]
     extra: frozenset[Identity]  # live objects Git does not declare (``new`` candidates)
+    kinds: frozenset[tuple[str, str]]  # the (group, kind) of Git's objects compared
     scalers: Mapping[Identity, str]  # ``autoscalers`` of the live and desired objects
     exact: bool  # no identity twice among the live objects: the index can be advanced
     parts: Mapping[Identity, Part]  # the compared objects' parts that hold anything
@@ -106,6 +107,7 @@ def build(
         live_secrets=frozenset(secrets),
         git_secrets=frozenset() if keep else frozenset(d.ref.identity for d in desired_t if d.ref.is_secret),
         extra=frozenset(have.keys() - want.keys()),
+        kinds=frozenset((d.ref.group, d.ref.kind) for d in want.values()),
         scalers=scalers if scalers is not None else autoscalers(live=live_t, desired=desired_t),
         exact=len(have) + len(secrets) == len(live_t),
         parts={},
