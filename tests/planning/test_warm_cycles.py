@@ -254,8 +254,8 @@ def test_live_objects_that_go_or_come_are_decided_and_the_rest_kept_in_the_index
     """The engine's kept index (``drift.indexing``): a deleted object (Git's, now missing) and a person's new one (not
     in Git) are decided, the others' parts kept; each warm report is the cold one."""
     world.controlplane.kubectl("delete", "configmap", "other", "-n", world.namespace)
-    wait_until("the watch cache without other", lambda: all(
-        o["metadata"]["name"] != "other" for i in world.cache.informers for o in i.objects()), timeout=15, step=0.05)  # fmt: skip
+    held = lambda: all(o["metadata"]["name"] != "other" for i in world.cache.informers for o in i.objects())  # noqa: E731
+    wait_until("the watch cache without other", held, timeout=15, step=0.05)
     warm = world.cycle()
     assert world.memo.recomputed == 0  # a missing object is no outcome to compute: its part is made again
     same_as_cold(warm, world.cold())

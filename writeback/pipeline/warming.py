@@ -247,9 +247,7 @@ class WarmState:
             self._since = min(times) if times else None
         return self._since
 
-    def git_changes(
-        self, key: Hashable, since: int, make: Callable[[int], GitChanges | None]
-    ) -> GitChanges | None:
+    def git_changes(self, key: Hashable, since: int, make: Callable[[int], GitChanges | None]) -> GitChanges | None:
         """``make(since)``, or the answer kept for ``key`` (the commit, the path, the source kind) made for an older
         or equal bound: it lists more files, each with its own change time, which settles the same objects."""
         kept = self._changes
