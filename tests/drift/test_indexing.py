@@ -74,6 +74,11 @@ def test_only_objects_that_came_or_went_are_decided_again_and_the_report_is_the_
     assert {d.resource.name for d in report.drifts} == {"cfg", "extra"}
     cycles.cycle([web, extra])  # two go
     assert cycles.decided == {gone.ref.identity, cfg.ref.identity}
+    # objects Git lacks, made by someone unknown (no managedFields): their notes in the live objects' order
+    for n in (3, 20):
+        others = [live_obj(configmap(f"new-{n}-{i}", k="v")) for i in range(n)]
+        report = cycles.cycle([others[-1], web, *others[:-1], extra])
+        assert sum("could not tell who created it" in x for x in report.notes) == n + 1  # and extra
 
 
 def test_an_autoscaler_that_comes_decides_its_target_again() -> None:
