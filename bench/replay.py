@@ -142,7 +142,8 @@ def _cycle(
     from writeback.pipeline.targets import Edges, TargetSpec
 
     cluster = Replay(data)
-    spec, edges = TargetSpec(name="replay", path=args.path, explain=True), Edges(cluster=cluster)
+    explain = not args.no_explain
+    spec, edges = TargetSpec(name="replay", path=args.path, explain=explain), Edges(cluster=cluster)
     out: dict[str, Any] = {}
     if prof is not None:
         prof.enable()
@@ -163,7 +164,7 @@ def _cycle(
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         if prof is not None:
             prof.disable()
-    out["report"] = report_to_json(report, explain=True)
+    out["report"] = report_to_json(report, explain=explain)
     out["dry_runs"] = sorted(cluster.asked)
     return out, cpu, wall
 
@@ -267,6 +268,11 @@ def main() -> int:
     rp.add_argument("--repo", type=Path, required=True)
     rp.add_argument("--path", default=".")
     rp.add_argument("--plan", action="store_true", help="plan_target instead of detect")
+    rp.add_argument(
+        "--no-explain",
+        action="store_true",
+        help="as plan, run and the service do: no dropped fields kept (the report has none)",
+    )
     rp.add_argument("--rounds", type=int, default=1)
     rp.add_argument("--cold", action="store_true", help="clear the YAML parse cache before each round")
     rp.add_argument("--report", type=Path)

@@ -249,3 +249,32 @@ def test_dry_run_answers_are_kept_by_manifest_live_version_and_server_version() 
     memo.dry_runs_done()
     memo.dry_run(kind=DryRunKind.CREATE, manifest=manifest, live=live("1"), server="v1.36", ask=ask)
     assert len(asked) == 5  # only the answers the last cycle used are kept
+
+
+def test_live_objects_that_go_or_come_are_decided_and_the_rest_kept_in_the_index(world: World) -> None:
+    """The engine's kept index (``drift.indexing``): a deleted object (Git's, now missing) and a person's new one (not
+    in Git) are decided, the others' parts kept; each warm report is the cold one."""
+    world.controlplane.kubectl("delete", "configmap", "other", "-n", world.namespace)
+    held = lambda: all(o["metadata"]["name"] != "other" for i in world.cache.informers for o in i.objects())  # noqa: E731
+    wait_until("the watch cache without other", held, timeout=15, step=0.05)
+    warm = world.cycle()
+    assert world.memo.recomputed == 0  # a missing object is no outcome to compute: its part is made again
+    same_as_cold(warm, world.cold())
+    assert warm.detection is not None
+    assert [d.decision.value for d in warm.detection.report.drifts if d.resource.name == "other"] == ["deleted"]
+
+    world.controlplane.kubectl("create", "configmap", "extra", "-n", world.namespace, "--from-literal=k=v")
+    world.seen("configmap", "extra")
+    warm = world.cycle()
+    assert world.memo.recomputed == 0
+    same_as_cold(warm, world.cold())
+    assert warm.detection is not None
+    assert [d.decision.value for d in warm.detection.report.drifts if d.resource.name == "extra"] == ["new"]
+
+    world.controlplane.kubectl("create", "configmap", "other", "-n", world.namespace, "--from-literal=k=v1")
+    world.seen("configmap", "other")
+    warm = world.cycle()
+    assert world.memo.recomputed == 1  # other is back: decided again, and only it
+    same_as_cold(warm, world.cold())
+    world.cycle()
+    assert world.memo.recomputed == 0

@@ -7,25 +7,24 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from typing import Any
 
+from writeback.drift import indexing
 from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
-from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.drift.ignores.flux import flux_skip
 from writeback.drift.ignores.rules import Ignores, build_ignores
-from writeback.drift.listkeys import KeyResolver
+from writeback.drift.indexing import Index, Part, build
+from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
 from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
-from writeback.errors import InputError
 from writeback.gitops.base import PathIgnore
 from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
@@ -141,6 +140,8 @@ def compute_drift(
     record: Callable[[Identity, ObjectOutcome], None] | None = None,
     scalers: Mapping[Identity, str] | None = None,
     settle: Settle | None = None,
+    index: Index | None = None,
+    keep: Callable[[Index], None] | None = None,
 ) -> DriftReport:
     """Decide every drift between ``live`` and ``desired`` (the Git revision that was applied).
 
@@ -155,61 +156,60 @@ def compute_drift(
     has it already.
     ``settle``: the first stage's context (:func:`settle_context`): objects whose managers alone settle them are
     not compared (``settling``); without it every object is.
+    ``index``: these very objects' index (``drift.indexing``: the last cycle's, advanced to these objects, for the
+    same options, revision and server), whose kept parts stand for the identities not in its ``changed``; ``keep``
+    is handed this cycle's index with its parts.
     """
     run = _prepare(options)
-    if scalers is None:
-        scalers = autoscalers(live=live, desired=desired)
-    run = replace(run, autoscaled=scalers)
+    if index is None or index.changed is None:
+        index = build(live=live, desired=desired, head=head, include_secrets=options.policy.include_secrets,
+                      scalers=scalers)  # fmt: skip
+        todo: Iterable[Identity] = index.want
+        parts: dict[Identity, Part] = {}
+    else:
+        todo = sorted((i for i in index.changed if i in index.want), key=index.positions.__getitem__)
+        parts = dict(index.parts)
+    run = replace(run, autoscaled=index.scalers)
     notes: list[str] = list(run.ignores.notes)
     if options.offline:
         notes.append("offline mode: no server-side dry-run; defaults come from the built-in table")
-    live_s, desired_s, head_s = _without_secrets(live, desired, head or (), options.policy, notes)
-    want = _index_desired(desired_s)
-    have: dict[Identity, LiveObject] = {}
-    for obj in live_s:
-        have.setdefault(obj.ref.identity, obj)
-    ahead = _index_desired(head_s) if head is not None else None
-    drifts: list[Drift] = []
-    dropped: list[Dropped] = []
-    for ident, d in want.items():
+    skipped = index.live_secrets | index.git_secrets
+    if skipped:
+        notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
+    want, have, ahead = index.want, index.have, index.ahead
+    for ident in todo:
+        d = want[ident]
         current = have.get(ident)
         at_head = ahead.get(ident) if ahead is not None else None
         if current is None:
-            drifts.append(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision))
-            continue
-        outcome = (known or {}).get(ident)
-        if outcome is None:
-            said: list[str] = []
-            prep = reuse(
-                (prepared or {}).get(ident),
-                current,
-                d,
-                offline=options.offline,
-                policy=options.policy,
-                context=settle,
-                explain=options.explain,
-            )
-            found, lost = _object_drifts(
-                run,
-                prep,
-                dry=(dry_run or {}).get(ident),
-                head=at_head,
-                head_given=ahead is not None,
-                revision=revision,
-                notes=said,
-            )
-            kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
-            outcome = ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
-            if record is not None:
-                record(ident, outcome)
-        drifts.extend(outcome.drifts)
-        dropped.extend(outcome.dropped)
-        notes.extend(outcome.notes)
-    scope = options.new_kinds
-    if scope is None:
-        scope = frozenset((d.ref.group, d.ref.kind) for d in desired_s)
-    for ident, obj in have.items():
-        if ident in want or (obj.ref.group, obj.ref.kind) not in scope:
+            part = Part(drifts=(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision),),
+                        dropped=(), notes=())  # fmt: skip
+        else:
+            outcome = (known or {}).get(ident)
+            if outcome is None:
+                outcome = _outcome(run, current, d, prepared=(prepared or {}).get(ident),
+                                   dry=(dry_run or {}).get(ident), at_head=at_head, head_given=ahead is not None,
+                                   revision=revision, settle=settle)  # fmt: skip
+                if record is not None:
+                    record(ident, outcome)
+            part = Part(drifts=outcome.drifts, dropped=outcome.dropped, notes=outcome.notes)
+        if part.drifts or part.dropped or part.notes:
+            parts[ident] = part
+        else:
+            parts.pop(ident, None)
+    if keep is not None:
+        keep(replace(index, parts=parts, changed=None, arrived=()))
+    drifts: list[Drift] = []
+    dropped: list[Dropped] = []
+    for ident in sorted(parts, key=index.positions.__getitem__):
+        part = parts[ident]
+        drifts.extend(part.drifts)
+        dropped.extend(part.dropped)
+        notes.extend(part.notes)
+    scope = index.kinds if options.new_kinds is None else options.new_kinds
+    for ident in _in_live_order(index):
+        obj = have[ident]
+        if (obj.ref.group, obj.ref.kind) not in scope:
             continue
         created = _created(run, obj, at_head=ahead is not None and ident in ahead, revision=revision, notes=notes)
         if created is not None:
@@ -227,10 +227,35 @@ def compute_drift(
     )
 
 
+def _in_live_order(index: Index) -> list[Identity]:
+    """The live objects Git does not declare, in the order of the live objects (as the whole path meets them)."""
+    extra = index.extra
+    if len(extra) <= 1:
+        return list(extra)
+    if len(extra) <= 16:  # a few: found among the live objects' ids at C speed
+        ids = list(map(id, index.live))
+        return sorted(extra, key=lambda i: ids.index(id(index.have[i])))
+    place = {id(o): n for n, o in enumerate(index.live)}
+    return sorted(extra, key=lambda i: place[id(index.have[i])])
+
+
+def _outcome(
+    run: _Run, current: LiveObject, d: DesiredObject, *, prepared: PreparedObject | None, dry: DryRun | None,
+    at_head: DesiredObject | None, head_given: bool, revision: str | None, settle: Settle | None,
+) -> ObjectOutcome:  # fmt: skip
+    options = run.options
+    said: list[str] = []
+    prep = reuse(prepared, current, d, offline=options.offline, policy=options.policy, context=settle,
+                 explain=options.explain)  # fmt: skip
+    found, lost = _object_drifts(run, prep, dry=dry, head=at_head, head_given=head_given, revision=revision,
+                                 notes=said)  # fmt: skip
+    kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
+    return ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
+
+
 def autoscalers(*, live: Sequence[LiveObject], desired: Sequence[DesiredObject]) -> dict[Identity, str]:
     """The objects an HPA or a ScaledObject (live or in Git) scales, by identity, each with that autoscaler's name."""
-    objects: chain[LiveObject | DesiredObject] = chain(live, desired)
-    return autoscaled((o.ref, o.body) for o in objects)
+    return indexing.autoscalers(live=live, desired=desired)
 
 
 def needs_dry_run(
@@ -240,43 +265,10 @@ def needs_dry_run(
     would be written back or flagged (an ignored or empty diff needs no dry-run).
     ``prepared``: the :func:`prepare_object` result for these objects, to reuse."""
     prep = reuse(prepared, live, desired, offline=options.offline)
-    if prep.settled:
+    if prep.settled or prep.by_managers:  # a /scale write's replicas: owned by a controller, never written back
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
     return any(d.decision.written for d in found)
-
-
-def _without_secrets(
-    live: Sequence[LiveObject],
-    desired: Sequence[DesiredObject],
-    head: Sequence[DesiredObject],
-    policy: Policy,
-    notes: list[str],
-) -> tuple[list[LiveObject], list[DesiredObject], list[DesiredObject]]:
-    if policy.include_secrets:
-        return list(live), list(desired), list(head)
-
-    skipped = {o.ref.identity for o in live if o.ref.is_secret} | {o.ref.identity for o in desired if o.ref.is_secret}
-    if skipped:
-        notes.append(f"{len(skipped)} Secret(s) not compared: Secrets are excluded unless policy.include_secrets")
-    return (
-        [o for o in live if not o.ref.is_secret],
-        [o for o in desired if not o.ref.is_secret],
-        [o for o in head if not o.ref.is_secret],
-    )
-
-
-def _index_desired(objs: Sequence[DesiredObject]) -> dict[Identity, DesiredObject]:
-    out: dict[Identity, DesiredObject] = {}
-    for d in objs:
-        prior = out.get(d.ref.identity)
-        if prior is not None:
-            raise InputError(
-                f"{d.ref} is declared twice in Git: {prior.file} (document {prior.document}) "
-                f"and {d.file} (document {d.document})"
-            )
-        out[d.ref.identity] = d
-    return out
 
 
 def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> Drift:
@@ -363,15 +355,22 @@ def _object_drifts(
     revision: str | None = None,
     notes: list[str],
 ) -> tuple[list[Drift], list[Dropped]]:
+    if prep.by_managers and not prep.settled and (dry is not None or run.ignores.argo or run.ignores.flux_rules):
+        # settled but for a /scale write's spec.replicas: rules that read the normalized bodies, or a dry-run, could
+        # decide that difference otherwise, so it takes the normal path
+        prep = prepare(prep.live, prep.desired, offline=prep.offline, explain=run.options.explain)
     obj, d, ref = prep.live, prep.desired, prep.desired.ref
     dropped = list(prep.dropped)
     if prep.settled:
         return [], dropped
-    assert prep.ownership is not None and prep.keys is not None
-    assert prep.live_body is not None and prep.git_body is not None
+    assert prep.ownership is not None
     own: Ownership = prep.ownership
-    keys: KeyResolver = prep.keys
-    live_body, git_body = prep.live_body, prep.git_body
+    if prep.by_managers:  # settling.SCALED: the one leaf, spec.replicas, is owned by a controller
+        keys = resolver(kind=ref.kind, learned=own.list_keys)
+        live_body, git_body = obj.body, d.body  # no rule reads them before the controller's ownership decides
+    else:
+        assert prep.keys is not None and prep.live_body is not None and prep.git_body is not None
+        keys, live_body, git_body = prep.keys, prep.live_body, prep.git_body
     leaves = list(prep.leaves)
     nd = normalize(dry.body, ref=ref, side=Side.LIVE, declared=d.body).body if dry is not None else None
     if nd is not None:

@@ -5,16 +5,18 @@ Both ``needs_dry_run`` and ``compute_drift`` need it; the pipeline makes it once
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from writeback.drift.deciding import table_default
+from writeback.drift.deciding import Role, manager_role, table_default
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.settling import Settle, settle
-from writeback.model import DesiredObject, Drift, Dropped, LiveObject, Side
+from writeback.drift.settling import SCALED, Settle, replicas, settle
+from writeback.kube.pathtypes import Key
+from writeback.model import DesiredObject, Drift, Dropped, FieldOwner, LiveObject, ManagerOperation, Op, Side
 from writeback.settings import Policy
 
 __all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse"]
@@ -48,6 +50,8 @@ class PreparedObject:
     settled: bool  # settled by its managers, or every difference is a well-known default: no drift
     dropped: tuple[Dropped, ...]  # normalization drops (and the table defaults when ``settled``)
     by_managers: bool = False  # settled by its managers (``settling``): nothing normalized
+    # With ``by_managers`` and not ``settled``: a controller's /scale write changed spec.replicas (``settling.SCALED``),
+    # the one leaf left; ``ownership`` holds who owns that field alone, the bodies are not normalized (None).
     # The rest is None (leaves empty) when settled:
     live_body: dict[str, Any] | None = None  # normalized
     git_body: dict[str, Any] | None = None  # normalized
@@ -70,8 +74,11 @@ def prepare(
     no dropped fields (only ``--explain`` lists them)."""
     ref = d.ref
     if context is not None and policy is not None:
-        why = settle(obj, d, policy=policy, context=context)
-        if why is not None:
+        why = settle(obj, d, policy=policy, context=context, scale=not explain)
+        scaled = _scaled(obj, d, offline=offline, policy=policy) if why is SCALED else None
+        if scaled is not None:
+            return scaled
+        if why is not None and why is not SCALED:
             whole = (Dropped(resource=ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
             return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True,
                                   dropped=whole if explain else ())  # fmt: skip
@@ -108,6 +115,57 @@ def prepare(
         ownership=own,
         keys=keys,
     )
+
+
+_REPLICAS = (Key("spec"), Key("replicas"))
+
+
+def _scaled(obj: LiveObject, d: DesiredObject, *, offline: bool, policy: Policy) -> PreparedObject | None:
+    """An object settled by its managers but for ``spec.replicas``, which a controller's /scale write owns: no drift
+    when live has Git's value, else that one difference, as diffing the normalized bodies finds it (normalizing
+    leaves an integer ``replicas`` as it is); None (the normal path) when the field's owner, as the engine reads
+    managedFields, is not a controller."""
+    pair = replicas(obj.body, d.body)
+    assert pair is not None  # settle checked it
+    if pair[0] == pair[1]:
+        return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True, dropped=())
+    own = _replicas_ownership(obj.body)
+    owner = own.owner_of(_REPLICAS) if own is not None else None
+    if own is None or owner is None or manager_role(policy, owner.manager) is not Role.CONTROLLER:
+        return None
+    leaf = Leaf(path=_REPLICAS, op=Op.CHANGE, live=pair[0], git=pair[1])
+    return PreparedObject(live=obj, desired=d, offline=offline, settled=False, by_managers=True, dropped=(),
+                          leaves=(leaf,), ownership=own)  # fmt: skip
+
+
+def _replicas_ownership(body: Mapping[str, Any]) -> Ownership | None:
+    """Who owns ``spec.replicas``, as :func:`parse_managed_fields` reads it, without parsing every tree: the entries
+    whose tree owns it as a leaf (the only field the rules read here); None when an entry owns it otherwise (``spec``
+    as a whole, or as an inner node)."""
+    entries = body["metadata"]["managedFields"]  # settle checked that they are there
+    managers: list[FieldOwner] = []
+    owners: list[FieldOwner] = []
+    for entry in entries:
+        owner = FieldOwner(
+            manager=str(entry.get("manager") or "unknown"),
+            operation=ManagerOperation.of(entry.get("operation")),
+            subresource=str(entry.get("subresource") or ""),
+            time=str(entry["time"]) if entry.get("time") else None,
+        )
+        managers.append(owner)
+        tree = entry.get("fieldsV1")
+        spec = tree.get("f:spec") if isinstance(tree, Mapping) else None
+        if spec is None:
+            continue
+        if not isinstance(spec, Mapping) or not spec:
+            return None
+        replicas = spec.get("f:replicas")
+        if replicas is None:
+            continue
+        if isinstance(replicas, Mapping) and replicas:
+            return None
+        owners.append(owner)
+    return Ownership(present=True, managers=tuple(managers), _leaves={_REPLICAS: tuple(owners)})
 
 
 def reuse(

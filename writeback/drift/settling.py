@@ -26,6 +26,13 @@ object only when every one of these holds, and otherwise leaves it to the normal
 
 A settled object is named in ``--explain`` with the rule ``settled-by-managers``; the report is otherwise what the
 normal path makes of it: no drift.
+
+With ``scale`` (:func:`settle`; the engine passes it without ``--explain``, whose dropped list must stay the normal
+path's), one more kind of entry is allowed: a controller's write to the ``/scale`` subresource that owns exactly
+``spec.replicas`` (``kube-controller-manager`` for an HPA, a KEDA ScaledObject's HPA, or a ``scale`` by a controller),
+when Git declares ``spec.replicas`` and the appliers do not own it. Everything above holds for the rest of the object,
+so its one possible difference is ``spec.replicas``, owned by that controller: :data:`SCALED`, and the engine decides
+that one difference by the same rules as the normal path (``drift.engine``).
 """
 
 from __future__ import annotations
@@ -44,10 +51,12 @@ from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, Explanation, LiveObject, Rule
 from writeback.settings import Policy
 
-__all__ = ["GitChanges", "Settle", "oldest_write", "settle"]
+__all__ = ["SCALED", "SETTLED", "GitChanges", "Settle", "oldest_write", "replicas", "settle"]
 
 _APPLY = "Apply"
 _STATUS = "status"
+_SCALE = "scale"
+_REPLICAS_TREE: Mapping[str, Any] = {"f:spec": {"f:replicas": {}}}  # what a write through /scale owns
 # Fields a manifest carries that managedFields never record: the object's type and identity.
 _TOP_SKIPPED = frozenset({"apiVersion", "kind", "status"})
 _META_SKIPPED = frozenset({"name", "namespace", "generateName"})
@@ -56,6 +65,11 @@ SETTLED = Explanation(
     Rule.SETTLED_BY_MANAGERS,
     "settled by its managers, not compared: every write is its GitOps applier's Apply of Git's manifest (after "
     "Git's last change to it) or a controller's status",
+)
+SCALED = Explanation(
+    Rule.SETTLED_BY_MANAGERS,
+    "settled by its managers, not compared: every write is its GitOps applier's Apply of Git's manifest (after "
+    "Git's last change to it), a controller's status, or a controller's write of spec.replicas through /scale",
 )
 
 
@@ -96,13 +110,18 @@ class Settle:
         return known[1]
 
 
-def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context: Settle) -> Explanation | None:
-    """:data:`SETTLED` when ``live`` is settled by its managers alone (module docstring), else None."""
+def settle(
+    live: LiveObject, desired: DesiredObject, *, policy: Policy, context: Settle, scale: bool = False
+) -> Explanation | None:
+    """:data:`SETTLED` when ``live`` is settled by its managers alone (module docstring); with ``scale``,
+    :data:`SCALED` when a controller's ``/scale`` write owns ``spec.replicas`` besides (its value may differ from
+    Git's: :func:`replicas`); else None."""
     meta = live.body.get("metadata")
     entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
     if not isinstance(entries, list) or not entries:
         return None
     trees: list[Mapping[str, Any]] = []
+    scaled = False
     changed = context.changes.changed_at(desired.file)
     for entry in entries:
         if not isinstance(entry, Mapping) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
@@ -110,6 +129,9 @@ def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context:
         role = context.role(policy, str(entry.get("manager") or ""))
         subresource = entry.get("subresource") or ""
         if role is Role.CONTROLLER and subresource == _STATUS:
+            continue
+        if scale and role is Role.CONTROLLER and subresource == _SCALE and entry.get("fieldsV1") == _REPLICAS_TREE:
+            scaled = True
             continue
         if role is not Role.GITOPS or subresource or entry.get("operation") != _APPLY:
             return None
@@ -125,10 +147,31 @@ def settle(live: LiveObject, desired: DesiredObject, *, policy: Policy, context:
         if at_head is None or at_head.body != desired.body:
             return None
     owned = trees[0] if len(trees) == 1 else _merged(trees)
+    if scaled:  # the appliers own Git's fields but spec.replicas, which the /scale writes alone own
+        if replicas(live.body, desired.body) is None or _replicas_owned(owned):
+            return None
+        owned = _merged((owned, _REPLICAS_TREE))
     if not _covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "",
                                                                      kind=desired.ref.kind, at=()):  # fmt: skip
         return None
-    return SETTLED
+    return SCALED if scaled else SETTLED
+
+
+def replicas(live: Mapping[str, Any], git: Mapping[str, Any]) -> tuple[int, int] | None:
+    """``spec.replicas`` of live and of Git, when both are integers (what normalizing and diffing leave as they
+    are), else None."""
+    pair = (_spec(live).get("replicas"), _spec(git).get("replicas"))
+    return pair if type(pair[0]) is int and type(pair[1]) is int else None  # type: ignore[return-value]
+
+
+def _spec(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = body.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _replicas_owned(tree: Mapping[str, Any]) -> bool:
+    spec = tree.get("f:spec")
+    return spec == {} or (isinstance(spec, Mapping) and "f:replicas" in spec)
 
 
 def oldest_write(live: Sequence[LiveObject]) -> int | None:

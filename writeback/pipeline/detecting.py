@@ -37,7 +37,6 @@ from writeback.drift.engine import (
     GitChanges,
     PreparedObject,
     Settle,
-    autoscalers,
     compute_drift,
     needs_dry_run,
     oldest_write,
@@ -45,6 +44,7 @@ from writeback.drift.engine import (
     settle_context,
 )
 from writeback.drift.evidence.twins import has_twin, twin_manifest
+from writeback.drift.indexing import Index
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.gitops import registry as controllers
 from writeback.gitops.base import ControllerState, Getter
@@ -132,25 +132,13 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         fallback = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace).fallback
         scoped = with_crds(namespaced, crd_scopes(d.body for d in desired))
         dump = with_default_namespace(dump, namespaced=scoped, fallback=fallback)
-    if not spec.policy.include_secrets:
-        desired = tuple(d for d in desired if not d.ref.is_secret)
-    desired, dump, kinds_note = _compared_kinds(spec=spec, desired=desired, dump=dump, offline=cluster is None)
-    if kinds_note:
-        git = replace(git, notes=(*git.notes, kinds_note))
-    scopes = snapshots.scopes_for(
-        desired=desired,
-        selectors=spec.selectors,
-        namespaces=spec.namespaces,
-        include_secrets=spec.policy.include_secrets,
-    )
-    if spec.all_namespaces:
-        scopes = snapshots.in_all_namespaces(scopes)
-    if spec.selectors:
-        kept = snapshots.filter_desired(objects=desired, scopes=scopes)
-        if len(kept) < len(desired):
-            git_notes = (*git.notes, f"{len(desired) - len(kept)} Git resource(s) outside the selectors not compared")
-            git = replace(git, notes=git_notes)
-        desired = kept
+    if memo is not None:  # online: what follows depends on the Git side and the spec alone
+        compare = partial(_compared, spec=spec, desired=desired, dump=dump, offline=False)
+        desired, dump, scopes, more = memo.derived(git.desired, spec, compare)
+    else:
+        desired, dump, scopes, more = _compared(spec=spec, desired=desired, dump=dump, offline=cluster is None)
+    if more:
+        git = replace(git, notes=(*git.notes, *more))
     options = EngineOptions(
         policy=spec.policy,
         ignore=spec.ignore,
@@ -176,14 +164,20 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         if unusable:
             desired = tuple(d for d in desired if d.ref.identity not in unusable)
-    settle = settle_context(_git_changes(repo=repo, git=git, live=live, rendered=source.renders), head=git.head)
+    if cluster is not None and memo is not None:
+        server = cluster.server_version()
+        rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
+        index = memo.index(live=live, desired=desired, head=git.head, include_secrets=spec.policy.include_secrets,
+                           rnd=rnd)  # fmt: skip
+        warm = Warm(memo=memo, round=rnd, scalers=index.scalers, head=git.head, server=server, index=index)
+        settle = None  # nothing to decide, nothing to settle
+        if index.changed is None or index.changed:
+            settle = settle_context(_kept_git_changes(memo, repo=repo, git=git, live=live, index=index,
+                                                      rendered=source.renders), head=git.head)  # fmt: skip
+    else:
+        settle = settle_context(_git_changes(repo=repo, git=git, live=live, rendered=source.renders), head=git.head)
     if cluster is not None:
         step("dry-run")
-        if memo is not None:
-            scalers = autoscalers(live=live, desired=desired)
-            server = cluster.server_version()
-            rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
-            warm = Warm(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
         dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
                                                  kept=warm, settle=settle)  # fmt: skip
         notes.extend(dry_notes)
@@ -200,6 +194,8 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         record=warm.round.record if warm is not None else None,
         scalers=warm.scalers if warm is not None else None,
         settle=settle,
+        index=warm.index if warm is not None else None,
+        keep=warm.memo.keep_index if warm is not None else None,
     )
     if warm is not None:
         warm.memo.finished(warm.round)
@@ -217,6 +213,33 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         source=source,
         controller=followed,
     )
+
+
+def _compared(
+    *, spec: TargetSpec, desired: tuple[DesiredObject, ...], dump: tuple[LiveObject, ...], offline: bool
+) -> tuple[tuple[DesiredObject, ...], tuple[LiveObject, ...], list[snapshots.Scope], tuple[str, ...]]:
+    """Git's objects compared (no Secret unless included, ``--kinds``, the selectors), the dump's, the snapshot's
+    scopes and the notes to add to the Git side's."""
+    notes: list[str] = []
+    if not spec.policy.include_secrets:
+        desired = tuple(d for d in desired if not d.ref.is_secret)
+    desired, dump, kinds_note = _compared_kinds(spec=spec, desired=desired, dump=dump, offline=offline)
+    if kinds_note:
+        notes.append(kinds_note)
+    scopes = snapshots.scopes_for(
+        desired=desired,
+        selectors=spec.selectors,
+        namespaces=spec.namespaces,
+        include_secrets=spec.policy.include_secrets,
+    )
+    if spec.all_namespaces:
+        scopes = snapshots.in_all_namespaces(scopes)
+    if spec.selectors:
+        kept = snapshots.filter_desired(objects=desired, scopes=scopes)
+        if len(kept) < len(desired):
+            notes.append(f"{len(desired) - len(kept)} Git resource(s) outside the selectors not compared")
+        desired = kept
+    return desired, dump, list(scopes), tuple(notes)
 
 
 def _compared_kinds(
@@ -383,6 +406,24 @@ def _git_changes(*, repo: Path, git: _GitSide, live: Sequence[LiveObject], rende
 
 
 
+def _kept_git_changes(
+    memo: WarmState, *, repo: Path, git: _GitSide, live: Sequence[LiveObject], index: Index, rendered: bool
+) -> GitChanges | None:
+    """:func:`_git_changes` for a service cycle: the bound on the oldest write follows the arriving objects, and the
+    answer of ``git log`` is kept by the commit (``WarmState.git_changes``)."""
+    since = memo.since(live, index)
+    if git.commit is None or since is None:
+        return None
+    commit, scope = git.commit, git.scope
+    return memo.git_changes((repo, commit, scope, rendered), since, lambda at: _changes_at(repo, commit, scope, at,
+                                                                                            rendered))  # fmt: skip
+
+
+def _changes_at(repo: Path, commit: str, scope: str, since: int, rendered: bool) -> GitChanges | None:
+    by_file = revisions.change_times(repo, commit, path=scope, since=since)
+    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
+
+
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
     kept: Warm | None = None, settle: Settle | None = None,
@@ -400,8 +441,15 @@ def _dry_runs(
     prepared nor dry-run; a dry-run answer kept for the same manifest, live resourceVersion and server version is
     not asked again.
     """
-    by_id = {o.ref.identity: o for o in live}
-    heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
+    index = kept.index if kept is not None else None
+    if index is not None and index.changed is not None:  # only the objects that changed: the index has the others
+        by_id: Mapping[Identity, LiveObject] = index.have
+        desired = [index.want[i] for i in sorted((i for i in index.changed if i in index.want),
+                                                 key=index.positions.__getitem__)]  # fmt: skip
+        heads: Mapping[Identity, DesiredObject] = index.ahead or {}
+    else:
+        by_id = {o.ref.identity: o for o in live}
+        heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
     results: dict[Identity, DryRun] = {}
     prepared: dict[Identity, PreparedObject] = {}
     notes: list[str] = []

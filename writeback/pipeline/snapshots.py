@@ -51,5 +51,6 @@ def snapshot(
                 raise
             problems.extend(Problem(file=d.file, resource=d.ref, message=str(e)) for d in affected)
             continue
-        objects.extend(o for o in listed if scope.names is None or o.ref.name in scope.names)
+        names = scope.names
+        objects.extend(listed if names is None else (o for o in listed if o.ref.name in names))
     return Snapshot(objects=tuple(objects), problems=tuple(problems))

@@ -31,12 +31,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from writeback.adapters.git import revisions
-from writeback.drift.engine import EngineOptions, ObjectOutcome
+from writeback.drift.engine import EngineOptions, GitChanges, ObjectOutcome, oldest_write
+from writeback.drift.indexing import Index, advance, build
 from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 
@@ -126,6 +127,14 @@ class ObjectRound:
         self._inputs[ident] = _Inputs(live=live, desired=desired, head=head, scaler=scaler)
         return False
 
+    def carry(self, changed: frozenset[Identity]) -> None:
+        """Keep, as used by this cycle, the outcomes of every object but ``changed`` (the engine's index proved their
+        inputs unchanged: the very live object, Git's objects and the head's unchanged); ``changed`` ones go through
+        ``reusable``."""
+        self._new = dict(self.kept)
+        for ident in changed:
+            self._new.pop(ident, None)
+
     def unkept(self, ident: Identity) -> None:
         """This object's outcome depends on something not in the key (a failed dry-run and its note)."""
         self._unkept.add(ident)
@@ -157,6 +166,11 @@ class WarmState:
         self._git: tuple[Hashable, Any] | None = None
         self._objects_key: tuple[EngineOptions, str | None, bool, str] | None = None
         self._objects: dict[Identity, _Kept] = {}
+        self._index: Index | None = None  # the engine's index, kept with the objects' outcomes (same key)
+        self._volatile: frozenset[Identity] = frozenset()  # objects whose outcome was not kept: decided every cycle
+        self._since: int | None = None  # the settle stage's bound on the live objects' oldest write
+        self._changes: tuple[Hashable, int, GitChanges | None] | None = None
+        self._derived: tuple[object, object, Any] | None = None
         self._dry: dict[_DryKey, DryRun] = {}
         self._dry_used: dict[_DryKey, DryRun] = {}
         self._plan: tuple[Hashable, Any] | None = None
@@ -187,6 +201,7 @@ class WarmState:
         if self._objects_key != key:
             self._objects = {}
             self._objects_key = key
+            self._index = None
 
         def keep(new: dict[Identity, _Kept]) -> None:
             self._objects = new
@@ -196,6 +211,63 @@ class WarmState:
     def finished(self, rnd: ObjectRound) -> None:
         rnd.finish()
         self.recomputed = rnd.recomputed
+        self._volatile = frozenset(rnd._unkept)
+
+    # ------------------------------------------------------------ the engine's index
+
+    def index(
+        self, *, live: Sequence[LiveObject], desired: Sequence[DesiredObject], head: Sequence[DesiredObject] | None,
+        include_secrets: bool, rnd: ObjectRound,
+    ) -> Index:  # fmt: skip
+        """The kept index advanced to this cycle's objects (``drift.indexing.advance``; call after :meth:`objects`),
+        with the objects whose outcome was not kept among its ``changed``; a new one (everything to decide) when
+        none is kept. The round keeps the other objects' outcomes."""
+        if self._index is None:
+            return build(live=live, desired=desired, head=head, include_secrets=include_secrets)
+        index = advance(self._index, live=live, desired=desired, head=head, include_secrets=include_secrets)
+        if index.changed is None:
+            return index
+        changed = index.changed | self._volatile
+        rnd.carry(changed)
+        return replace(index, changed=changed)
+
+    def keep_index(self, index: Index) -> None:
+        self._index = index
+
+    # ------------------------------------------------------------ what the settle stage needs of Git
+
+    def since(self, live: Sequence[LiveObject], index: Index) -> int | None:
+        """A bound on the oldest managedFields time of the live objects (``drift.settling.oldest_write``): of all of
+        them in a full cycle; else the last bound, or an arriving object's older time. A bound older than the
+        oldest write settles exactly the same objects (an Apply is later than both)."""
+        if index.changed is None:
+            self._since = oldest_write(live)
+        else:
+            times = [t for t in (self._since, oldest_write(index.arrived)) if t is not None]
+            self._since = min(times) if times else None
+        return self._since
+
+    def git_changes(self, key: Hashable, since: int, make: Callable[[int], GitChanges | None]) -> GitChanges | None:
+        """``make(since)``, or the answer kept for ``key`` (the commit, the path, the source kind) made for an older
+        or equal bound: it lists more files, each with its own change time, which settles the same objects."""
+        kept = self._changes
+        if kept is not None and kept[0] == key and kept[1] <= since:
+            return kept[2]
+        made = make(since)
+        self._changes = (key, since, made)
+        return made
+
+    # ------------------------------------------------------------ what a cycle derives from the Git side
+
+    def derived(self, source: object, spec: object, make: Callable[[], Any]) -> Any:
+        """``make()``, or what it made for the very ``source`` object (a kept Git side's objects) and an equal
+        ``spec``."""
+        kept = self._derived
+        if kept is not None and kept[0] is source and kept[1] == spec:
+            return kept[2]
+        made = make()
+        self._derived = (source, spec, made)
+        return made
 
     # ------------------------------------------------------------ dry-runs
 
@@ -255,6 +327,7 @@ class Warm:
     scalers: Mapping[Identity, str]
     head: Sequence[DesiredObject] | None
     server: str
+    index: Index | None = None  # the engine's index advanced to this cycle's objects
 
     def reusable(self, live: LiveObject, desired: DesiredObject, heads: Mapping[Identity, DesiredObject]) -> bool:
         ident = desired.ref.identity

@@ -376,9 +376,11 @@ class WatchingCluster(CountingCluster):
 
     def _listed(self, informer: Informer, excluded: tuple[str, ...]) -> list[LiveObject]:
         key = (id(informer), excluded)
-        generation, items = informer.snapshot()
         with self._lock:
             last = self._lists.get(key)
+        if last is not None and last[0] == informer.generation:  # unchanged: not even its store's values copied
+            return last[1]
+        generation, items = informer.snapshot()
         if last is not None and last[0] == generation:
             return last[1]
         before = {id(o.body): o for o in last[1]} if last is not None else {}

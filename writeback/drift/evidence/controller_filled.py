@@ -26,7 +26,7 @@ from writeback.kube.pathtypes import Key, Select
 from writeback.kube.refs import Identity, ObjectRef, group_of
 from writeback.model import Explanation, FieldOwner, Rule
 
-__all__ = ["CA_INJECTORS", "autoscaled", "filled_by"]
+__all__ = ["AUTOSCALER_KINDS", "CA_INJECTORS", "autoscaled", "filled_by"]
 
 
 # Field managers of CA injectors: cert-manager's cainjector (SSA and older Update), ingress-nginx's
@@ -41,14 +41,14 @@ _AUTOSCALERS = {
     ("autoscaling", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
     ("keda.sh", "ScaledObject"): "KEDA ScaledObject",
 }
-_AUTOSCALER_KINDS = frozenset(kind for _, kind in _AUTOSCALERS)
+AUTOSCALER_KINDS = frozenset(kind for _, kind in _AUTOSCALERS)  # the kinds :func:`autoscaled` reads
 
 
 def autoscaled(objects: Iterable[tuple[ObjectRef, Mapping[str, Any]]]) -> dict[Identity, str]:
     """The objects an HPA or a ScaledObject scales (by identity), each with that autoscaler's name."""
     out: dict[Identity, str] = {}
     for ref, body in objects:
-        if ref.kind not in _AUTOSCALER_KINDS:  # most objects: no group to work out
+        if ref.kind not in AUTOSCALER_KINDS:  # most objects: no group to work out
             continue
         what = _AUTOSCALERS.get((ref.group, ref.kind))
         spec = body.get("spec")
