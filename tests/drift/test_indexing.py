@@ -37,14 +37,19 @@ class Cycles:
     def __init__(self, desired: Sequence[DesiredObject]) -> None:
         self.desired = tuple(desired)
         self.kept: Index | None = None
-        self.decided: frozenset[Any] | None = None
+        self._decided: frozenset[Any] | None = None
+
+    def decided(self) -> frozenset[Any] | None:
+        """The identities the last cycle decided again; None when it had no kept index (a method: each call reads
+        the last cycle's)."""
+        return self._decided
 
     def cycle(self, live: Sequence[LiveObject]) -> DriftReport:
         settle = settle_context(changes())
         index = None
         if self.kept is not None:
             index = advance(self.kept, live=live, desired=self.desired, head=None, include_secrets=False)
-        self.decided = index.changed if index is not None else None
+        self._decided = index.changed if index is not None else None
 
         def keep(new: Index) -> None:
             self.kept = new
@@ -64,16 +69,16 @@ def test_only_objects_that_came_or_went_are_decided_again_and_the_report_is_the_
     first = cycles.cycle([web, cfg])
     assert {d.resource.name for d in first.drifts} == {"cfg", "gone"}
     cycles.cycle([web, cfg])
-    assert cycles.decided == frozenset()  # the very objects: nothing to decide
+    assert cycles.decided() == frozenset()  # the very objects: nothing to decide
     cfg3 = live_obj(configmap("cfg", k="v3"))  # replaced by the watch
     cycles.cycle([web, cfg3])
-    assert cycles.decided == {cfg.ref.identity}
+    assert cycles.decided() == frozenset({cfg.ref.identity})
     gone = live_obj(configmap("gone", k="v1"))
     report = cycles.cycle([gone, web, cfg3, extra])  # one of Git's comes back, one Git lacks comes
-    assert cycles.decided == {gone.ref.identity, extra.ref.identity}
+    assert cycles.decided() == frozenset({gone.ref.identity, extra.ref.identity})
     assert {d.resource.name for d in report.drifts} == {"cfg", "extra"}
     cycles.cycle([web, extra])  # two go
-    assert cycles.decided == {gone.ref.identity, cfg.ref.identity}
+    assert cycles.decided() == frozenset({gone.ref.identity, cfg.ref.identity})
     # objects Git lacks, made by someone unknown (no managedFields): their notes in the live objects' order
     for n in (3, 20):
         others = [live_obj(configmap(f"new-{n}-{i}", k="v")) for i in range(n)]
@@ -94,7 +99,7 @@ def test_an_autoscaler_that_comes_decides_its_target_again() -> None:
     cycles.cycle([web])
     scaler = live_obj(hpa())
     report = cycles.cycle([web, scaler])
-    assert cycles.decided == {web.ref.identity, scaler.ref.identity}  # its autoscaler is part of its outcome's inputs
+    assert cycles.decided() == frozenset({web.ref.identity, scaler.ref.identity})  # its autoscaler is part of its outcome's inputs
     assert [d.rule for d in report.drifts] == [Rule.CONTROLLER_OWNED]
 
 
@@ -104,19 +109,19 @@ def test_secrets_an_identity_twice_or_other_git_objects_are_followed_or_built_an
     first = cycles.cycle([web])
     assert "1 Secret(s) not compared" in " ".join(first.notes)
     report = cycles.cycle([web, live_obj(secret("other"))])
-    assert cycles.decided == frozenset() and "2 Secret(s) not compared" in " ".join(report.notes)
+    assert cycles.decided() == frozenset() and "2 Secret(s) not compared" in " ".join(report.notes)
     twice = live_obj(copy.deepcopy(applier_live()))
     cycles.cycle([web, twice])  # the same identity twice: the whole path, which keeps the first
-    assert cycles.decided is None
+    assert cycles.decided() is None
     assert cycles.kept is not None and not cycles.kept.exact
     cycles.cycle([web])
-    assert cycles.decided is None  # an index that held an identity twice is never advanced
+    assert cycles.decided() is None  # an index that held an identity twice is never advanced
     cycles.cycle([web])
-    assert cycles.decided == frozenset()
+    assert cycles.decided() == frozenset()
     other_git = Cycles([desired_obj(deployment_git())])
     other_git.kept = cycles.kept
     other_git.cycle([web])
-    assert other_git.decided is None  # Git's objects differ: built anew
+    assert other_git.decided() is None  # Git's objects differ: built anew
 
 
 def test_a_new_index_decides_everything() -> None:

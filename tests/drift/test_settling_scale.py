@@ -15,7 +15,7 @@ from writeback.drift.engine import EngineOptions, compute_drift, needs_dry_run, 
 from writeback.model import Decision, DryRun, DryRunKind, LiveObject, Rule
 from writeback.settings import IgnoreRule
 
-SCALE = {"f:spec": {"f:replicas": {}}}
+SCALE: dict[str, Any] = {"f:spec": {"f:replicas": {}}}
 QUIET = EngineOptions(explain=False)  # plan, run, the service, diff without --explain
 
 
