@@ -99,7 +99,8 @@ def test_an_autoscaler_that_comes_decides_its_target_again() -> None:
     cycles.cycle([web])
     scaler = live_obj(hpa())
     report = cycles.cycle([web, scaler])
-    assert cycles.decided() == frozenset({web.ref.identity, scaler.ref.identity})  # its autoscaler is part of its outcome's inputs
+    # its autoscaler is part of its outcome's inputs
+    assert cycles.decided() == frozenset({web.ref.identity, scaler.ref.identity})
     assert [d.rule for d in report.drifts] == [Rule.CONTROLLER_OWNED]
 
 
