@@ -34,6 +34,14 @@ def load_checked_config(path: str) -> Config:
     return cfg
 
 
+def one_shot() -> None:
+    """A one-shot command (``diff``, ``plan``, ``run --once``) keeps no parsed YAML for a next run it will not
+    make: each run still parses a text once (``yaml.reading.parse_scope``)."""
+    from writeback.yaml.reading import set_cache
+
+    set_cache(enabled=False)
+
+
 def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> None:
     """--config/--target, the live side (--live or a cluster), the Git side, namespaces and revision
     (``repo``: with ``--repo``, the local checkout; ``run`` clones the repository itself)."""

@@ -12,6 +12,7 @@ from writeback.cli.common import (
     add_repo_forge_flags,
     add_source_flags,
     edges_for,
+    one_shot,
     spec_of,
     targets_from_args,
 )
@@ -110,6 +111,7 @@ def _serve(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if not args.once:
         return _serve(args)
+    one_shot()
     cfg, targets = targets_from_args(args)
     printer = Printer.from_args(args)
     with tempfile.TemporaryDirectory(prefix="writeback-run-") as tmp:
