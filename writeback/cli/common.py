@@ -36,10 +36,13 @@ def load_checked_config(path: str) -> Config:
 
 def one_shot() -> None:
     """A one-shot command (``diff``, ``plan``, ``run --once``) keeps no parsed YAML for a next run it will not
-    make: each run still parses a text once (``yaml.reading.parse_scope``)."""
+    make (each run still parses a text once: ``yaml.reading.parse_scope``), and its process ends without freeing
+    its data object by object (``cli.exits.skip_teardown``)."""
+    from writeback.cli.exits import skip_teardown
     from writeback.yaml.reading import set_cache
 
     set_cache(enabled=False)
+    skip_teardown()
 
 
 def add_source_flags(parser: argparse.ArgumentParser, *, repo: bool = True) -> None:
