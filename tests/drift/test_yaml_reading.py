@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import writeback.cli
 from tests.support.testdata import YAML_CORPUS
 from tests.yamledit.generating import documents, layouts, render
+from writeback.adapters.files import read_manifests
 from writeback.errors import YamlError
 from writeback.pipeline.planning import plan_target
 from writeback.pipeline.targets import Edges, TargetSpec
@@ -103,9 +106,20 @@ def test_syntax_errors_name_the_source_and_line() -> None:
         load_all("a: *nope\n", source="x.yaml")
 
 
-def test_a_text_is_parsed_once_and_by_source() -> None:
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\n"
+@pytest.fixture
+def cache_on() -> Iterator[None]:
+    """The cache across runs on (the library's default; a one-shot CLI command in this process turns it off)."""
+    yamlreading.set_cache(enabled=True)
     yamlreading.clear_cache()
+    try:
+        yield
+    finally:
+        yamlreading.set_cache(enabled=True)
+        yamlreading.clear_cache()
+
+
+def test_a_text_is_parsed_once_and_by_source(cache_on: None) -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\n"
     first = load_all(text, source="a.yaml")
     again = load_all(text, source="a.yaml")
     assert again == first and again[0] is first[0]  # the cached data, not a new parse
@@ -115,22 +129,86 @@ def test_a_text_is_parsed_once_and_by_source() -> None:
     assert (info.hits, info.misses, info.texts) == (1, 2, 2)
 
 
-def test_plan_parses_each_file_once_and_a_second_cycle_parses_nothing() -> None:
+def test_the_cache_is_keyed_by_digest_so_a_changed_text_of_the_same_size_is_parsed_again(
+    cache_on: None, tmp_path: Path
+) -> None:
+    before = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: '1'\n"
+    after = before.replace("'1'", "'2'")
+    assert len(after) == len(before)
+    assert load_all(before, source="a.yaml")[0]["data"] == {"a": "1"}
+    assert load_all(after, source="a.yaml")[0]["data"] == {"a": "2"}  # same source, same size: parsed again
+    info = yamlreading.cache_info()
+    assert (info.hits, info.misses, info.texts, info.chars) == (0, 2, 2, 2 * len(before))
+    assert all(before not in repr(key) for key in yamlreading._cache)  # a digest is kept, not the text
+    # the same through the Git side: a file rewritten with the same size (and maybe the same mtime) is read again
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "cm.yaml").write_text(before)
+    assert read_manifests(root=tmp_path, path="apps").objects[0].body["data"] == {"a": "1"}
+    (tmp_path / "apps" / "cm.yaml").write_text(after)
+    assert read_manifests(root=tmp_path, path="apps").objects[0].body["data"] == {"a": "2"}
+
+
+def test_a_run_parses_a_text_once_without_the_cache_and_a_one_shot_run_keeps_none() -> None:
     spec, repo = TargetSpec(name="hotfix"), EXAMPLE / "gitops"
     edges = Edges(live_path=EXAMPLE / "live.yaml")
-    yamlreading.clear_cache()
+    try:
+        yamlreading.clear_cache()
+        yamlreading.set_cache(enabled=False)  # as `writeback diff`, `plan` and `run --once` do
+        first = plan_target(spec=spec, repo=repo, edges=edges)
+        cold = yamlreading.cache_info()
+        assert (cold.texts, cold.chars, cold.enabled) == (0, 0, False)  # nothing kept after the run
+        assert cold.misses >= 3 and cold.hits >= cold.misses - 1  # plan's locating read detect's parse (its scope)
+        second = plan_target(spec=spec, repo=repo, edges=edges)
+        assert yamlreading.cache_info().misses == 2 * cold.misses  # the next run parses again: nothing was kept
+        assert [cs.files for cs in second.plan.changesets] == [cs.files for cs in first.plan.changesets]
+        # a scope nests: the outer one's texts are seen inside, and go when it ends
+        text = "a: 1\n"
+        with yamlreading.parse_scope():
+            load_all(text, source="x.yaml")
+            with yamlreading.parse_scope():
+                load_all(text, source="x.yaml")
+            assert yamlreading.cache_info().misses == 2 * cold.misses + 1
+        load_all(text, source="x.yaml")
+        assert yamlreading.cache_info().misses == 2 * cold.misses + 2
+    finally:
+        yamlreading.set_cache(enabled=True)
+        yamlreading.clear_cache()
+
+
+def test_the_one_shot_commands_turn_the_cache_off(tmp_path: Path) -> None:
+    try:
+        yamlreading.set_cache(enabled=True)
+        load_all("a: 1\n", source="kept.yaml")
+        code = writeback.cli.main(["diff", "--repo", str(EXAMPLE / "gitops"), "--live", str(EXAMPLE / "live.yaml"),
+                                   "--output", "json"])  # fmt: skip
+        assert code in (0, 1)
+        info = yamlreading.cache_info()
+        assert (info.enabled, info.texts) == (False, 0)  # off, and what it held is forgotten
+    finally:
+        yamlreading.set_cache(enabled=True)
+        yamlreading.clear_cache()
+
+
+def test_plan_parses_each_file_once_and_a_second_cycle_parses_nothing(cache_on: None) -> None:
+    spec, repo = TargetSpec(name="hotfix"), EXAMPLE / "gitops"
+    edges = Edges(live_path=EXAMPLE / "live.yaml")
     first = plan_target(spec=spec, repo=repo, edges=edges)
     assert first.plan.changesets and first.plan.changesets[0].files
     cold = yamlreading.cache_info()
-    texts = yamlreading.cached()
-    assert cold.misses == len(texts) >= 3  # the manifests and the live dump, each parsed once ...
-    assert cold.hits >= len(texts) - 1  # ... and plan's locating read the manifests from the cache
+    held = yamlreading.cached()
+    assert cold.misses == len(held) >= 3  # the manifests and the live dump, each parsed once ...
+    assert cold.hits >= len(held) - 1  # ... and plan's locating read the manifests from the cache
     second = plan_target(spec=spec, repo=repo, edges=edges)
     warm = yamlreading.cache_info()
     assert warm.misses == cold.misses  # the next cycle (same commit, same files) parses nothing
     assert [cs.files for cs in second.plan.changesets] == [cs.files for cs in first.plan.changesets]
     # nobody modified the shared data: every cached document still equals a fresh parse of its text
-    kept = [(source, text, copy.deepcopy(docs)) for source, text, docs in texts]
+    # (the cache keeps digests, not texts: the texts are the files and the patched files of the change sets)
+    texts: dict[str, list[str]] = {str(p.relative_to(repo)): [p.read_text()] for p in repo.rglob("*.yaml")}
+    texts[str(EXAMPLE / "live.yaml")] = [(EXAMPLE / "live.yaml").read_text()]
+    for f in (f for cs in first.plan.changesets for f in cs.files):
+        texts.setdefault(f.path, []).append(f.after or "")
+    kept = [(source, copy.deepcopy(docs)) for source, docs in held]
     yamlreading.clear_cache()
-    for source, text, docs in kept:
-        assert list(docs) == load_all(text, source=source), source
+    for source, docs in kept:
+        assert any(list(docs) == load_all(text, source=source) for text in texts[source]), source

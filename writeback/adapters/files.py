@@ -85,20 +85,21 @@ def parse_documents(*, text: str, file: str) -> tuple[list[Any], Problem | None]
         return [], Problem(file=file, line=e.line, column=e.column, message=message)
 
 
-def read_text(path: Path, *, file: str) -> tuple[str | None, Problem | None]:
+def read_text(path: Path | str, *, file: str) -> tuple[str | None, Problem | None]:
     try:
-        size = path.stat().st_size
+        size = os.stat(path).st_size
         if size > MAX_CHARS:  # refused before it is read into memory
             limit = f"the {MAX_CHARS // 2**20} MiB that writeback reads from one YAML file"
             return None, Problem(file=file, message=f"{size / 2**20:.1f} MiB, more than {limit}; split it")
-        return path.read_text(encoding="utf-8"), None
+        with open(path, encoding="utf-8") as f:  # universal newlines, as Path.read_text
+            return f.read(), None
     except UnicodeDecodeError as e:
         return None, Problem(file=file, message=f"not UTF-8 text: {e.reason}")
     except OSError as e:
         return None, Problem(file=file, message=f"cannot read: {e.strerror}")
 
 
-def read_documents(path: Path, *, file: str) -> tuple[list[Any], list[Problem]]:
+def read_documents(path: Path | str, *, file: str) -> tuple[list[Any], list[Problem]]:
     """The documents of one YAML file, and a problem if it cannot be read or parsed (none of it then)."""
     text, problem = read_text(path, file=file)
     if problem is not None or text is None:
@@ -166,36 +167,42 @@ def yaml_files(base: Path, *, suffixes: tuple[str, ...] = _YAML_SUFFIXES) -> Ite
                 yield Path(dirpath) / name
 
 
-def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[Path]:
+def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[tuple[str, str, str]]:
     """``yaml_files`` of a repository (``top`` under its real top level ``root``), confined to it: a symbolic link
     (to a file or a folder) that resolves outside the repository is not read, and a problem names it; a link to a
-    file inside is read under its own name, unless the file it resolves to is read under ``top`` anyway."""
+    file inside is read under its own name, unless the file it resolves to is read under ``top`` anyway. Each as
+    (its path, its POSIX path relative to ``root``, its folder): plain strings, as a repository of 10,000 manifests
+    is read in every run."""
     if top.is_file():
-        return [top]
-    found: list[Path] = []
+        return [(str(top), top.relative_to(root).as_posix(), str(top.parent))]
+    base = str(root)
+    found: list[tuple[str, str, str, bool]] = []  # path, relative path, folder, a link?
     for dirpath, dirnames, filenames in os.walk(top):
-        here = Path(dirpath)
+        prefix = "" if dirpath == base else dirpath[len(base) :].lstrip(os.sep).replace(os.sep, "/") + "/"
         for d in dirnames:
-            why = escape(root, here / d) if not d.startswith(".") and (here / d).is_symlink() else None
+            full = os.path.join(dirpath, d)
+            why = escape(root, Path(full)) if not d.startswith(".") and os.path.islink(full) else None
             if why is not None:
-                problems.append(Problem(file=(here / d).relative_to(root).as_posix(), message=f"not read: {why}"))
+                problems.append(Problem(file=prefix + d, message=f"not read: {why}"))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if "Chart.yaml" in filenames and here != top:
+        if "Chart.yaml" in filenames and dirpath != str(top):
             dirnames[:] = []  # a Helm chart: its templates are not plain manifests
             continue
-        found.extend(here / n for n in sorted(filenames) if n.endswith(_YAML_SUFFIXES)
-                     and n not in KUSTOMIZATION_FILES and n != "Chart.yaml")  # fmt: skip
-    regular = {p for p in found if not p.is_symlink()}
-    out: list[Path] = []
-    for p in found:
-        if p.is_symlink():
-            why = escape(root, p)
+        for n in sorted(filenames):
+            if n.endswith(_YAML_SUFFIXES) and n not in KUSTOMIZATION_FILES and n != "Chart.yaml":
+                full = os.path.join(dirpath, n)
+                found.append((full, prefix + n, dirpath, os.path.islink(full)))
+    regular = {full for full, _, _, link in found if not link}
+    out: list[tuple[str, str, str]] = []
+    for full, rel, folder, link in found:
+        if link:
+            why = escape(root, Path(full))
             if why is not None:
-                problems.append(Problem(file=p.relative_to(root).as_posix(), message=f"not read: {why}"))
+                problems.append(Problem(file=rel, message=f"not read: {why}"))
                 continue
-            if p.resolve() in regular:
+            if str(Path(full).resolve()) in regular:
                 continue  # the file it resolves to is read under its real name
-        out.append(p)
+        out.append((full, rel, folder))
     return out
 
 
@@ -270,11 +277,10 @@ def read_manifests(
     if top != root and root not in top.parents:
         raise InputError(f"--path {path}: outside the repository {root}")
     kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent, root=root)
-    read: list[tuple[Path, str, int, int | None, Mapping[str, Any]]] = []
+    read: list[tuple[str, str, int, int | None, Mapping[str, Any]]] = []
     problems: list[Problem] = []
-    for p in _repo_yaml_files(top, root=root, problems=problems):
-        file = p.relative_to(root).as_posix()
-        if any(file == x or file.startswith(x.rstrip("/") + "/") for x in exclude):
+    for p, file, folder in _repo_yaml_files(top, root=root, problems=problems):
+        if exclude and any(file == x or file.startswith(x.rstrip("/") + "/") for x in exclude):
             continue
         docs, unread = read_documents(p, file=file)
         problems.extend(unread)
@@ -285,12 +291,14 @@ def read_manifests(
             if not is_object(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
             read.extend(
-                (p, file, d, i, body) for i, body in named_items(doc, file=file, document=d, problems=problems)
+                (folder, file, d, i, body) for i, body in named_items(doc, file=file, document=d, problems=problems)
             )
     namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))  # a CRD in the tree scopes its kind
     found: list[DesiredObject] = []
-    for p, file, d, i, body in read:
-        ns = _namespace_of(body, directory=p.parent, kns=kns, namespaces=namespaces, namespaced=namespaced)
+    folders: dict[str, Path] = {}
+    for folder, file, d, i, body in read:
+        directory = folders.get(folder) or folders.setdefault(folder, Path(folder))
+        ns = _namespace_of(body, directory=directory, kns=kns, namespaces=namespaces, namespaced=namespaced)
         found.append(DesiredObject(ref=ref_of(body, namespace=ns), body=body, file=file, document=d, item=i))
     problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
     objects, dupes = _unique(found)

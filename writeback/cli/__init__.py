@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from writeback import __version__
+from writeback.cli.exits import leave
 from writeback.cli.helptext import Formatter, attach, summary, walk
 from writeback.cli.output import ColorMode, Printer
 from writeback.errors import ExitCode, InputError, WritebackError
@@ -251,4 +252,4 @@ def entrypoint() -> None:
     # objects that imports and a cycle build, which reference counting frees (at 10,000 objects, a full collection
     # after the cycle costs about half a second). Off for the process, except for the service (``main``).
     gc.disable()
-    sys.exit(main())
+    leave(main())  # a one-shot command's process ends without freeing its data (``exits.skip_teardown``)

@@ -33,6 +33,17 @@ def load_checked_config(path: str) -> Config:
     return cfg
 
 
+def one_shot() -> None:
+    """A one-shot command (``diff``, ``plan``, ``run --once``) keeps no parsed YAML for a next run it will not
+    make (each run still parses a text once: ``yaml.reading.parse_scope``), and its process ends without freeing
+    its data object by object (``cli.exits.skip_teardown``)."""
+    from writeback.cli.exits import skip_teardown
+    from writeback.yaml.reading import set_cache
+
+    set_cache(enabled=False)
+    skip_teardown()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Inputs:
     """What ``diff`` and ``plan`` work on: one target resolved once, a local checkout, and the adapters."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from writeback.cli.common import inputs_from_args
+from writeback.cli.common import inputs_from_args, one_shot
 from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
 from writeback.cli.flags import add_output_flags, add_source_flags
@@ -49,6 +49,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    one_shot()
     printer = Printer.from_args(args)
     inputs = inputs_from_args(args)
     inputs = replace(inputs, spec=replace(inputs.spec, explain=bool(args.explain)))

@@ -23,7 +23,43 @@ from writeback.errors import ExitCode
 if TYPE_CHECKING:
     from writeback.model import Decision, EnsureResult, PlanProblem
 
-__all__ = ["ExitCode", "Tally", "actionable_words", "drift_decisions", "markdown_table", "meanings"]
+__all__ = [
+    "ExitCode",
+    "Tally",
+    "actionable_words",
+    "drift_decisions",
+    "leave",
+    "markdown_table",
+    "meanings",
+    "skip_teardown",
+]
+
+_skip_teardown = [False]
+
+
+def skip_teardown() -> None:
+    """A one-shot command (``diff``, ``plan``, ``run --once``) asks the console script to end the process without
+    tearing it down: freeing a 10,000-object run's data object by object, only to exit, costs about 0.4 s of CPU."""
+    _skip_teardown[0] = True
+
+
+def leave(code: int) -> None:
+    """End the process with ``code``: when a one-shot command asked for it (:func:`skip_teardown`), after the exit
+    handlers (``atexit``) and flushing the output, without the interpreter's teardown (``os._exit``); else as
+    ``sys.exit`` does. For the console script only: a caller
+    of ``writeback.cli.main`` in its own process keeps it."""
+    import atexit
+    import contextlib
+    import os
+    import sys
+
+    if not _skip_teardown[0]:
+        sys.exit(code)
+    atexit._run_exitfuncs()  # what an exit runs first (logging.shutdown, temporary folders' finalizers) runs
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
+            stream.flush()
+    os._exit(code)
 
 
 def drift_decisions() -> frozenset[Decision]:

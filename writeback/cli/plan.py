@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TextIO
 
-from writeback.cli.common import inputs_from_args
+from writeback.cli.common import inputs_from_args, one_shot
 from writeback.cli.documents import Kind, document, problem, write
 from writeback.cli.exits import Tally
 from writeback.cli.flags import add_format_flag, add_source_flags
@@ -61,6 +61,7 @@ def pull_requests_of(
 
 
 def run(args: argparse.Namespace) -> int:
+    one_shot()
     printer = Printer.from_args(args)
     inputs = inputs_from_args(args)
     spec = inputs.spec

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from writeback.cli.common import edges_for, spec_of, targets_from_args
+from writeback.cli.common import edges_for, one_shot, spec_of, targets_from_args
 from writeback.cli.documents import Kind, document, write
 from writeback.cli.exits import Tally
 from writeback.cli.flags import add_format_flag, add_repo_forge_flags, add_source_flags
@@ -104,6 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if not args.once:
         return _serve(args)
+    one_shot()
     cfg, targets = targets_from_args(args)
     printer = Printer.from_args(args)
     with tempfile.TemporaryDirectory(prefix="writeback-run-") as tmp:

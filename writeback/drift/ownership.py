@@ -81,12 +81,24 @@ def parse_fields_v1(
     return out
 
 
+# The segment of each ``f:``, ``k:`` and ``i:`` key seen (they depend on the key alone; segments are immutable), and
+# a ``k:`` key's field names: the same keys recur in every object of a kind.
+_SEGMENTS: dict[str, tuple[Segment, tuple[str, ...] | None]] = {}
+_SEGMENTS_MAX = 50_000
+_Owned = dict[FieldPath, list[FieldOwner]]
+
+
 def _segment(raw: Any, *, path: FieldPath, value: Any, keys: dict[str, tuple[str, ...]] | None) -> Segment | None:
     if not isinstance(raw, str):
         return None  # a live dump read from YAML may hold any key; FieldsV1 keys are strings
+    known = _SEGMENTS.get(raw)
+    if known is not None:
+        if known[1] is not None and keys is not None:
+            keys.setdefault(generalize(path), known[1])
+        return known[0]
     prefix, _, rest = raw.partition(":")
     if prefix == "f" and rest:
-        return Key(rest)
+        return _known(raw, Key(rest), None)
     try:
         decoded = json.loads(rest)
     except ValueError:
@@ -95,14 +107,51 @@ def _segment(raw: Any, *, path: FieldPath, value: Any, keys: dict[str, tuple[str
         names = tuple(sorted(decoded))
         if keys is not None:
             keys.setdefault(generalize(path), names)
-        return Select(tuple((k, scalar_text(decoded[k])) for k in names))
+        return _known(raw, Select(tuple((k, scalar_text(decoded[k])) for k in names)), names)
     if prefix == "i" and isinstance(decoded, int) and decoded >= 0:
-        return Index(decoded)
+        return _known(raw, Index(decoded), None)
     if prefix == "v" and isinstance(value, list):
         for pos, item in enumerate(value):
             if item == decoded and type(item) is type(decoded):
                 return Index(pos)
     return None
+
+
+def _known(raw: str, seg: Segment, names: tuple[str, ...] | None) -> Segment:
+    if len(_SEGMENTS) >= _SEGMENTS_MAX:
+        _SEGMENTS.clear()
+    _SEGMENTS[raw] = (seg, names)
+    return seg
+
+
+def _flatten(
+    tree: Mapping[str, Any],
+    *,
+    live: Any,
+    keys: dict[str, tuple[str, ...]],
+    owner: FieldOwner,
+    owned: tuple[_Owned, _Owned, _Owned],
+) -> None:
+    """:func:`parse_fields_v1` of one managedFields entry, each path straight into its table of ``owned`` (leaves,
+    inner nodes, ``.`` markers), in the same order."""
+    leaves, nodes, selves = owned
+
+    def walk(node: Mapping[str, Any], path: FieldPath, value: Any) -> None:
+        for raw, sub in node.items():
+            if raw == ".":
+                selves.setdefault(path, []).append(owner)
+                continue
+            seg = _segment(raw, path=path, value=value, keys=keys)
+            if seg is None:
+                continue
+            child = (*path, seg)
+            if isinstance(sub, Mapping) and sub:
+                nodes.setdefault(child, []).append(owner)
+                walk(sub, child, _child(value, seg))
+            else:
+                leaves.setdefault(child, []).append(owner)
+
+    walk(tree, (), live)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,9 +221,7 @@ def parse_managed_fields(body: Mapping[str, Any]) -> Ownership:
         tree = entry.get("fieldsV1")
         if not isinstance(tree, Mapping):
             continue
-        for e in parse_fields_v1(tree, live=body, keys=keys):
-            target = selves if e.self_marker else leaves if e.leaf else nodes
-            target.setdefault(e.path, []).append(owner)
+        _flatten(tree, live=body, keys=keys, owner=owner, owned=(leaves, nodes, selves))
     return Ownership(
         present=True,
         managers=tuple(managers),

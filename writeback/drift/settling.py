@@ -197,6 +197,8 @@ def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, 
     if type(live) is dict and type(git) is dict:
         for key, value in live.items():
             other = git.get(key, _ABSENT)
+            if other is not _ABSENT and not (type(value) is type(other) and type(value) in _NESTED):
+                continue  # a value Git has too, not two maps or two lists: nothing beyond Git (as a call would say)
             here = None if at is None else (*at, key)
             if other is _ABSENT:
                 if here == ("status",) or (at == ("metadata",) and key in SERVER_METADATA):
@@ -237,6 +239,7 @@ def _table_default(kind: str, at: tuple[str, ...], value: Any, parent: Mapping[s
 
 
 _ABSENT: Any = object()
+_NESTED = (dict, list)
 
 
 def _seconds(text: Any) -> int | None:
@@ -297,6 +300,8 @@ def _covers(node: Any, value: Any, name: str) -> bool:
         get = node.get
         for key, sub in value.items():
             child = get("f:" + key)
+            if type(child) is dict and not child and sub is not None:
+                continue  # an owned leaf (as a call would say)
             if child is None or not _covers(child, sub, key):
                 return False
         owned = len(node) - (1 if "." in node else 0)

@@ -58,6 +58,7 @@ from writeback.pipeline.warming import Warm, WarmState, ask, git_key
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
+from writeback.yaml.reading import parse_scope
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class _GitSide:
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     """Compare live (``edges.cluster``, or the dump at ``edges.live_path`` offline) with Git in ``repo``."""
-    with collector_paused():
+    with collector_paused(), parse_scope():  # a text read twice (the compared revision and the head) parses once
         return _detect(spec=spec, repo=repo, edges=edges)
 
 

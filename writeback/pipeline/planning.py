@@ -30,6 +30,7 @@ from writeback.sources.changesets import Plan, plan_changesets, with_held_back
 from writeback.sources.documents import normdir
 from writeback.sources.locating import locate
 from writeback.sources.locations import Located, Location
+from writeback.yaml.reading import parse_scope
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ def plan_files(
 
 def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     """Detect drift for one target and plan its change sets over the repo's working tree."""
-    with collector_paused():
+    with collector_paused(), parse_scope():  # locating reads the manifests detect parsed, without parsing them again
         return _plan_target(spec=spec, repo=repo, edges=edges)
 
 

@@ -20,18 +20,30 @@ It is bounded, so that a hostile file fails fast with an error naming it (``Yaml
   dozen nodes. An alias to a node that contains it is refused too.
 
 The loaders and their resolvers are ``writeback.yaml.loaders``'. Positions are not kept: the YAML editor
-(``writeback.yaml.edit``) composes them itself, only for the files it edits. Parsed texts are cached by (source,
-text), so a file is parsed once per cycle (``diff`` and then ``plan`` read the same files) and not again in the next
-cycles of the service while it does not change. The data in the cache is shared: callers must not modify what they
-get (the pipeline copies before it changes anything). Pure: text in, data out.
+(``writeback.yaml.edit``) composes them itself, only for the files it edits.
+
+Parsed texts are kept by (source, digest of the text): the key holds a 16-byte BLAKE2b digest, not the text.
+
+- Inside a :func:`parse_scope` (a ``detect`` or ``plan`` run opens one), a text is parsed once: ``plan`` locates
+  its drifts in the manifests ``detect`` read, without parsing them again. The scope's entries go when it ends.
+- Across runs, a cache of :data:`CACHE_CHARS` characters' worth of texts (least recently used goes first) spares
+  the service's next cycles the files that did not change. A one-shot run (``writeback diff``, ``plan``, ``run
+  --once``) turns it off with :func:`set_cache`: it would only hold memory.
+
+The data is shared: callers must not modify what they get (the pipeline copies before it changes anything).
+Pure: text in, data out.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +65,10 @@ __all__ = [
     "clear_cache",
     "freeze",
     "load_all",
+    "parse_scope",
     "read_fast",
     "scalar_value",
+    "set_cache",
 ]
 
 MAX_CHARS = 64 * 2**20  # 64 Mi characters: a bigger text is refused (a 10 MB file reads in about a second)
@@ -274,41 +288,82 @@ def _parse(text: str, *, source: str) -> list[Any]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CacheInfo:
-    hits: int
+    hits: int  # texts found parsed (in the run's scope or the cache)
     misses: int  # texts parsed
-    texts: int  # texts held
+    texts: int  # texts held by the cache across runs
     chars: int  # their size
+    enabled: bool = True  # whether the cache across runs keeps anything (see ``set_cache``)
 
 
-_cache: OrderedDict[tuple[str, str], tuple[Any, ...]] = OrderedDict()
+_Key = tuple[str, bytes]  # (source, digest of the text)
+_cache: OrderedDict[_Key, tuple[tuple[Any, ...], int]] = OrderedDict()  # key -> (documents, characters)
 _cache_chars = 0
 _cache_counts = [0, 0]  # hits, misses
+_cache_enabled = True
 _cache_lock = threading.Lock()
+_scope: ContextVar[dict[_Key, tuple[Any, ...]] | None] = ContextVar("writeback_parse_scope", default=None)
+
+
+def _key(text: str, source: str) -> _Key:
+    return source, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@contextmanager
+def parse_scope() -> Iterator[None]:
+    """Within the ``with`` block (in this thread or task), a text is parsed at most once, cache or no cache. Nested
+    blocks share the outermost one's texts."""
+    if _scope.get() is not None:
+        yield
+        return
+    token = _scope.set({})
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def set_cache(*, enabled: bool) -> None:
+    """Keep parsed texts across runs (the default: a service's cycles) or not (a one-shot run); turning it off
+    forgets what it holds. A :func:`parse_scope` works either way."""
+    global _cache_enabled
+    with _cache_lock:
+        _cache_enabled = enabled
+    if not enabled:
+        _forget()
 
 
 def load_all(text: str, *, source: str) -> list[Any]:
     """The data of every document of ``text``; raises :class:`YamlError` naming ``source`` (and the line).
 
-    Do not modify the returned data: it is shared with the parse cache.
+    Do not modify the returned data: it is shared with the parse cache and the run's scope.
     """
     global _cache_chars
-    key = (source, text)
+    key = _key(text, source)
+    scope = _scope.get()
+    hit = scope.get(key) if scope is not None else None
     with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache_counts[0] += 1
-            _cache.move_to_end(key)
-            return list(hit)
-        _cache_counts[1] += 1
+        if hit is None and _cache_enabled:
+            entry = _cache.get(key)
+            if entry is not None:
+                hit = entry[0]
+                _cache.move_to_end(key)
+        _cache_counts[0 if hit is not None else 1] += 1
+    if hit is not None:
+        if scope is not None:
+            scope[key] = hit
+        return list(hit)
     docs = _parse(text, source=source)
+    kept = tuple(docs)
+    if scope is not None:
+        scope[key] = kept
     if len(text) <= CACHE_CHARS // 4:
         with _cache_lock:
-            if key not in _cache:
-                _cache[key] = tuple(docs)
+            if _cache_enabled and key not in _cache:
+                _cache[key] = (kept, len(text))
                 _cache_chars += len(text)
                 while _cache_chars > CACHE_CHARS:
-                    (_, old), _ = _cache.popitem(last=False)
-                    _cache_chars -= len(old)
+                    _, (_, size) = _cache.popitem(last=False)
+                    _cache_chars -= size
     return docs
 
 
@@ -329,20 +384,26 @@ def read_fast(text: str) -> tuple[Any, ...] | None:
 
 
 def clear_cache() -> None:
-    """Forget every parsed text (tests, and a service that wants its memory back)."""
+    """Forget every parsed text and the counts (tests, and a service that wants its memory back)."""
+    _forget()
+    with _cache_lock:
+        _cache_counts[:] = [0, 0]
+
+
+def _forget() -> None:
     global _cache_chars
     with _cache_lock:
         _cache.clear()
         _cache_chars = 0
-        _cache_counts[:] = [0, 0]
 
 
 def cache_info() -> CacheInfo:
     with _cache_lock:
-        return CacheInfo(hits=_cache_counts[0], misses=_cache_counts[1], texts=len(_cache), chars=_cache_chars)
+        return CacheInfo(hits=_cache_counts[0], misses=_cache_counts[1], texts=len(_cache), chars=_cache_chars,
+                         enabled=_cache_enabled)  # fmt: skip
 
 
-def cached() -> list[tuple[str, str, tuple[Any, ...]]]:
-    """What the cache holds: (source, text, documents), for checks that nobody modified shared data."""
+def cached() -> list[tuple[str, tuple[Any, ...]]]:
+    """What the cache holds: (source, documents), for checks that nobody modified shared data."""
     with _cache_lock:
-        return [(source, text, docs) for (source, text), docs in _cache.items()]
+        return [(source, docs) for (source, _), (docs, _) in _cache.items()]

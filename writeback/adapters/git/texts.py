@@ -11,6 +11,7 @@ the files there are read under their real paths.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,38 +40,52 @@ def read_texts(repo: Path, *, max_bytes: int = MAX_BYTES) -> dict[str, str]:
 def read_repo(repo: Path, *, max_bytes: int = MAX_BYTES) -> RepoTexts:
     """The texts of ``repo`` (see the module docstring), its links inside it, and the links refused."""
     root = repo.resolve()
+    top = str(root)
     out = RepoTexts()
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
+    # plain strings, not Path objects, per file: a repository of 10,000 manifests is read in every plan
+    for dirpath, dirnames, filenames in os.walk(top):
+        prefix = _relative(dirpath, top)
         for d in dirnames:
-            why = escape(root, here / d) if (here / d).is_symlink() else None
+            full = os.path.join(dirpath, d)
+            why = escape(root, Path(full)) if os.path.islink(full) else None
             if why is not None:
-                out.refused[(here / d).relative_to(root).as_posix()] = why
+                out.refused[prefix + d] = why
         dirnames[:] = sorted(
             d for d in dirnames if d not in _SKIP_DIRS and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):
-            p = here / name
-            rel = p.relative_to(root).as_posix()
-            if p.is_symlink():
-                why = escape(root, p)
+            full = os.path.join(dirpath, name)
+            rel = prefix + name
+            link = os.path.islink(full)
+            if link:
+                why = escape(root, Path(full))
                 if why is not None:
                     out.refused[rel] = why
                     continue
-            text = _text(p, max_bytes=max_bytes)
+            text = _text(full, max_bytes=max_bytes)
             if text is None:
                 continue
             out.files[rel] = text
-            if p.is_symlink():
-                out.links[rel] = p.resolve().relative_to(root).as_posix()
+            if link:
+                out.links[rel] = Path(full).resolve().relative_to(root).as_posix()
     return out
 
 
-def _text(p: Path, *, max_bytes: int) -> str | None:
+def _relative(dirpath: str, top: str) -> str:
+    """The POSIX path of ``dirpath`` (``top`` or a folder under it, as ``os.walk`` gives it) relative to ``top``,
+    ending in ``/`` (``""`` for ``top`` itself)."""
+    if dirpath == top:
+        return ""
+    return dirpath[len(top) :].lstrip(os.sep).replace(os.sep, "/") + "/"
+
+
+def _text(path: str, *, max_bytes: int) -> str | None:
     try:
-        if not p.is_file() or p.stat().st_size > max_bytes:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
-        data = p.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError:
         return None
     if b"\0" in data:
