@@ -21,7 +21,7 @@ from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.listkeys import KeyResolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
+from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse, settled_first
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
@@ -68,6 +68,7 @@ __all__ = [
     "prepare_object",
     "report_to_json",
     "settle_context",
+    "settle_first",
 ]
 
 
@@ -105,6 +106,16 @@ def prepare_object(
     first stage's context, :func:`settle_context`; without it no object is settled by its managers)."""
     return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle,
                    explain=options.explain)  # fmt: skip
+
+
+def settle_first(
+    *, live: LiveObject, desired: DesiredObject, options: EngineOptions, settle: Settle
+) -> PreparedObject | None:
+    """The first stage alone, for an object whose list page just arrived: its preparation when its managers settle
+    it, holding only a compact copy of ``live`` (``settling.compacted``); None when it takes the normal path. The
+    preparation is what :func:`prepare_object` makes of ``live`` (``compute_drift`` takes it through ``prepared``)."""
+    return settled_first(live, desired, offline=options.offline, policy=options.policy, context=settle,
+                         explain=options.explain, compact=True)  # fmt: skip
 
 
 def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None) -> Settle | None:

@@ -13,11 +13,11 @@ from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.settling import Settle, settle
+from writeback.drift.settling import Settle, compacted, settle
 from writeback.model import DesiredObject, Drift, Dropped, LiveObject, Side
 from writeback.settings import Policy
 
-__all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse"]
+__all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse", "settled_first"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,11 +70,9 @@ def prepare(
     no dropped fields (only ``--explain`` lists them)."""
     ref = d.ref
     if context is not None and policy is not None:
-        why = settle(obj, d, policy=policy, context=context)
-        if why is not None:
-            whole = (Dropped(resource=ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
-            return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True,
-                                  dropped=whole if explain else ())  # fmt: skip
+        first = settled_first(obj, d, offline=offline, policy=policy, context=context, explain=explain)
+        if first is not None:
+            return first
     nl = normalize(obj.body, ref=ref, side=Side.LIVE, declared=d.body)
     ng = normalize(d.body, ref=ref, side=Side.GIT)
     dropped = [*nl.dropped, *ng.dropped]
@@ -108,6 +106,27 @@ def prepare(
         ownership=own,
         keys=keys,
     )
+
+
+def settled_first(
+    obj: LiveObject,
+    d: DesiredObject,
+    *,
+    offline: bool,
+    policy: Policy,
+    context: Settle,
+    explain: bool = True,
+    compact: bool = False,
+) -> PreparedObject | None:
+    """The first stage alone (``settling``): the object's preparation when its managers settle it, else None.
+    ``compact``: the preparation holds :func:`settling.compacted` of ``obj`` (its identity and versions, no body),
+    for a caller that drops the rest (``pipeline.settled``: list pages settled as they arrive)."""
+    why = settle(obj, d, policy=policy, context=context)
+    if why is None:
+        return None
+    whole = (Dropped(resource=d.ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
+    return PreparedObject(live=compacted(obj) if compact else obj, desired=d, offline=offline, settled=True,
+                          by_managers=True, dropped=whole if explain else ())  # fmt: skip
 
 
 def reuse(

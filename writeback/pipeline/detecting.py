@@ -34,15 +34,12 @@ from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
-    GitChanges,
     PreparedObject,
     Settle,
     autoscalers,
     compute_drift,
     needs_dry_run,
-    oldest_write,
     prepare_object,
-    settle_context,
 )
 from writeback.drift.evidence.twins import has_twin, twin_manifest
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
@@ -53,6 +50,7 @@ from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
+from writeback.pipeline.settled import GitTimes, PageSettler, settle_after
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.warming import Warm, WarmState, ask, git_key
 from writeback.sources import registry as sources
@@ -164,19 +162,25 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     dry_run: dict[Identity, DryRun] | None = None
     prepared: dict[Identity, PreparedObject] | None = None
     warm: Warm | None = None
+    times = GitTimes(repo=repo, commit=git.commit, scope=git.scope, rendered=source.renders)
+    pages: PageSettler | None = None
     if cluster is None:
         live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
         if not live and desired and not edges.empty_live_ok:
             raise InputError(_empty_dump(live_path, dumped=len(dump), declared=len(desired)))
     else:
+        # a one-shot run settles objects as their pages arrive and keeps no body of theirs (``pipeline.settled``);
+        # the service keeps whole objects (its watch cache holds them anyway, and its kept results compare them)
+        pages = PageSettler(desired=desired, options=options, times=times, head=git.head) if memo is None else None
         step("snapshot")
-        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
+        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size,
+                                  keep=pages.keep if pages is not None else None)  # fmt: skip
         live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous) if ambiguous else snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
         if unusable:
             desired = tuple(d for d in desired if d.ref.identity not in unusable)
-    settle = settle_context(_git_changes(repo=repo, git=git, live=live, rendered=source.renders), head=git.head)
+    settle = pages.context() if pages is not None else settle_after(times, live=live, head=git.head)
     if cluster is not None:
         step("dry-run")
         if memo is not None:
@@ -184,8 +188,9 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
             server = cluster.server_version()
             rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
             warm = Warm(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
+        settled = pages.prepared(live) if pages is not None else {}
         dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
-                                                 kept=warm, settle=settle)  # fmt: skip
+                                                 kept=warm, settle=settle, settled=settled)  # fmt: skip
         notes.extend(dry_notes)
     step("compare")
     report = compute_drift(
@@ -370,22 +375,9 @@ def _read_git(
                     commit=commit, scope=scope)  # fmt: skip
 
 
-def _git_changes(*, repo: Path, git: _GitSide, live: Sequence[LiveObject], rendered: bool) -> GitChanges | None:
-    """When Git last changed each file, for the engine's first stage (``drift.settling``): the commits after the
-    oldest managedFields time of the live objects (an Apply older than that changes nothing)."""
-    if git.commit is None:
-        return None
-    since = oldest_write(live)
-    if since is None:
-        return None
-    by_file = revisions.change_times(repo, git.commit, path=git.scope, since=since)
-    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
-
-
-
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
-    kept: Warm | None = None, settle: Settle | None = None,
+    kept: Warm | None = None, settle: Settle | None = None, settled: Mapping[Identity, PreparedObject] | None = None,
 ) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:  # fmt: skip
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
@@ -398,9 +390,12 @@ def _dry_runs(
 
     ``kept`` (service cycles): an object whose outcome was kept from the last cycle, for the same inputs, is neither
     prepared nor dry-run; a dry-run answer kept for the same manifest, live resourceVersion and server version is
-    not asked again.
+    not asked again. ``settled``: the preparations of objects settled as their list pages arrived (compact copies:
+    never prepared again), by identity.
     """
-    by_id = {o.ref.identity: o for o in live}
+    by_id: dict[Identity, LiveObject] = {}
+    for o in live:
+        by_id.setdefault(o.ref.identity, o)  # the first of two copies, as compute_drift takes it
     heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
     results: dict[Identity, DryRun] = {}
     prepared: dict[Identity, PreparedObject] = {}
@@ -411,6 +406,10 @@ def _dry_runs(
         if lv is None:
             continue
         if kept is not None and kept.reusable(lv, d, heads):
+            continue
+        early = settled.get(d.ref.identity) if settled else None
+        if early is not None and early.live is lv:
+            prepared[d.ref.identity] = early  # settled by its managers: no dry-run
             continue
         prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options, settle=settle)
         if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
