@@ -57,12 +57,14 @@ __all__ = [
     "DriftReport",
     "EngineOptions",
     "GitChanges",
+    "Judge",
     "ObjectOutcome",
     "PreparedObject",
     "Settle",
     "autoscalers",
     "compute_drift",
     "drift_to_json",
+    "judge",
     "needs_dry_run",
     "oldest_write",
     "prepare_object",
@@ -190,7 +192,6 @@ def compute_drift(
             continue
         outcome = (known or {}).get(ident)
         if outcome is None:
-            said: list[str] = []
             prep = reuse(
                 (prepared or {}).get(ident),
                 current,
@@ -200,17 +201,8 @@ def compute_drift(
                 context=settle,
                 explain=options.explain,
             )
-            found, lost = _object_drifts(
-                run,
-                prep,
-                dry=(dry_run or {}).get(ident),
-                head=at_head,
-                head_given=ahead is not None,
-                revision=revision,
-                notes=said,
-            )
-            kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
-            outcome = ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
+            dry = (dry_run or {}).get(ident)
+            outcome = _outcome(run, prep, dry=dry, head=at_head, head_given=ahead is not None, revision=revision)
             if record is not None:
                 record(ident, outcome)
         drifts.extend(outcome.drifts)
@@ -236,6 +228,48 @@ def compute_drift(
         notes=tuple(dict.fromkeys(notes)),
         warnings=warnings,
     )
+
+
+def _outcome(
+    run: _Run, prep: PreparedObject, *, dry: DryRun | None, head: DesiredObject | None, head_given: bool,
+    revision: str | None,
+) -> ObjectOutcome:  # fmt: skip
+    said: list[str] = []
+    found, lost = _object_drifts(run, prep, dry=dry, head=head, head_given=head_given, revision=revision, notes=said)
+    kept = tuple(lost) if run.options.explain else ()  # Dropped records only for --explain
+    return ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    """:func:`compute_drift`'s decision of one object, for a caller that decides each object as soon as its
+    dry-run is back and lets its preparation go (a one-shot run): hand the outcomes to ``compute_drift`` as
+    ``known``, and its report is the one it would make from the preparations and dry-runs."""
+
+    _run: _Run
+    head: Mapping[Identity, DesiredObject] | None  # the head's objects when the head is ahead (Secrets aside)
+    revision: str | None
+
+    def __call__(self, prep: PreparedObject, dry: DryRun | None) -> ObjectOutcome:
+        ident = prep.desired.ref.identity
+        at_head = self.head.get(ident) if self.head is not None else None
+        return _outcome(self._run, prep, dry=dry, head=at_head, head_given=self.head is not None,
+                        revision=self.revision)  # fmt: skip
+
+
+def judge(
+    *, options: EngineOptions, live: Sequence[LiveObject], desired: Sequence[DesiredObject],
+    head: Sequence[DesiredObject] | None, revision: str | None,
+) -> Judge:  # fmt: skip
+    """A :class:`Judge` for these objects (``live`` and ``desired``: every one compared, for their autoscalers)."""
+    run = replace(_prepare(options), autoscaled=autoscalers(live=live, desired=desired))
+    heads: dict[Identity, DesiredObject] | None = None
+    if head is not None:
+        heads = {}
+        for h in head:
+            if options.policy.include_secrets or not h.ref.is_secret:
+                heads.setdefault(h.ref.identity, h)  # (a head declaring one twice fails in compute_drift)
+    return Judge(run, heads, revision)
 
 
 def autoscalers(*, live: Sequence[LiveObject], desired: Sequence[DesiredObject]) -> dict[Identity, str]:

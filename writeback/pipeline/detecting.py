@@ -34,10 +34,13 @@ from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
+    Judge,
+    ObjectOutcome,
     PreparedObject,
     Settle,
     autoscalers,
     compute_drift,
+    judge,
     needs_dry_run,
     prepare_object,
 )
@@ -162,6 +165,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     dry_run: dict[Identity, DryRun] | None = None
     prepared: dict[Identity, PreparedObject] | None = None
     warm: Warm | None = None
+    known: dict[Identity, ObjectOutcome] | None = None
     times = GitTimes(repo=repo, commit=git.commit, scope=git.scope, rendered=source.renders)
     pages: PageSettler | None = None
     if cluster is None:
@@ -188,10 +192,15 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
             server = cluster.server_version()
             rnd = memo.objects(options=options, revision=git.revision, head_given=git.head is not None, server=server)
             warm = Warm(memo=memo, round=rnd, scalers=scalers, head=git.head, server=server)
-        settled = pages.prepared(live) if pages is not None else {}
-        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
-                                                 kept=warm, settle=settle, settled=settled)  # fmt: skip
-        notes.extend(dry_notes)
+        settled, decide = None, None
+        if pages is not None:  # one-shot: each object decided once its evidence is there, its preparation let go
+            settled = pages.prepared(live)
+            decide = judge(options=options, live=live, desired=desired, head=git.head, revision=git.revision)
+        evidence = _dry_runs(cluster=cluster, live=live, desired=desired, options=options, kept=warm, settle=settle,
+                             settled=settled, decide=decide)  # fmt: skip
+        dry_run, prepared, notes = evidence.dry_run, evidence.prepared, [*notes, *evidence.notes]
+        if decide is not None:
+            known = evidence.known
     step("compare")
     report = compute_drift(
         live=live,
@@ -201,7 +210,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         head=git.head,
         revision=git.revision,
         prepared=prepared,
-        known=warm.round.known if warm is not None else None,
+        known=warm.round.known if warm is not None else known,
         record=warm.round.record if warm is not None else None,
         scalers=warm.scalers if warm is not None else None,
         settle=settle,
@@ -375,10 +384,21 @@ def _read_git(
                     commit=commit, scope=scope)  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Evidence:
+    """What the dry-run stage hands ``compute_drift``: answers and preparations, or (``decide``) the outcomes."""
+
+    dry_run: dict[Identity, DryRun]
+    prepared: dict[Identity, PreparedObject]
+    known: dict[Identity, ObjectOutcome]
+    notes: list[str]
+
+
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
     kept: Warm | None = None, settle: Settle | None = None, settled: Mapping[Identity, PreparedObject] | None = None,
-) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:  # fmt: skip
+    decide: Judge | None = None,
+) -> _Evidence:  # fmt: skip
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
     A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
@@ -391,61 +411,72 @@ def _dry_runs(
     ``kept`` (service cycles): an object whose outcome was kept from the last cycle, for the same inputs, is neither
     prepared nor dry-run; a dry-run answer kept for the same manifest, live resourceVersion and server version is
     not asked again. ``settled``: the preparations of objects settled as their list pages arrived (compact copies:
-    never prepared again), by identity.
+    never prepared again), by identity. ``decide`` (one-shot runs): each object is decided as soon as its evidence is
+    there, and only its outcome is kept (its normalized bodies, ownership and dry-run answer are let go).
     """
     by_id: dict[Identity, LiveObject] = {}
     for o in live:
         by_id.setdefault(o.ref.identity, o)  # the first of two copies, as compute_drift takes it
     heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
-    results: dict[Identity, DryRun] = {}
-    prepared: dict[Identity, PreparedObject] = {}
-    notes: list[str] = []
+    out = _Evidence(dry_run={}, prepared={}, known={}, notes=[])
     refused: list[str] = []
     for d in desired:
-        lv = by_id.get(d.ref.identity)
+        ident = d.ref.identity
+        lv = by_id.get(ident)
         if lv is None:
             continue
         if kept is not None and kept.reusable(lv, d, heads):
             continue
-        early = settled.get(d.ref.identity) if settled else None
+        early = settled.get(ident) if settled else None
+        dry: DryRun | None = None
         if early is not None and early.live is lv:
-            prepared[d.ref.identity] = early  # settled by its managers: no dry-run
+            prep = early  # settled by its managers: no dry-run
+        else:
+            prep = prepare_object(live=lv, desired=d, options=options, settle=settle)
+            if needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
+                dry = _ask(cluster=cluster, lv=lv, d=d, kept=kept, notes=out.notes, refused=refused)
+        if decide is not None:
+            out.known[ident] = decide(prep, dry)
             continue
-        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options, settle=settle)
-        if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
-            continue
-        if has_twin(d.ref):
-            try:
-                twin = twin_manifest(d.body, d.ref)
-                create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
-                results[d.ref.identity] = ask(kept, DryRunKind.CREATE, twin, lv, create)
-                continue
-            except ClusterUnreachable:
-                raise
-            except ClusterError as e:
-                refused.append(f"{d.ref} ({e})")
-                if kept is not None:
-                    kept.round.unkept(d.ref.identity)
-        try:
-            applied = _with_identity(d.body, d.ref)
-            results[d.ref.identity] = ask(
-                kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied)
-            )
-        except ClusterUnreachable:
-            raise
-        except ClusterError as e:
-            notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
-            if kept is not None:
-                kept.round.unkept(d.ref.identity)
+        out.prepared[ident] = prep
+        if dry is not None:
+            out.dry_run[ident] = dry
     if kept is not None:
         kept.memo.dry_runs_done()
     if refused:
-        notes.append(
+        out.notes.append(
             f"{len(refused)} object(s) could not be dry-run created under a twin name, first {refused[0]}: "
             "their defaults were judged by the server-side-apply dry-run and the defaults table "
             "(writeback needs the `create` verb on the kinds it compares; see docs/deploy.md)"
         )
-    return results, prepared, notes
+    return out
+
+
+def _ask(
+    *, cluster: Cluster, lv: LiveObject, d: DesiredObject, kept: Warm | None, notes: list[str], refused: list[str]
+) -> DryRun | None:
+    """One object's dry-run (a twin's create, else an apply); None when both fail (a note says so)."""
+    if has_twin(d.ref):
+        try:
+            twin = twin_manifest(d.body, d.ref)
+            create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
+            return ask(kept, DryRunKind.CREATE, twin, lv, create)
+        except ClusterUnreachable:
+            raise
+        except ClusterError as e:
+            refused.append(f"{d.ref} ({e})")
+            if kept is not None:
+                kept.round.unkept(d.ref.identity)
+    try:
+        applied = _with_identity(d.body, d.ref)
+        return ask(kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied))
+    except ClusterUnreachable:
+        raise
+    except ClusterError as e:
+        notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
+        if kept is not None:
+            kept.round.unkept(d.ref.identity)
+    return None
 
 
 def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:
