@@ -21,7 +21,7 @@ from writeback.drift.indexing import Index, Part, build
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse
+from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse, settled_first
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
@@ -56,17 +56,20 @@ __all__ = [
     "DriftReport",
     "EngineOptions",
     "GitChanges",
+    "Judge",
     "ObjectOutcome",
     "PreparedObject",
     "Settle",
     "autoscalers",
     "compute_drift",
     "drift_to_json",
+    "judge",
     "needs_dry_run",
     "oldest_write",
     "prepare_object",
     "report_to_json",
     "settle_context",
+    "settle_first",
 ]
 
 
@@ -104,6 +107,17 @@ def prepare_object(
     first stage's context, :func:`settle_context`; without it no object is settled by its managers)."""
     return prepare(live, desired, offline=options.offline, policy=options.policy, context=settle,
                    explain=options.explain)  # fmt: skip
+
+
+def settle_first(
+    *, live: LiveObject, desired: DesiredObject, options: EngineOptions, settle: Settle
+) -> PreparedObject | None:
+    """The first stage alone, for an object whose list page just arrived: its preparation when its managers settle
+    it, holding only a compact copy of ``live`` (``settling.compacted``; the whole object when a controller's /scale
+    write leaves it one replicas line to decide); None when it takes the normal path. The
+    preparation is what :func:`prepare_object` makes of ``live`` (``compute_drift`` takes it through ``prepared``)."""
+    return settled_first(live, desired, offline=options.offline, policy=options.policy, context=settle,
+                         explain=options.explain, compact=True)  # fmt: skip
 
 
 def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None) -> Settle | None:
@@ -251,6 +265,38 @@ def _outcome(
                                  notes=said)  # fmt: skip
     kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
     return ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    """:func:`compute_drift`'s decision of one object, for a caller that decides each object as soon as its
+    dry-run is back and lets its preparation go (a one-shot run): hand the outcomes to ``compute_drift`` as
+    ``known``, and its report is the one it would make from the preparations and dry-runs."""
+
+    _run: _Run
+    head: Mapping[Identity, DesiredObject] | None  # the head's objects when the head is ahead (Secrets aside)
+    revision: str | None
+
+    def __call__(self, prep: PreparedObject, dry: DryRun | None) -> ObjectOutcome:
+        ident = prep.desired.ref.identity
+        at_head = self.head.get(ident) if self.head is not None else None
+        return _outcome(self._run, prep.live, prep.desired, prepared=prep, dry=dry, at_head=at_head,
+                        head_given=self.head is not None, revision=self.revision, settle=None)  # fmt: skip
+
+
+def judge(
+    *, options: EngineOptions, live: Sequence[LiveObject], desired: Sequence[DesiredObject],
+    head: Sequence[DesiredObject] | None, revision: str | None,
+) -> Judge:  # fmt: skip
+    """A :class:`Judge` for these objects (``live`` and ``desired``: every one compared, for their autoscalers)."""
+    run = replace(_prepare(options), autoscaled=autoscalers(live=live, desired=desired))
+    heads: dict[Identity, DesiredObject] | None = None
+    if head is not None:
+        heads = {}
+        for h in head:
+            if options.policy.include_secrets or not h.ref.is_secret:
+                heads.setdefault(h.ref.identity, h)  # (a head declaring one twice fails in compute_drift)
+    return Judge(run, heads, revision)
 
 
 def autoscalers(*, live: Sequence[LiveObject], desired: Sequence[DesiredObject]) -> dict[Identity, str]:

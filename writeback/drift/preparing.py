@@ -14,12 +14,12 @@ from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
 from writeback.drift.ownership import Ownership, parse_managed_fields
-from writeback.drift.settling import SCALED, Settle, replicas, settle
+from writeback.drift.settling import SCALED, Settle, compacted, replicas, settle
 from writeback.kube.pathtypes import Key
 from writeback.model import DesiredObject, Drift, Dropped, FieldOwner, LiveObject, ManagerOperation, Op, Side
 from writeback.settings import Policy
 
-__all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse"]
+__all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse", "settled_first"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,14 +74,9 @@ def prepare(
     no dropped fields (only ``--explain`` lists them)."""
     ref = d.ref
     if context is not None and policy is not None:
-        why = settle(obj, d, policy=policy, context=context, scale=not explain)
-        scaled = _scaled(obj, d, offline=offline, policy=policy) if why is SCALED else None
-        if scaled is not None:
-            return scaled
-        if why is not None and why is not SCALED:
-            whole = (Dropped(resource=ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
-            return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True,
-                                  dropped=whole if explain else ())  # fmt: skip
+        first = settled_first(obj, d, offline=offline, policy=policy, context=context, explain=explain)
+        if first is not None:
+            return first
     nl = normalize(obj.body, ref=ref, side=Side.LIVE, declared=d.body)
     ng = normalize(d.body, ref=ref, side=Side.GIT)
     dropped = [*nl.dropped, *ng.dropped]
@@ -166,6 +161,29 @@ def _replicas_ownership(body: Mapping[str, Any]) -> Ownership | None:
             return None
         owners.append(owner)
     return Ownership(present=True, managers=tuple(managers), _leaves={_REPLICAS: tuple(owners)})
+
+
+def settled_first(
+    obj: LiveObject,
+    d: DesiredObject,
+    *,
+    offline: bool,
+    policy: Policy,
+    context: Settle,
+    explain: bool = True,
+    compact: bool = False,
+) -> PreparedObject | None:
+    """The first stage alone (``settling``): the object's preparation when its managers settle it, else None.
+    ``compact``: the preparation holds :func:`settling.compacted` of ``obj`` (its identity and versions, no body),
+    for a caller that drops the rest (``pipeline.settled``: list pages settled as they arrive)."""
+    why = settle(obj, d, policy=policy, context=context, scale=not explain)
+    if why is None:
+        return None
+    if why is SCALED:  # settled but for the replicas a controller's /scale write owns: the whole object, read again
+        return _scaled(obj, d, offline=offline, policy=policy)
+    whole = (Dropped(resource=d.ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
+    return PreparedObject(live=compacted(obj) if compact else obj, desired=d, offline=offline, settled=True,
+                          by_managers=True, dropped=whole if explain else ())  # fmt: skip
 
 
 def reuse(

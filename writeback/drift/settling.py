@@ -51,7 +51,7 @@ from writeback.kube.refs import Identity
 from writeback.model import DesiredObject, Explanation, LiveObject, Rule
 from writeback.settings import Policy
 
-__all__ = ["SCALED", "SETTLED", "GitChanges", "Settle", "oldest_write", "replicas", "settle"]
+__all__ = ["SCALED", "SETTLED", "GitChanges", "Settle", "compacted", "oldest_write", "replicas", "settle"]
 
 _APPLY = "Apply"
 _STATUS = "status"
@@ -186,6 +186,23 @@ def oldest_write(live: Sequence[LiveObject]) -> int | None:
             if isinstance(t, str) and t and (oldest is None or t < oldest):
                 oldest = t  # RFC 3339 in UTC ("...Z") sorts as time does
     return _seconds(oldest)
+
+
+# What a settled object keeps of its body once its list page is gone: its identity and versions (nothing later reads
+# more of a settled object: it has no drift, so no change set, verification line or PR row names it).
+_KEPT_META = ("name", "namespace", "uid", "resourceVersion")
+
+
+def compacted(live: LiveObject) -> LiveObject:
+    """``live`` without its body: apiVersion, kind and ``metadata``'s name, namespace, uid and resourceVersion (no
+    managedFields, labels, spec or status). For an object settled by its managers, whose preparation holds it."""
+    meta = live.body.get("metadata")
+    kept: dict[str, Any] = {}
+    if isinstance(meta, Mapping):
+        kept = {k: meta[k] for k in _KEPT_META if k in meta}
+    body = {k: live.body[k] for k in ("apiVersion", "kind") if k in live.body}
+    body["metadata"] = kept
+    return LiveObject(ref=live.ref, body=body, source=live.source)
 
 
 def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:

@@ -35,11 +35,13 @@ from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
     GitChanges,
+    Judge,
+    ObjectOutcome,
     PreparedObject,
     Settle,
     compute_drift,
+    judge,
     needs_dry_run,
-    oldest_write,
     prepare_object,
     settle_context,
 )
@@ -53,6 +55,7 @@ from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
 from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
+from writeback.pipeline.settled import GitTimes, PageSettler, settle_after
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.warming import Warm, WarmState, ask, git_key
 from writeback.sources import registry as sources
@@ -153,13 +156,20 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     dry_run: dict[Identity, DryRun] | None = None
     prepared: dict[Identity, PreparedObject] | None = None
     warm: Warm | None = None
+    known: dict[Identity, ObjectOutcome] | None = None
+    times = GitTimes(repo=repo, commit=git.commit, scope=git.scope, rendered=source.renders)
+    pages: PageSettler | None = None
     if cluster is None:
         live = tuple(o for o in snapshots.filter_dump(objects=dump, scopes=scopes) if o.ref.identity not in ambiguous)
         if not live and desired and not edges.empty_live_ok:
             raise InputError(_empty_dump(live_path, dumped=len(dump), declared=len(desired)))
     else:
+        # a one-shot run settles objects as their pages arrive and keeps no body of theirs (``pipeline.settled``);
+        # the service keeps whole objects (its watch cache holds them anyway, and its kept results compare them)
+        pages = PageSettler(desired=desired, options=options, times=times, head=git.head) if memo is None else None
         step("snapshot")
-        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size)
+        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size,
+                                  keep=pages.keep if pages is not None else None)  # fmt: skip
         live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous) if ambiguous else snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
@@ -175,13 +185,21 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         if index.changed is None or index.changed:
             settle = settle_context(_kept_git_changes(memo, repo=repo, git=git, live=live, index=index,
                                                       rendered=source.renders), head=git.head)  # fmt: skip
+    elif pages is not None:
+        settle = pages.context()
     else:
-        settle = settle_context(_git_changes(repo=repo, git=git, live=live, rendered=source.renders), head=git.head)
+        settle = settle_after(times, live=live, head=git.head)
     if cluster is not None:
         step("dry-run")
-        dry_run, prepared, dry_notes = _dry_runs(cluster=cluster, live=live, desired=desired, options=options,
-                                                 kept=warm, settle=settle)  # fmt: skip
-        notes.extend(dry_notes)
+        settled, decide = None, None
+        if pages is not None:  # one-shot: each object decided once its evidence is there, its preparation let go
+            settled = pages.prepared(live)
+            decide = judge(options=options, live=live, desired=desired, head=git.head, revision=git.revision)
+        evidence = _dry_runs(cluster=cluster, live=live, desired=desired, options=options, kept=warm, settle=settle,
+                             settled=settled, decide=decide)  # fmt: skip
+        dry_run, prepared, notes = evidence.dry_run, evidence.prepared, [*notes, *evidence.notes]
+        if decide is not None:
+            known = evidence.known
     step("compare")
     report = compute_drift(
         live=live,
@@ -191,7 +209,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         head=git.head,
         revision=git.revision,
         prepared=prepared,
-        known=warm.round.known if warm is not None else None,
+        known=warm.round.known if warm is not None else known,
         record=warm.round.record if warm is not None else None,
         scalers=warm.scalers if warm is not None else None,
         settle=settle,
@@ -394,17 +412,14 @@ def _read_git(
                     commit=commit, scope=scope)  # fmt: skip
 
 
-def _git_changes(*, repo: Path, git: _GitSide, live: Sequence[LiveObject], rendered: bool) -> GitChanges | None:
-    """When Git last changed each file, for the engine's first stage (``drift.settling``): the commits after the
-    oldest managedFields time of the live objects (an Apply older than that changes nothing)."""
-    if git.commit is None:
-        return None
-    since = oldest_write(live)
-    if since is None:
-        return None
-    by_file = revisions.change_times(repo, git.commit, path=git.scope, since=since)
-    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Evidence:
+    """What the dry-run stage hands ``compute_drift``: answers and preparations, or (``decide``) the outcomes."""
 
+    dry_run: dict[Identity, DryRun]
+    prepared: dict[Identity, PreparedObject]
+    known: dict[Identity, ObjectOutcome]
+    notes: list[str]
 
 
 def _kept_git_changes(
@@ -427,8 +442,9 @@ def _changes_at(repo: Path, commit: str, scope: str, since: int, rendered: bool)
 
 def _dry_runs(
     *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
-    kept: Warm | None = None, settle: Settle | None = None,
-) -> tuple[dict[Identity, DryRun], dict[Identity, PreparedObject], list[str]]:  # fmt: skip
+    kept: Warm | None = None, settle: Settle | None = None, settled: Mapping[Identity, PreparedObject] | None = None,
+    decide: Judge | None = None,
+) -> _Evidence:  # fmt: skip
     """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
 
     A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
@@ -440,62 +456,83 @@ def _dry_runs(
 
     ``kept`` (service cycles): an object whose outcome was kept from the last cycle, for the same inputs, is neither
     prepared nor dry-run; a dry-run answer kept for the same manifest, live resourceVersion and server version is
-    not asked again.
+    not asked again. ``settled``: the preparations of objects settled as their list pages arrived (compact copies:
+    never prepared again), by identity. ``decide`` (one-shot runs): each object is decided as soon as its evidence is
+    there, and only its outcome is kept (its normalized bodies, ownership and dry-run answer are let go).
     """
     index = kept.index if kept is not None else None
+    by_id: Mapping[Identity, LiveObject]
+    heads: Mapping[Identity, DesiredObject]
     if index is not None and index.changed is not None:  # only the objects that changed: the index has the others
-        by_id: Mapping[Identity, LiveObject] = index.have
+        by_id = index.have
         desired = [index.want[i] for i in sorted((i for i in index.changed if i in index.want),
                                                  key=index.positions.__getitem__)]  # fmt: skip
-        heads: Mapping[Identity, DesiredObject] = index.ahead or {}
+        heads = index.ahead or {}
     else:
-        by_id = {o.ref.identity: o for o in live}
+        first: dict[Identity, LiveObject] = {}
+        for o in live:
+            first.setdefault(o.ref.identity, o)  # the first of two copies, as compute_drift takes it
+        by_id = first
         heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
-    results: dict[Identity, DryRun] = {}
-    prepared: dict[Identity, PreparedObject] = {}
-    notes: list[str] = []
+    out = _Evidence(dry_run={}, prepared={}, known={}, notes=[])
     refused: list[str] = []
     for d in desired:
-        lv = by_id.get(d.ref.identity)
+        ident = d.ref.identity
+        lv = by_id.get(ident)
         if lv is None:
             continue
         if kept is not None and kept.reusable(lv, d, heads):
             continue
-        prep = prepared[d.ref.identity] = prepare_object(live=lv, desired=d, options=options, settle=settle)
-        if not needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
+        early = settled.get(ident) if settled else None
+        dry: DryRun | None = None
+        if early is not None and early.live is lv:
+            prep = early  # settled by its managers: no dry-run
+        else:
+            prep = prepare_object(live=lv, desired=d, options=options, settle=settle)
+            if needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
+                dry = _ask(cluster=cluster, lv=lv, d=d, kept=kept, notes=out.notes, refused=refused)
+        if decide is not None:
+            out.known[ident] = decide(prep, dry)
             continue
-        if has_twin(d.ref):
-            try:
-                twin = twin_manifest(d.body, d.ref)
-                create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
-                results[d.ref.identity] = ask(kept, DryRunKind.CREATE, twin, lv, create)
-                continue
-            except ClusterUnreachable:
-                raise
-            except ClusterError as e:
-                refused.append(f"{d.ref} ({e})")
-                if kept is not None:
-                    kept.round.unkept(d.ref.identity)
-        try:
-            applied = _with_identity(d.body, d.ref)
-            results[d.ref.identity] = ask(
-                kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied)
-            )
-        except ClusterUnreachable:
-            raise
-        except ClusterError as e:
-            notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
-            if kept is not None:
-                kept.round.unkept(d.ref.identity)
+        out.prepared[ident] = prep
+        if dry is not None:
+            out.dry_run[ident] = dry
     if kept is not None:
         kept.memo.dry_runs_done()
     if refused:
-        notes.append(
+        out.notes.append(
             f"{len(refused)} object(s) could not be dry-run created under a twin name, first {refused[0]}: "
             "their defaults were judged by the server-side-apply dry-run and the defaults table "
             "(writeback needs the `create` verb on the kinds it compares; see docs/deploy.md)"
         )
-    return results, prepared, notes
+    return out
+
+
+def _ask(
+    *, cluster: Cluster, lv: LiveObject, d: DesiredObject, kept: Warm | None, notes: list[str], refused: list[str]
+) -> DryRun | None:
+    """One object's dry-run (a twin's create, else an apply); None when both fail (a note says so)."""
+    if has_twin(d.ref):
+        try:
+            twin = twin_manifest(d.body, d.ref)
+            create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
+            return ask(kept, DryRunKind.CREATE, twin, lv, create)
+        except ClusterUnreachable:
+            raise
+        except ClusterError as e:
+            refused.append(f"{d.ref} ({e})")
+            if kept is not None:
+                kept.round.unkept(d.ref.identity)
+    try:
+        applied = _with_identity(d.body, d.ref)
+        return ask(kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied))
+    except ClusterUnreachable:
+        raise
+    except ClusterError as e:
+        notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
+        if kept is not None:
+            kept.round.unkept(d.ref.identity)
+    return None
 
 
 def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from writeback.adapters.files import Problem
-from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
+from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster, Keep, KeepingCluster
 from writeback.drift.scoping import Scope, filter_desired, filter_dump, scopes_for
 from writeback.errors import ClusterError, ClusterUnreachable
 from writeback.kube.refs import group_of
@@ -34,13 +35,26 @@ def snapshot(
     scopes: Sequence[Scope],
     desired: Sequence[DesiredObject],
     page_size: int = DEFAULT_PAGE_SIZE,
+    keep: Keep | None = None,
 ) -> Snapshot:
-    """One paginated list per kind and namespace; a kind the cluster does not serve is a problem, not a crash."""
+    """One paginated list per kind and namespace; a kind the cluster does not serve is a problem, not a crash.
+
+    ``keep``: what to keep of each listed object (``pipeline.settled``), called as its list page arrives when the
+    cluster can (``KeepingCluster``), else once its list is done; the snapshot holds what it returns."""
     objects: list[LiveObject] = []
     problems: list[Problem] = []
     for scope in scopes:
+        names = scope.names
         try:
-            listed = cluster.list_objects(selector=scope.selector, page_size=page_size)
+            if keep is None:
+                listed = cluster.list_objects(selector=scope.selector, page_size=page_size)
+            else:
+                each = keep if names is None else partial(_named, names=names, keep=keep)
+                if isinstance(cluster, KeepingCluster):
+                    listed = cluster.list_kept(selector=scope.selector, page_size=page_size, keep=each)
+                else:
+                    whole = cluster.list_objects(selector=scope.selector, page_size=page_size)
+                    listed = [k for o in whole if (k := each(o)) is not None]
         except ClusterUnreachable:
             raise  # the whole cluster is down: one error, not one problem per resource
         except ClusterError as e:
@@ -51,6 +65,10 @@ def snapshot(
                 raise
             problems.extend(Problem(file=d.file, resource=d.ref, message=str(e)) for d in affected)
             continue
-        names = scope.names
         objects.extend(listed if names is None else (o for o in listed if o.ref.name in names))
     return Snapshot(objects=tuple(objects), problems=tuple(problems))
+
+
+def _named(obj: LiveObject, *, names: Collection[str], keep: Keep) -> LiveObject | None:
+    """A scope that names its objects: the others are not kept at all."""
+    return keep(obj) if obj.ref.name in names else None

@@ -11,9 +11,9 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote
 
 from writeback.adapters.kube.api_errors import body_message, for_status, transport_reason
@@ -77,6 +77,29 @@ class Cluster(Protocol):
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None: ...
 
     def server_version(self) -> str: ...
+
+
+Keep = Callable[[LiveObject], LiveObject | None]  # what is kept of a listed object (None: nothing)
+
+
+@runtime_checkable
+class KeepingCluster(Protocol):
+    """A cluster that hands each listed object to a ``keep`` function as its page arrives (``KubeCluster``)."""
+
+    def list_kept(
+        self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE, keep: Keep | None
+    ) -> list[LiveObject]: ...
+
+
+def _live(res: Resource, item: dict[str, Any], excluded: set[str]) -> LiveObject | None:
+    meta = item.get("metadata") or {}
+    name, item_ns = str(meta.get("name", "")), meta.get("namespace")
+    if name in excluded or (item_ns and f"{item_ns}/{name}" in excluded):
+        return None
+    item.setdefault("apiVersion", res.api_version)
+    item.setdefault("kind", res.kind)
+    ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=item_ns or None, name=name)
+    return LiveObject(ref=ref, body=item, source=Source.CLUSTER)
 
 
 class KubeCluster:
@@ -235,6 +258,14 @@ class KubeCluster:
 
     def list_objects(self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE) -> list[LiveObject]:
         """Every object of one kind: one paginated list per namespace (or one across all namespaces)."""
+        return self.list_kept(selector=selector, page_size=page_size, keep=None)
+
+    def list_kept(
+        self, *, selector: Selector, page_size: int = DEFAULT_PAGE_SIZE, keep: Keep | None
+    ) -> list[LiveObject]:
+        """:meth:`list_objects`, each object handed to ``keep`` as soon as its page is decoded: what ``keep`` returns
+        is listed instead (None: left out), and the page is let go before the next is asked for. A list whose
+        continue token expired starts again: what ``keep`` returned for its first pages is dropped then."""
         res = self.resource_for(api_version=selector.api_version, kind=selector.kind)
         scopes: tuple[str | None, ...] = (
             tuple(selector.namespaces) if res.namespaced and selector.namespaces else (None,)
@@ -242,25 +273,27 @@ class KubeCluster:
         excluded = set(selector.exclude)
         out: list[LiveObject] = []
         for ns in scopes:
-            for item in self._paginate(
-                res=res, namespace=ns, label_selector=selector.label_selector, page_size=page_size
-            ):
-                meta = item.get("metadata") or {}
-                name, item_ns = str(meta.get("name", "")), meta.get("namespace")
-                if name in excluded or (item_ns and f"{item_ns}/{name}" in excluded):
-                    continue
-                item.setdefault("apiVersion", res.api_version)
-                item.setdefault("kind", res.kind)
-                ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=item_ns or None, name=name)
-                out.append(LiveObject(ref=ref, body=item, source=Source.CLUSTER))
+            out.extend(self._paginate(res=res, namespace=ns, label_selector=selector.label_selector,
+                                      page_size=page_size, keep=keep, excluded=excluded))  # fmt: skip
         return out
 
     def _paginate(
-        self, *, res: Resource, namespace: str | None, label_selector: str | None, page_size: int
-    ) -> list[dict[str, Any]]:
+        self, *, res: Resource, namespace: str | None, label_selector: str | None, page_size: int,
+        keep: Keep | None, excluded: set[str],
+    ) -> list[LiveObject]:  # fmt: skip
         for attempt in range(_LIST_RESTARTS + 1):
+            out: list[LiveObject] = []
             try:
-                return self._pages(res=res, namespace=namespace, label_selector=label_selector, page_size=page_size)
+                for items in self._pages(res=res, namespace=namespace, label_selector=label_selector,
+                                         page_size=page_size):  # fmt: skip
+                    for item in items:
+                        obj = _live(res, item, excluded)
+                        if obj is not None and keep is not None:
+                            obj = keep(obj)
+                        if obj is not None:
+                            out.append(obj)
+                    del items  # the page's objects live on only where kept
+                return out
             except ContinueExpired as e:
                 if attempt == _LIST_RESTARTS:
                     raise
@@ -269,11 +302,11 @@ class KubeCluster:
 
     def _pages(
         self, *, res: Resource, namespace: str | None, label_selector: str | None, page_size: int
-    ) -> list[dict[str, Any]]:
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Each page's items, one page at a time (a page is let go before the next request)."""
         path = res.collection_path(namespace=namespace)
         where = f" in namespace {namespace}" if namespace else ""
         what = f"list {res.kind} ({res.api_version}){where}"
-        items: list[dict[str, Any]] = []
         token = ""
         while True:
             query = [("limit", str(page_size))]
@@ -285,10 +318,13 @@ class KubeCluster:
             assert doc is not None
             self.list_calls += 1
             self.list_calls_by_kind[res.kind] += 1
-            items.extend(i for i in doc.get("items") or [] if isinstance(i, dict))
             token = str((doc.get("metadata") or {}).get("continue") or "")
+            items = [i for i in doc.get("items") or [] if isinstance(i, dict)]
+            del doc
+            yield items
+            del items
             if not token:
-                return items
+                return
 
     def get_object(self, *, ref: ObjectRef) -> dict[str, Any] | None:
         """One object (an Argo CD Application, a Flux Kustomization), or None when it does not exist."""
