@@ -170,7 +170,8 @@ def _cycle(
 
 
 _STAGES = {  # module -> the functions of it whose CPU seconds --stages reports (calls made from that module)
-    "writeback.pipeline.detecting": ("_git_side", "prepare_object", "needs_dry_run", "compute_drift"),
+    "writeback.pipeline.detecting": ("_git_side", "compute_drift"),
+    "writeback.pipeline.dryruns": ("prepare_object", "needs_dry_run"),
     "writeback.pipeline.snapshots": ("snapshot",),
 }
 

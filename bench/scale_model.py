@@ -42,8 +42,8 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 _STAGES = {
     ("writeback.pipeline.detecting", "_git_side"): "git_side",
     ("writeback.pipeline.snapshots", "snapshot"): "snapshot",
-    ("writeback.pipeline.detecting", "_git_changes"): "settle_context",
-    ("writeback.pipeline.detecting", "needs_dry_run"): "needs_dry_run",
+    ("writeback.adapters.git.revisions", "change_times"): "settle_context",  # the settle stage's git log
+    ("writeback.pipeline.dryruns", "needs_dry_run"): "needs_dry_run",
     ("writeback.pipeline.detecting", "compute_drift"): "compute_drift",
 }
 
@@ -84,7 +84,7 @@ class Split:
                 setattr(module, fn_name, self.timed(stage, getattr(module, fn_name)))
             else:
                 absent.append(f"{module_name}.{fn_name}")
-        detecting = importlib.import_module("writeback.pipeline.detecting")
+        detecting = importlib.import_module("writeback.pipeline.dryruns")
         if hasattr(detecting, "prepare_object"):
             prepare = getattr(detecting, "prepare_object")  # noqa: B009 (imported there, not re-exported)
 
@@ -98,7 +98,7 @@ class Split:
 
             setattr(detecting, "prepare_object", prepare_split)  # noqa: B010
         else:
-            absent.append("writeback.pipeline.detecting.prepare_object")
+            absent.append("writeback.pipeline.dryruns.prepare_object")
         send, request = KubeCluster._send, KubeCluster._request
 
         def counted_send(this: Any, **kw: Any) -> Any:

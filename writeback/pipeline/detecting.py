@@ -11,13 +11,11 @@ the head alike. A Kustomize overlay is built in a checkout of the whole repo, si
 
 from __future__ import annotations
 
-import copy
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from writeback.adapters.dumps import read_live, with_default_namespace
 from writeback.adapters.files import (
@@ -34,30 +32,24 @@ from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
-    GitChanges,
-    Judge,
     ObjectOutcome,
     PreparedObject,
-    Settle,
     compute_drift,
     judge,
-    needs_dry_run,
-    prepare_object,
     settle_context,
 )
-from writeback.drift.evidence.twins import has_twin, twin_manifest
-from writeback.drift.indexing import Index
 from writeback.errors import ClusterError, ClusterUnreachable, InputError
 from writeback.gitops import registry as controllers
 from writeback.gitops.base import ControllerState, Getter
 from writeback.kube.kinds import dump_scopes
-from writeback.kube.refs import Identity, ObjectRef
-from writeback.model import DesiredObject, DryRun, DryRunKind, LiveObject
+from writeback.kube.refs import Identity
+from writeback.model import DesiredObject, DryRun, LiveObject
 from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
+from writeback.pipeline.dryruns import dry_runs
 from writeback.pipeline.settled import GitTimes, PageSettler, settle_after
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.warming import Warm, WarmState, ask, git_key
+from writeback.pipeline.warming import Warm, WarmState, git_key, kept_git_changes
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
@@ -183,8 +175,8 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         warm = Warm(memo=memo, round=rnd, scalers=index.scalers, head=git.head, server=server, index=index)
         settle = None  # nothing to decide, nothing to settle
         if index.changed is None or index.changed:
-            settle = settle_context(_kept_git_changes(memo, repo=repo, git=git, live=live, index=index,
-                                                      rendered=source.renders), head=git.head)  # fmt: skip
+            settle = settle_context(kept_git_changes(memo, repo=repo, commit=git.commit, scope=git.scope, live=live,
+                                                     index=index, rendered=source.renders), head=git.head)  # fmt: skip
     elif pages is not None:
         settle = pages.context()
     else:
@@ -195,7 +187,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         if pages is not None:  # one-shot: each object decided once its evidence is there, its preparation let go
             settled = pages.prepared(live)
             decide = judge(options=options, live=live, desired=desired, head=git.head, revision=git.revision)
-        evidence = _dry_runs(cluster=cluster, live=live, desired=desired, options=options, kept=warm, settle=settle,
+        evidence = dry_runs(cluster=cluster, live=live, desired=desired, options=options, kept=warm, settle=settle,
                              settled=settled, decide=decide)  # fmt: skip
         dry_run, prepared, notes = evidence.dry_run, evidence.prepared, [*notes, *evidence.notes]
         if decide is not None:
@@ -410,135 +402,3 @@ def _read_git(
         notes.append(f"uncommitted changes under {scope} are treated as the head (pending)")
     return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes),
                     commit=commit, scope=scope)  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Evidence:
-    """What the dry-run stage hands ``compute_drift``: answers and preparations, or (``decide``) the outcomes."""
-
-    dry_run: dict[Identity, DryRun]
-    prepared: dict[Identity, PreparedObject]
-    known: dict[Identity, ObjectOutcome]
-    notes: list[str]
-
-
-def _kept_git_changes(
-    memo: WarmState, *, repo: Path, git: _GitSide, live: Sequence[LiveObject], index: Index, rendered: bool
-) -> GitChanges | None:
-    """:func:`_git_changes` for a service cycle: the bound on the oldest write follows the arriving objects, and the
-    answer of ``git log`` is kept by the commit (``WarmState.git_changes``)."""
-    since = memo.since(live, index)
-    if git.commit is None or since is None:
-        return None
-    commit, scope = git.commit, git.scope
-    return memo.git_changes((repo, commit, scope, rendered), since, lambda at: _changes_at(repo, commit, scope, at,
-                                                                                            rendered))  # fmt: skip
-
-
-def _changes_at(repo: Path, commit: str, scope: str, since: int, rendered: bool) -> GitChanges | None:
-    by_file = revisions.change_times(repo, commit, path=scope, since=since)
-    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
-
-
-def _dry_runs(
-    *, cluster: Cluster, live: Sequence[LiveObject], desired: Sequence[DesiredObject], options: EngineOptions,
-    kept: Warm | None = None, settle: Settle | None = None, settled: Mapping[Identity, PreparedObject] | None = None,
-    decide: Judge | None = None,
-) -> _Evidence:  # fmt: skip
-    """What the API server makes of the Git manifest, only for objects that exist and whose raw diff is not empty.
-
-    A dry-run create of the manifest under a twin name (``core.twins``) is the evidence: it shows the server's
-    defaults and spellings for Git's manifest alone. Where no twin can be made (its kind's name is fixed by its
-    content, a webhook or quota refuses it), the server-side-apply dry-run onto the live object stands in: it proves
-    spellings only. Also returns each compared object's engine preparation, so that ``compute_drift`` does not redo
-    it. Where both fail (an invalid manifest, a webhook that refuses), that object falls back to the built-in
-    defaults table, as offline, with a note.
-
-    ``kept`` (service cycles): an object whose outcome was kept from the last cycle, for the same inputs, is neither
-    prepared nor dry-run; a dry-run answer kept for the same manifest, live resourceVersion and server version is
-    not asked again. ``settled``: the preparations of objects settled as their list pages arrived (compact copies:
-    never prepared again), by identity. ``decide`` (one-shot runs): each object is decided as soon as its evidence is
-    there, and only its outcome is kept (its normalized bodies, ownership and dry-run answer are let go).
-    """
-    index = kept.index if kept is not None else None
-    by_id: Mapping[Identity, LiveObject]
-    heads: Mapping[Identity, DesiredObject]
-    if index is not None and index.changed is not None:  # only the objects that changed: the index has the others
-        by_id = index.have
-        desired = [index.want[i] for i in sorted((i for i in index.changed if i in index.want),
-                                                 key=index.positions.__getitem__)]  # fmt: skip
-        heads = index.ahead or {}
-    else:
-        first: dict[Identity, LiveObject] = {}
-        for o in live:
-            first.setdefault(o.ref.identity, o)  # the first of two copies, as compute_drift takes it
-        by_id = first
-        heads = {h.ref.identity: h for h in kept.head} if kept is not None and kept.head is not None else {}
-    out = _Evidence(dry_run={}, prepared={}, known={}, notes=[])
-    refused: list[str] = []
-    for d in desired:
-        ident = d.ref.identity
-        lv = by_id.get(ident)
-        if lv is None:
-            continue
-        if kept is not None and kept.reusable(lv, d, heads):
-            continue
-        early = settled.get(ident) if settled else None
-        dry: DryRun | None = None
-        if early is not None and early.live is lv:
-            prep = early  # settled by its managers: no dry-run
-        else:
-            prep = prepare_object(live=lv, desired=d, options=options, settle=settle)
-            if needs_dry_run(live=lv, desired=d, options=options, prepared=prep):
-                dry = _ask(cluster=cluster, lv=lv, d=d, kept=kept, notes=out.notes, refused=refused)
-        if decide is not None:
-            out.known[ident] = decide(prep, dry)
-            continue
-        out.prepared[ident] = prep
-        if dry is not None:
-            out.dry_run[ident] = dry
-    if kept is not None:
-        kept.memo.dry_runs_done()
-    if refused:
-        out.notes.append(
-            f"{len(refused)} object(s) could not be dry-run created under a twin name, first {refused[0]}: "
-            "their defaults were judged by the server-side-apply dry-run and the defaults table "
-            "(writeback needs the `create` verb on the kinds it compares; see docs/deploy.md)"
-        )
-    return out
-
-
-def _ask(
-    *, cluster: Cluster, lv: LiveObject, d: DesiredObject, kept: Warm | None, notes: list[str], refused: list[str]
-) -> DryRun | None:
-    """One object's dry-run (a twin's create, else an apply); None when both fail (a note says so)."""
-    if has_twin(d.ref):
-        try:
-            twin = twin_manifest(d.body, d.ref)
-            create = partial(cluster.dry_run_create, body=twin, twin_of=d.ref)
-            return ask(kept, DryRunKind.CREATE, twin, lv, create)
-        except ClusterUnreachable:
-            raise
-        except ClusterError as e:
-            refused.append(f"{d.ref} ({e})")
-            if kept is not None:
-                kept.round.unkept(d.ref.identity)
-    try:
-        applied = _with_identity(d.body, d.ref)
-        return ask(kept, DryRunKind.APPLY, applied, lv, partial(cluster.dry_run_apply, body=applied))
-    except ClusterUnreachable:
-        raise
-    except ClusterError as e:
-        notes.append(f"{d.file}: {e}; built-in defaults used for {d.ref}")
-        if kept is not None:
-            kept.round.unkept(d.ref.identity)
-    return None
-
-
-def _with_identity(body: Mapping[str, Any], ref: ObjectRef) -> dict[str, Any]:
-    out = copy.deepcopy(dict(body))
-    meta = dict(out.get("metadata") or {})
-    if ref.namespace:
-        meta["namespace"] = ref.namespace
-    out["metadata"] = meta
-    return out

@@ -360,3 +360,22 @@ def git_key(
         return None
     shas = (head, commit) if commit != head else ()
     return (source, path, trees, shas, namespaces)
+
+
+def kept_git_changes(
+    memo: WarmState, *, repo: Path, commit: str | None, scope: str, live: Sequence[LiveObject], index: Index,
+    rendered: bool,
+) -> GitChanges | None:
+    """When Git last changed each file, for the settle stage of a service cycle: the bound on the oldest write
+    follows the arriving objects, and the answer of ``git log`` is kept by the commit (``WarmState.git_changes``)."""
+    since = memo.since(live, index)
+    if commit is None or since is None:
+        return None
+    at_commit = commit
+    return memo.git_changes((repo, commit, scope, rendered), since, lambda at: _changes_at(repo, at_commit, scope, at,
+                                                                                            rendered))  # fmt: skip
+
+
+def _changes_at(repo: Path, commit: str, scope: str, since: int, rendered: bool) -> GitChanges | None:
+    by_file = revisions.change_times(repo, commit, path=scope, since=since)
+    return None if by_file is None else GitChanges(since=since, by_file=by_file, rendered=rendered)
