@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from writeback.drift import indexing
-from writeback.drift.deciding import ObjectContext, Role, decide, manager_role
+from writeback.drift.deciding import ObjectContext, decide
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
 from writeback.drift.ignores.flux import flux_skip
@@ -20,11 +20,12 @@ from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.indexing import Index, Part, build
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import is_empty, normalize
-from writeback.drift.ownership import Ownership, parse_managed_fields
+from writeback.drift.ownership import Ownership
 from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse, settled_first
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
+from writeback.drift.whole_objects import created_live, missing
 from writeback.gitops.base import PathIgnore
 from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
 from writeback.kube.pathtypes import ABSENT, FieldPath
@@ -39,7 +40,6 @@ from writeback.model import (
     DryRunKind,
     LiveObject,
     Op,
-    Rule,
     Side,
     keyed_digest,
 )
@@ -196,7 +196,7 @@ def compute_drift(
         current = have.get(ident)
         at_head = ahead.get(ident) if ahead is not None else None
         if current is None:
-            part = Part(drifts=(_missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision),),
+            part = Part(drifts=(missing(d, gone_at_head=ahead is not None and at_head is None, revision=revision),),
                         dropped=(), notes=())  # fmt: skip
         else:
             outcome = (known or {}).get(ident)
@@ -225,7 +225,9 @@ def compute_drift(
         obj = have[ident]
         if (obj.ref.group, obj.ref.kind) not in scope:
             continue
-        created = _created(run, obj, at_head=ahead is not None and ident in ahead, revision=revision, notes=notes)
+        at = ahead is not None and ident in ahead
+        created = created_live(obj, policy=run.options.policy, sensitive=run.sensitive_patterns, at_head=at,
+                               revision=revision, notes=notes)  # fmt: skip
         if created is not None:
             drifts.append(created)
     drifts.sort(key=lambda d: (d.resource.identity, format_path(d.path)))
@@ -315,80 +317,6 @@ def needs_dry_run(
         return False
     found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
     return any(d.decision.written for d in found)
-
-
-def _missing(d: DesiredObject, *, gone_at_head: bool, revision: str | None) -> Drift:
-    if gone_at_head:
-        return Drift(
-            resource=d.ref,
-            path=(),
-            op=Op.REMOVE,
-            decision=Decision.PENDING,
-            reason=f"pending sync: removed from Git after the applied revision {revision or ''}".rstrip(),
-            rule=Rule.PENDING_SYNC,
-        )
-    return Drift(
-        resource=d.ref,
-        path=(),
-        op=Op.REMOVE,
-        decision=Decision.DELETED,
-        reason=f"declared in Git ({d.file}) but missing from the cluster",
-        rule=Rule.MISSING_LIVE,
-    )
-
-
-def _created(run: _Run, obj: LiveObject, *, at_head: bool, revision: str | None, notes: list[str]) -> Drift | None:
-    """A live object Git does not declare: ``new`` when a person created it."""
-    meta = obj.body.get("metadata") if isinstance(obj.body.get("metadata"), Mapping) else {}
-    assert isinstance(meta, Mapping)
-    refs = meta.get("ownerReferences") or []
-    if any(isinstance(r, Mapping) and r.get("controller") is True for r in refs):
-        return None
-    own = parse_managed_fields(obj.body)
-    policy = run.options.policy
-    if any(manager_role(policy, m.manager) is not Role.PERSON for m in own.managers):
-        return None
-    secret = obj.ref.is_secret
-    sensitive = secret or matches_within(run.sensitive_patterns, path=(), values=(obj.body,))
-    body: Any = normalize(obj.body, ref=obj.ref, side=Side.LIVE).body
-    body = _redacted_body(obj) if secret else (REDACTED if sensitive else body)
-    if at_head:
-        return Drift(
-            resource=obj.ref,
-            path=(),
-            op=Op.ADD,
-            live=body,
-            sensitive=sensitive,
-            decision=Decision.PENDING,
-            reason=f"pending sync: added to Git after the applied revision {revision or ''}".rstrip(),
-            rule=Rule.PENDING_SYNC,
-        )
-    first = min(own.managers, key=lambda m: m.time or "", default=None)
-    if first is None:
-        notes.append(f"{obj.ref}: no managedFields: could not tell who created it")
-        reason = "not declared in Git (no managedFields: the creator is unknown)"
-    else:
-        when = f" at {first.time}" if first.time else ""
-        reason = f"not declared in Git; created by {first.manager} ({first.operation}){when}"
-    return Drift(
-        resource=obj.ref,
-        path=(),
-        op=Op.ADD,
-        live=body,
-        manager=first.manager if first else None,
-        operation=first.operation if first else None,
-        time=first.time if first else None,
-        decision=Decision.NEW,
-        reason=reason,
-        rule=Rule.CREATED_LIVE,
-        sensitive=sensitive,
-    )
-
-
-def _redacted_body(obj: LiveObject) -> dict[str, Any]:
-    meta = obj.body.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else obj.ref.name
-    return {"metadata": {"name": name}, "data": REDACTED}
 
 
 def _object_drifts(
