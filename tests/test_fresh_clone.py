@@ -19,9 +19,21 @@ def test_a_fresh_clone_with_no_sibling_shared_collects_every_test(tmp_path: Path
     assert not (clone.parent / "shared").exists()
     done = subprocess.run(
         # every test, the opt-in Argo CD suite included (its conftest selects it when -m names `argocd`)
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "-m", "argocd or not argocd"],
-        cwd=clone, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "argocd or not argocd",
+        ],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "error" not in done.stdout.lower().split("\n")[-2], done.stdout[-2000:]
@@ -33,10 +45,16 @@ def test_a_fresh_clone_with_no_sibling_shared_collects_every_test(tmp_path: Path
 
 def test_no_test_fixture_or_script_reads_outside_the_repository() -> None:
     pattern = re.compile(r"\.\./shared|[\"']shared[\"']|parents\[\d\]\.parent")
-    scanned = [*ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/**/*.py"), *ROOT.glob(".ci/*"),
-               *ROOT.glob("tests/**/build"), ROOT / "pyproject.toml"]
+    scanned = [
+        *ROOT.glob("tests/**/*.py"),
+        *ROOT.glob("bench/**/*.py"),
+        *ROOT.glob(".ci/*"),
+        *ROOT.glob("tests/**/build"),
+        ROOT / "pyproject.toml",
+    ]
     offenders = [
-        str(p.relative_to(ROOT)) for p in scanned
+        str(p.relative_to(ROOT))
+        for p in scanned
         if p.is_file() and p != Path(__file__) and DATA not in p.parents and pattern.search(p.read_text("utf-8"))
     ]
     assert offenders == []

@@ -116,7 +116,8 @@ class TargetSettings(SettingsModel):
     path: str = "."
     source: str | None = Field(
         default=None,
-        description="how the manifests are produced (" + "; ".join(f"{s.name}: {s.help}" for s in SOURCES)
+        description="how the manifests are produced ("
+        + "; ".join(f"{s.name}: {s.help}" for s in SOURCES)
         + "); unset: the first that claims the path (kustomize if it holds a kustomization, else plain)",
         json_schema_extra={"enum": [*source_names(), None]},
     )

@@ -271,7 +271,7 @@ class Capture:
         write = (self.manager, self.time or "-", self.resource_version or "-")
         name = "__".join(_UNSAFE_IN_KEY.sub("-", p) for p in (*parts, *write))
         if len(name) > _MAX_KEY:  # a ConfigMap key has at most 253 characters
-            name = name[:_MAX_KEY - 17] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+            name = name[: _MAX_KEY - 17] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
         return name + ".json"
 
     @property

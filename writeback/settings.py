@@ -171,5 +171,3 @@ class Policy(SettingsModel):
     @classmethod
     def _paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         return _path_patterns(v)
-
-

@@ -118,7 +118,11 @@ def _stop_started() -> None:
 
 
 def start(
-    *, plane: ControlPlane, bin_dir: Path, namespace: str = "argocd", timeout: float = HEALTH_TIMEOUT,
+    *,
+    plane: ControlPlane,
+    bin_dir: Path,
+    namespace: str = "argocd",
+    timeout: float = HEALTH_TIMEOUT,
     tools: tuple[Path, ...] = (),
 ) -> ArgoCD:
     """Install the CRDs and the objects Argo CD reads, start the git server, redis, the repo-server and the

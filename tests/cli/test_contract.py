@@ -110,7 +110,7 @@ def _shown_values(prop: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Any]
     shown += list(prop.get("examples") or [])
     if "$ref" in prop:
         target = _resolve({"$ref": prop["$ref"]}, defs)
-        shown += ([target["default"]] if "default" in target and "default" not in prop else [])
+        shown += [target["default"]] if "default" in target and "default" not in prop else []
         shown += list(target.get("examples") or [])
     return shown
 

@@ -86,9 +86,7 @@ def _live(data: dict[str, str], *, owner: str | None) -> dict[str, Any]:
         ("changed in Git since", {"pending"}, 0),
     ],
 )
-def test_exit_code_is_1_exactly_for_actionable_drift(
-    tmp_path: Path, case: str, decisions: set[str], code: int
-) -> None:
+def test_exit_code_is_1_exactly_for_actionable_drift(tmp_path: Path, case: str, decisions: set[str], code: int) -> None:
     repo = tmp_path / "repo"
     init_repo(repo)
     write(repo, "apps/settings.yaml", _git("settings", {"mode": "strict", "level": "info"}))

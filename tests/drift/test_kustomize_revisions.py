@@ -176,9 +176,7 @@ def test_fields_set_by_the_overlay_match_live_and_are_compared_with_rendered_val
 
 
 def _plan(capsys: pytest.CaptureFixture[str], repo: Path, live: Path, *args: str) -> dict[str, Any]:
-    code, out, err = run_cli(
-        "plan", "--repo", str(repo), "--path", OVERLAY, "--live", str(live), "-o", "json", *args
-    )
+    code, out, err = run_cli("plan", "--repo", str(repo), "--path", OVERLAY, "--live", str(live), "-o", "json", *args)
     assert code == 0, err
     return dict(json.loads(out))
 

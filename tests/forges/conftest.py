@@ -136,10 +136,12 @@ def make_fake(kind: str, bare: Path, **kwargs: Any) -> FakeForge:
 
 def make_forge(kind: str, fake: FakeForge, *, policy: RetryPolicy = TEST_POLICY) -> Forge:
     if kind == "github":
-        return github_forge(project="octo-org/gitops", base_url=fake.url, token="ghp_test_token", policy=policy,
-                            kind=github.KIND)
-    return gitlab_forge(project="platform/gitops", url=fake.url, token="glpat-test-token", policy=policy,
-                        kind=gitlab.KIND)
+        return github_forge(
+            project="octo-org/gitops", base_url=fake.url, token="ghp_test_token", policy=policy, kind=github.KIND
+        )
+    return gitlab_forge(
+        project="platform/gitops", url=fake.url, token="glpat-test-token", policy=policy, kind=gitlab.KIND
+    )
 
 
 @pytest.fixture(params=["github", "gitlab"])

@@ -96,7 +96,11 @@ def test_a_revert_after_the_pr_was_opened_updates_its_description_and_comments_o
     assert "reverted in the cluster" in comment and "`kustomize-controller` at 2026-11-30T03:00:04Z" in comment
     assert env.remote.refs() == refs  # the branch is as it was: only the description and one comment
     assert {(r.method, r.path.rsplit("/", 1)[-1]) for r in env.fake.since(mark) if r.method != "GET"} <= {
-        ("PATCH", str(first.pr)), ("PUT", str(first.pr)), ("POST", "comments"), ("POST", "notes")}
+        ("PATCH", str(first.pr)),
+        ("PUT", str(first.pr)),
+        ("POST", "comments"),
+        ("POST", "notes"),
+    }
 
     mark = env.fake.mark()
     [third] = env.cycle(change_set(replicas=3), hotfixes=(reverted,))

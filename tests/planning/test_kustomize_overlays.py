@@ -113,8 +113,9 @@ def test_kustomization_edits_keep_comments_and_quotes(repo: Path) -> None:
 def test_edit_base_changes_the_shared_base(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE].value", live="safe", git="normal")]
     spec = TargetSpec(name="prod", path="overlays/prod", source="kustomize", edit_base=True)
-    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo,
-                         tools=Tools(paths={"kustomize": kustomize_bin}))
+    outcome = plan_files(
+        files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo, tools=Tools(paths={"kustomize": kustomize_bin})
+    )
     (cs,) = outcome.plan.changesets
     assert [f.path for f in cs.files] == ["base/deployment.yaml"]
     assert "value: safe  # the default mode" in cs.files[0].after
@@ -138,8 +139,9 @@ def test_base_only_field_without_overlay_patch_gets_a_new_patch_file() -> None:
 def test_removed_base_env_renders_without_it(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(WEB, "spec.template.spec.containers[name=app].env[name=MODE]", op=Op.REMOVE)]
     spec = TargetSpec(name="prod", path="overlays/prod", source="kustomize")
-    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo,
-                         tools=Tools(paths={"kustomize": kustomize_bin}))
+    outcome = plan_files(
+        files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo, tools=Tools(paths={"kustomize": kustomize_bin})
+    )
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     assert [f.path for f in cs.files] == ["overlays/prod/resources-patch.yaml"]
@@ -161,8 +163,9 @@ def test_labels_entry_and_image_name_are_edited_where_kustomize_sets_them(repo: 
         drift(WEB, IMAGE, live="mirror.example.com/web:1.0.3", git="registry.example.com/web:1.0.3"),
     ]
     spec = TargetSpec(name="prod", path="overlays/prod", source="kustomize")
-    outcome = plan_files(files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo,
-                         tools=Tools(paths={"kustomize": kustomize_bin}))
+    outcome = plan_files(
+        files=KUSTOMIZE_REPO, drifts=drifts, spec=spec, repo=repo, tools=Tools(paths={"kustomize": kustomize_bin})
+    )
     assert outcome.plan.errors == ()  # the real kustomize build renders both live values
     (cs,) = outcome.plan.changesets
     (patch,) = cs.files
@@ -188,8 +191,9 @@ def test_file_based_strategic_merge_and_json6902_patches(tmp_path: Path, kustomi
     web = ref("Deployment", "web", namespace="qa")
     drifts = [drift(web, "spec.minReadySeconds", live=9, git=5), drift(web, "spec.replicas", live=3, git=2)]
     spec = TargetSpec(name="qa", path="qa", source="kustomize")
-    outcome = plan_files(files=files, drifts=drifts, spec=spec, repo=tmp_path / "repo",
-                         tools=Tools(paths={"kustomize": kustomize_bin}))
+    outcome = plan_files(
+        files=files, drifts=drifts, spec=spec, repo=tmp_path / "repo", tools=Tools(paths={"kustomize": kustomize_bin})
+    )
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     after = {f.path: f.after for f in cs.files}

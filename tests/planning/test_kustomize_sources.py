@@ -147,8 +147,9 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
         ("env/dev/motd.txt", False),
     ]
     spec = TargetSpec(name="dev", path="env/dev", source="kustomize", edit_base=True)
-    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo,
-                         tools=Tools(paths={"kustomize": kustomize_bin}))
+    outcome = plan_files(
+        files=FILES, drifts=drifts, spec=spec, repo=repo, tools=Tools(paths={"kustomize": kustomize_bin})
+    )
     assert outcome.plan.errors == ()  # the real kustomize build renders every live value
     (cs,) = outcome.plan.changesets
     after = {f.path: f.after for f in cs.files}
@@ -162,8 +163,9 @@ def test_inline_json6902_inline_smp_component_and_generators(repo: Path, kustomi
 def test_component_outside_the_overlay_is_not_edited_without_edit_base(repo: Path, kustomize_bin: Path) -> None:
     drifts = [drift(APP, f"{MAIN}.readinessProbe.periodSeconds", live=30, git=10)]
     spec = TargetSpec(name="dev", path="env/dev", source="kustomize")
-    outcome = plan_files(files=FILES, drifts=drifts, spec=spec, repo=repo,
-                         tools=Tools(paths={"kustomize": kustomize_bin}))
+    outcome = plan_files(
+        files=FILES, drifts=drifts, spec=spec, repo=repo, tools=Tools(paths={"kustomize": kustomize_bin})
+    )
     assert outcome.plan.errors == ()
     (cs,) = outcome.plan.changesets
     new = next(f for f in cs.files if f.before is None)

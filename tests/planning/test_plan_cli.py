@@ -119,16 +119,12 @@ def test_plan_json_contract_and_security_split(capsys: pytest.CaptureFixture[str
 def test_fingerprint_stable_across_time_and_manager_and_id_stable(
     capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path
 ) -> None:
-    one = _json_plan(repo, _live(image="registry.example.com/web:1.0.4", privileged=False), tmp_path)[
-        "changesets"
-    ][0]
+    one = _json_plan(repo, _live(image="registry.example.com/web:1.0.4", privileged=False), tmp_path)["changesets"][0]
     later = _live(
         image="registry.example.com/web:1.0.4", privileged=False, time="2026-12-02T11:00:00Z", manager="kubectl-patch"
     )
     two = _json_plan(repo, later, tmp_path)["changesets"][0]
-    other = _json_plan(repo, _live(image="registry.example.com/web:1.0.5", privileged=False), tmp_path)[
-        "changesets"
-    ][0]
+    other = _json_plan(repo, _live(image="registry.example.com/web:1.0.5", privileged=False), tmp_path)["changesets"][0]
     assert one["fingerprint"] == two["fingerprint"] != other["fingerprint"]
     assert one["id"] == two["id"] == other["id"] == "apps"
     assert two["drifts"][0]["manager"] == "kubectl-patch"

@@ -44,8 +44,6 @@ def config(tmp_path: Path) -> Config:
     )  # fmt: skip
 
 
-
-
 def test_secret_values_come_from_every_secret_ref(tmp_path: Path) -> None:
     values = secret_values(config(tmp_path), environ={"WB_GH": "ghp_env_secret_abcdef"})
     assert {"ghp_env_secret_abcdef", "glpat-from-a-file-123456"} <= values

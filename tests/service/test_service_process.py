@@ -36,7 +36,6 @@ from tests.support.services import free_port, metric, start_writeback, stop_writ
 pytestmark = pytest.mark.controlplane
 
 
-
 def cm_manifest(namespace: str, name: str, value: str) -> str:
     return (
         f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
@@ -217,6 +216,7 @@ def test_a_hotfix_the_controller_reverts_at_once_still_gets_its_pr_saying_so(ser
     """`hot` (an hour's interval: only a captured hotfix makes it run): a person edits, the GitOps controller reverts
     at once; the PR still comes, saying so."""
     namespace = service.namespace
+
     # its informer is warmed up in the background after start, and its first (scheduled) cycle runs at start: the
     # edit must come once it watches and that cycle is over, or that cycle reads the edit before it is reverted
     def ready() -> bool:

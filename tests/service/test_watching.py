@@ -62,8 +62,9 @@ def test_a_warm_cycle_makes_zero_list_calls(controlplane: Any, k8s: Any, namespa
         _configmap(controlplane, namespace, "cm-3", "newer")  # the watch replaces the object, never changes it
         wait_until(
             "the watch's newer cm-3",
-            lambda: {o.ref.name: o for o in cache.list_objects(selector=selector)}["cm-3"].body["data"]["key"]
-            == "newer",
+            lambda: (
+                {o.ref.name: o for o in cache.list_objects(selector=selector)}["cm-3"].body["data"]["key"] == "newer"
+            ),
             timeout=15,
         )
         assert warm["cm-3"].body["data"] == {"key": "new"}

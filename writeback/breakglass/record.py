@@ -217,8 +217,6 @@ def record_of(body: Mapping[str, Any], *, where: str) -> Record | None:
     return None if text is None else load_record(str(text), where=where)
 
 
-
-
 # ---------------------------------------------------------------- what to say (PR bodies, Events)
 
 

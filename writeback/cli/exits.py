@@ -91,11 +91,15 @@ def meanings(command: str = "") -> tuple[tuple[ExitCode, str], ...]:
     ``break-glass``; "" for all of them) means, in order."""
     drift: dict[str, Callable[[], str]] = {
         "diff": lambda: f"with --exit-code: drift found, a field or resource decided {actionable_words()}",
-        "plan": lambda: "with --exit-code: a change set would change files, or leaves a write-back unresolved (a "
-        "field whose source writeback cannot find, a resource created or deleted live)",
+        "plan": lambda: (
+            "with --exit-code: a change set would change files, or leaves a write-back unresolved (a "
+            "field whose source writeback cannot find, a resource created or deleted live)"
+        ),
         "run": lambda: "with --exit-code (and --once): a pull request was opened or updated",
-        "": lambda: "with --exit-code only: drift found (diff), files would change or a write-back is unresolved "
-        "(plan), a pull request opened or updated (run)",
+        "": lambda: (
+            "with --exit-code only: drift found (diff), files would change or a write-back is unresolved "
+            "(plan), a pull request opened or updated (run)"
+        ),
     }
     failed = {
         "diff": "the cluster or git failed at run time",

@@ -48,9 +48,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def pull_requests_of(
-    spec: TargetSpec, *, cluster_name: str, proofs: Mapping[str, str] | None = None
-) -> PullRequestOf:
+def pull_requests_of(spec: TargetSpec, *, cluster_name: str, proofs: Mapping[str, str] | None = None) -> PullRequestOf:
     """The pull request of each change set (``proofs``: the source's own proof of each, by change set id)."""
 
     def of(cs: ChangeSet) -> PullRequestSpec | None:  # a change set without file changes opens no pull request

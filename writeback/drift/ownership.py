@@ -279,7 +279,7 @@ def prune_fields_v1(tree: Mapping[str, Any], *, live: Any, paths: Sequence[Field
     gone = {canonical(p) for p in paths}
 
     def covered(path: FieldPath) -> bool:
-        return any(path[: n] in gone for n in range(1, len(path) + 1))
+        return any(path[:n] in gone for n in range(1, len(path) + 1))
 
     def walk(node: Mapping[str, Any], path: FieldPath, value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}

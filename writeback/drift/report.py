@@ -16,6 +16,7 @@ from writeback.model import REDACTED, Drift, Dropped
 
 __all__ = ["REDACTED", "DriftReport", "drift_to_json", "report_to_json", "shown"]
 
+
 @dataclass(frozen=True, kw_only=True)
 class DriftReport:
     mode: str  # "cluster" | "offline"

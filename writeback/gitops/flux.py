@@ -107,8 +107,11 @@ class _Applier(_Source):
     ) -> tuple[ObjectRef, list[Op]] | None:
         repo = self._source(body, ref=ref)
         found = get(repo) if repo is not None else None
-        return None if repo is None or found is None else GIT_REPOSITORY.fetch_request(found, ref=repo, get=get,
-                                                                                       token=token)
+        return (
+            None
+            if repo is None or found is None
+            else GIT_REPOSITORY.fetch_request(found, ref=repo, get=get, token=token)
+        )
 
     def applied_by(self, body: Mapping[str, Any], *, namespace: str) -> ObjectRef | None:
         labels = (body.get("metadata") or {}).get("labels") or {}

@@ -41,9 +41,7 @@ def _kinds(refs: Iterable[ObjectRef]) -> set[tuple[str, str]]:
     return {(r.group, r.kind) for r in refs}
 
 
-def by_kinds(
-    names: Sequence[str], *, desired: Sequence[DesiredObject], live: Sequence[LiveObject] = ()
-) -> Compared:
+def by_kinds(names: Sequence[str], *, desired: Sequence[DesiredObject], live: Sequence[LiveObject] = ()) -> Compared:
     """``--kinds``: only the objects of the named kinds, on both sides; a name that matches no kind of either side
     is an input error (a typo would otherwise compare nothing, silently)."""
     known = _kinds(d.ref for d in desired) | _kinds(o.ref for o in live)

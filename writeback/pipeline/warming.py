@@ -363,7 +363,13 @@ def git_key(
 
 
 def kept_git_changes(
-    memo: WarmState, *, repo: Path, commit: str | None, scope: str, live: Sequence[LiveObject], index: Index,
+    memo: WarmState,
+    *,
+    repo: Path,
+    commit: str | None,
+    scope: str,
+    live: Sequence[LiveObject],
+    index: Index,
     rendered: bool,
 ) -> GitChanges | None:
     """When Git last changed each file, for the settle stage of a service cycle: the bound on the oldest write

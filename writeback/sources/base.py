@@ -181,4 +181,3 @@ def sops_encrypted(m: Manifest, files: Mapping[str, str]) -> bool:
     """A SOPS-encrypted manifest (its values are never written)."""
     text = files.get(m.file, "")
     return "sops" in m.data or ("\nsops:" in text and "ENC[" in text)
-

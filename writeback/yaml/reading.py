@@ -77,7 +77,6 @@ MAX_ALIAS_GROWTH = 1_000_000  # nodes + scalar characters that aliases may add t
 CACHE_CHARS = 32 * 2**20  # how much source text the parse cache keeps (least recently used goes first)
 
 
-
 # ---------------------------------------------------------------- bounds on the composed graph
 
 

@@ -128,7 +128,6 @@ def _info(pr: PullRequest) -> PRInfo:
 class GitHubForge:
     """The ``Forge`` interface for one GitHub repository (``owner/name``)."""
 
-
     def __init__(self, *, client: Github, project: str, auth: Auth.Auth, kind: ForgeKind) -> None:
         self.kind = kind
         self._gh = client

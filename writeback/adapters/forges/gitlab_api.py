@@ -112,7 +112,6 @@ def _info(mr: ProjectMergeRequest) -> PRInfo:
 class GitLabForge:
     """The ``Forge`` interface for one GitLab project (``group/project`` or a numeric id)."""
 
-
     def __init__(self, *, client: gitlab.Gitlab, project: str, kind: ForgeKind, token: str | None = None) -> None:
         self.kind = kind
         self._gl = client
@@ -238,7 +237,11 @@ class GitLabForge:
 
 
 def gitlab_forge(
-    *, project: str, url: str | None = None, token: str, policy: RetryPolicy | None = None,
+    *,
+    project: str,
+    url: str | None = None,
+    token: str,
+    policy: RetryPolicy | None = None,
     kind: ForgeKind,
 ) -> GitLabForge:
     """A GitLab forge for ``project`` on gitlab.com or a self-hosted ``url`` (without ``/api/v4``)."""

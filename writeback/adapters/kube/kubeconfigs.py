@@ -73,6 +73,8 @@ def check_kubeconfig(path: str, *, origin: str) -> None:
                 f"{origin} {file}: not a kubeconfig (it is {got}; a kubeconfig is a YAML mapping with clusters, "
                 "contexts and users, as `kubectl config view` prints)"
             )
+
+
 def _transport_retries() -> Any:
     """urllib3 retries connection errors only. Its default also retries 429/503 and sleeps on Retry-After
     without any cap (an hour, if the server says so), then reports "max retries" as if the server were

@@ -31,6 +31,7 @@ from writeback.model import Decision, Drift, Dropped, Op, Rule, Side
 
 __all__ = ["DroppedDefault", "separate"]
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DroppedDefault:
     """A difference the decisions found to be a server default (``rule``: why)."""
