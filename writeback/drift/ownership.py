@@ -20,6 +20,7 @@ from writeback.model import FieldOwner, ManagerOperation
 __all__ = [
     "Ownership",
     "canonical",
+    "entry_owner",
     "fields_v1",
     "generalize",
     "parse_fields_v1",
@@ -197,6 +198,16 @@ class Ownership:
         return max(enumerate(owners), key=lambda io: (io[1].time or "", io[0]))[1]
 
 
+def entry_owner(entry: Mapping[str, Any]) -> FieldOwner:
+    """Who wrote one managedFields entry, how and when (its fields aside)."""
+    return FieldOwner(
+        manager=str(entry.get("manager") or "unknown"),
+        operation=ManagerOperation.of(entry.get("operation")),
+        subresource=str(entry.get("subresource") or ""),
+        time=str(entry["time"]) if entry.get("time") else None,
+    )
+
+
 def parse_managed_fields(body: Mapping[str, Any]) -> Ownership:
     """Build the ownership map of a live object from its ``metadata.managedFields``."""
     meta = body.get("metadata")
@@ -211,12 +222,7 @@ def parse_managed_fields(body: Mapping[str, Any]) -> Ownership:
     for entry in entries:
         if not isinstance(entry, Mapping) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
             continue
-        owner = FieldOwner(
-            manager=str(entry.get("manager") or "unknown"),
-            operation=ManagerOperation.of(entry.get("operation")),
-            subresource=str(entry.get("subresource") or ""),
-            time=str(entry["time"]) if entry.get("time") else None,
-        )
+        owner = entry_owner(entry)
         managers.append(owner)
         tree = entry.get("fieldsV1")
         if not isinstance(tree, Mapping):

@@ -13,10 +13,10 @@ from writeback.drift.deciding import Role, manager_role, table_default
 from writeback.drift.diffing import Leaf, diff
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import normalize
-from writeback.drift.ownership import Ownership, parse_managed_fields
+from writeback.drift.ownership import Ownership, entry_owner, parse_managed_fields
 from writeback.drift.settling import SCALED, Settle, compacted, replicas, settle
 from writeback.kube.pathtypes import Key
-from writeback.model import DesiredObject, Drift, Dropped, FieldOwner, LiveObject, ManagerOperation, Op, Side
+from writeback.model import DesiredObject, Drift, Dropped, FieldOwner, LiveObject, Op, Side
 from writeback.settings import Policy
 
 __all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse", "settled_first"]
@@ -141,12 +141,7 @@ def _replicas_ownership(body: Mapping[str, Any]) -> Ownership | None:
     managers: list[FieldOwner] = []
     owners: list[FieldOwner] = []
     for entry in entries:
-        owner = FieldOwner(
-            manager=str(entry.get("manager") or "unknown"),
-            operation=ManagerOperation.of(entry.get("operation")),
-            subresource=str(entry.get("subresource") or ""),
-            time=str(entry["time"]) if entry.get("time") else None,
-        )
+        owner = entry_owner(entry)
         managers.append(owner)
         tree = entry.get("fieldsV1")
         spec = tree.get("f:spec") if isinstance(tree, Mapping) else None
