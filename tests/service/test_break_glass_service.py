@@ -9,7 +9,6 @@ The per-target step reads only the objects a target names (GETs, never a list).
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 import urllib.request
@@ -29,7 +28,7 @@ from tests.support.gitrepos import git, seed_bare
 from tests.support.kube import get
 from tests.support.objects import WEB_MANIFEST
 from tests.support.polling import wait_until
-from tests.support.services import free_port, metric, start_writeback, stop_writeback
+from tests.support.services import free_port, metric, start_writeback, stop_writeback, stopped_records
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.controllers import ControllerObjects
 from writeback.breakglass import targets
@@ -116,11 +115,7 @@ class Incidents:
 
     def stop(self) -> list[dict[str, Any]]:
         """Stops the service: it exits 0 and its log never holds the token; its log records."""
-        code = stop_writeback(self.proc, timeout=40)
-        output = self.log.read_text()
-        assert code == 0, output[-4000:]
-        assert TOKEN not in output
-        return [json.loads(line) for line in output.splitlines() if line.strip()]
+        return stopped_records(self.proc, self.log, secret=TOKEN)
 
 
 @pytest.fixture

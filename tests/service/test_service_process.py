@@ -31,7 +31,7 @@ from tests.fakes.github_fake import (
 )
 from tests.support.gitrepos import seed_bare
 from tests.support.polling import wait_until
-from tests.support.services import free_port, metric, start_writeback, stop_writeback
+from tests.support.services import free_port, metric, start_writeback, stop_writeback, stopped_records
 
 pytestmark = pytest.mark.controlplane
 
@@ -101,11 +101,7 @@ class Service:
     def stop(self) -> list[dict[str, Any]]:
         """SIGTERM: it exits 0 and its log never holds the token; its log records (not a TTY: every line is
         JSON)."""
-        code = stop_writeback(self.proc, timeout=40)
-        output = self.log.read_text()
-        assert code == 0, output[-4000:]
-        assert TOKEN not in output
-        return [json.loads(line) for line in output.splitlines() if line.strip()]
+        return stopped_records(self.proc, self.log, secret=TOKEN)
 
 
 @pytest.fixture

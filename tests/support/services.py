@@ -50,6 +50,16 @@ def stop_writeback(proc: subprocess.Popen[bytes], *, timeout: float) -> int:
         raise
 
 
+def stopped_records(proc: subprocess.Popen[bytes], log: Path, *, secret: str) -> list[dict[str, Any]]:
+    """Stop the service (SIGTERM): it exits 0 and its log never holds ``secret`` (the forge token); its log records
+    (not a TTY: every line is JSON)."""
+    code = stop_writeback(proc, timeout=40)
+    output = log.read_text()
+    assert code == 0, output[-4000:]
+    assert secret not in output
+    return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
 def metric(text: str, name: str, **labels: str) -> float:
     """The sum of the samples called ``name`` in a Prometheus text exposition whose labels include ``labels``."""
     return sum(
