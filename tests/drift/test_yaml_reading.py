@@ -212,3 +212,14 @@ def test_plan_parses_each_file_once_and_a_second_cycle_parses_nothing(cache_on: 
     yamlreading.clear_cache()
     for source, docs in kept:
         assert any(list(docs) == load_all(text, source=source) for text in texts[source]), source
+
+
+def test_keys_and_short_texts_are_one_object_across_documents_and_long_texts_are_left_as_read() -> None:
+    long = "x" * 200
+    first = load_all(f"metadata:\n  name: web\n  note: {long}\nkind: Service\n", source="a.yaml")[0]
+    second = load_all(f"kind: Service\nmetadata:\n  note: {long}\n  name: web\n", source="b.yaml")[0]
+    assert first == second
+    (k1,), (k2,) = [k for k in first if k == "metadata"], [k for k in second if k == "metadata"]
+    assert k1 is k2  # a repo's repeated keys are held once
+    assert first["kind"] is second["kind"] and first["metadata"]["name"] is second["metadata"]["name"]
+    assert first["metadata"]["note"] is not second["metadata"]["note"]  # not hashed into the shared table
