@@ -169,16 +169,18 @@ def settled_first(
     compact: bool = False,
 ) -> PreparedObject | None:
     """The first stage alone (``settling``): the object's preparation when its managers settle it, else None.
-    ``compact``: the preparation holds :func:`settling.compacted` of ``obj`` (its identity and versions, no body),
-    for a caller that drops the rest (``pipeline.settled``: list pages settled as they arrive)."""
+    ``compact``: the preparation holds :func:`settling.compacted` of ``obj`` (its identity and versions, no body)
+    and ``d`` released (``DesiredObject.released``: no body), for a caller that drops the rest
+    (``pipeline.settled``: list pages settled as they arrive)."""
     why = settle(obj, d, policy=policy, context=context, scale=not explain)
     if why is None:
         return None
     if why is SCALED:  # settled but for the replicas a controller's /scale write owns: the whole object, read again
         return _scaled(obj, d, offline=offline, policy=policy)
     whole = (Dropped(resource=d.ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
-    return PreparedObject(live=compacted(obj) if compact else obj, desired=d, offline=offline, settled=True,
-                          by_managers=True, dropped=whole if explain else ())  # fmt: skip
+    return PreparedObject(live=compacted(obj) if compact else obj, desired=d.released() if compact else d,
+                          offline=offline, settled=True, by_managers=True,
+                          dropped=whole if explain else ())  # fmt: skip
 
 
 def reuse(

@@ -53,16 +53,18 @@ from writeback.pipeline.warming import Warm, WarmState, git_key, kept_git_change
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
-from writeback.yaml.reading import parse_scope
+from writeback.yaml.reading import keeps_documents, parse_scope
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Detection:
-    """The report plus what produced it (the patching step needs the desired objects)."""
+    """The report plus what produced it."""
 
     report: DriftReport
+    # the Git objects compared; a one-shot run against a cluster released the bodies of those its managers settled
+    # (``DesiredObject.released``: ``pipeline.settled``)
     desired: tuple[DesiredObject, ...]
     live: tuple[LiveObject, ...]
     problems: tuple[Problem, ...] = ()
@@ -85,7 +87,7 @@ class _GitSide:
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     """Compare live (``edges.cluster``, or the dump at ``edges.live_path`` offline) with Git in ``repo``."""
-    with collector_paused(), parse_scope():  # a text read twice (the compared revision and the head) parses once
+    with collector_paused():
         return _detect(spec=spec, repo=repo, edges=edges)
 
 
@@ -113,13 +115,16 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
         namespaced = with_crds(namespaced, dump_scopes((o.ref.api_version, o.ref.kind, o.ref.namespace) for o in dump))
     source = resolve_source(repo=repo, path=spec.path, source=spec.source, controller=followed)
-    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
-                   exclude=compared.excluded(live_path, repo=repo))  # fmt: skip
-    step("read Git")
     memo = edges.memo if cluster is not None else None  # kept results: service cycles only
+    # a one-shot run against a cluster settles objects as their pages arrive (``pipeline.settled``), which unpacks
+    one_shot = cluster is not None and memo is None
+    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
+                   exclude=compared.excluded(live_path, repo=repo), pack=one_shot)  # fmt: skip
+    step("read Git")
     if memo is not None:
         memo.begin_cycle()
     git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced, memo=memo)
+    declared = bool(git.desired)
     problems.extend(git.problems)
     desired = git.desired
     # a resource Git declares twice is left out on both sides: its live object is no "new" resource
@@ -133,8 +138,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         desired, dump, scopes, more = memo.derived(git.desired, spec, compare)
     else:
         desired, dump, scopes, more = _compared(spec=spec, desired=desired, dump=dump, offline=cluster is None)
-    if more:
-        git = replace(git, notes=(*git.notes, *more))
+    git = replace(git, desired=(), notes=(*git.notes, *more))  # from here on ``desired`` holds the compared objects
     options = EngineOptions(
         policy=spec.policy,
         ignore=spec.ignore,
@@ -159,9 +163,14 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         # a one-shot run settles objects as their pages arrive and keeps no body of theirs (``pipeline.settled``);
         # the service keeps whole objects (its watch cache holds them anyway, and its kept results compare them)
         pages = PageSettler(desired=desired, options=options, times=times, head=git.head) if memo is None else None
+        if pages is not None:  # the settler holds them now, and lets each settled object's Git body go
+            desired = ()
         step("snapshot")
-        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, desired=desired, page_size=spec.page_size,
+        snap = snapshots.snapshot(cluster=cluster, scopes=scopes, page_size=spec.page_size,
+                                  desired=pages.declared if pages is not None else desired,
                                   keep=pages.keep if pages is not None else None)  # fmt: skip
+        if pages is not None:
+            desired = pages.finish()
         live = tuple(o for o in snap.objects if o.ref.identity not in ambiguous) if ambiguous else snap.objects
         problems.extend(snap.problems)
         unusable = {p.resource.identity for p in snap.problems if p.resource is not None}
@@ -212,7 +221,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         warm.memo.finished(warm.round)
     if notes:
         report = replace(report, notes=(*notes, *report.notes))
-    if not git.desired and not git.problems:  # never a silent "no drift"
+    if not declared and not git.problems:  # never a silent "no drift"
         empty = f"{spec.path!r} in {repo} holds no Kubernetes manifests: nothing was compared with it"
         report = replace(report, warnings=(*report.warnings, empty))
     return Detection(
@@ -299,13 +308,14 @@ class _Loader:
     tools: Tools
     controller: ControllerObject | None = None
     exclude: frozenset[str] = frozenset()  # a --live dump inside the repository
+    pack: bool = False  # bodies packed as read (``LoadRequest.pack``) when nothing keeps the parsed documents
 
     def __call__(
         self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
     ) -> LoadResult[DesiredObject]:
         request = LoadRequest(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced,
-                              tools=self.tools, where=where, controller=self.controller,
-                              exclude=self.exclude)  # fmt: skip
+                              tools=self.tools, where=where, controller=self.controller, exclude=self.exclude,
+                              pack=self.pack and not keeps_documents())  # fmt: skip
         return self.source.load(request)
 
 
@@ -388,9 +398,10 @@ def _read_git(
         objs, problems = read(repo)
         return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=(),
                         commit=commit, scope=scope)  # fmt: skip
-    with revisions.checkout(repo, commit, path=scope) as tree:
-        objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
-    head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
+    with parse_scope():  # a text read in both trees (the compared revision and the head) parses once
+        with revisions.checkout(repo, commit, path=scope) as tree:
+            objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
+        head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
     notes: list[str] = []
     if rendered and head_problems:
         why = "; ".join(str(p) for p in head_problems)

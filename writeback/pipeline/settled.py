@@ -3,7 +3,8 @@
 A one-shot ``diff``/``plan`` hands each listed object to :meth:`PageSettler.keep` as soon as its page is decoded.
 An object that Git declares and its managers settle (``drift.settling``) is kept as its settled preparation alone,
 holding a compact copy of it (identity, uid, resourceVersion: ``settling.compacted``); its body and managedFields go
-with the page. Every other object is kept whole, for the dry-runs and the engine. ``compute_drift`` takes the settled
+with the page, and so does its Git body (the settler holds the desired objects: ``PageSettler.declared``, a settled
+one released). Every other object is kept whole, for the dry-runs and the engine. ``compute_drift`` takes the settled
 preparations through ``prepared``, so its report is the one a whole snapshot makes.
 
 The first stage needs Git's last change of each object's source, which ``git log --since`` reads; its bound must be at
@@ -31,7 +32,7 @@ from writeback.drift.engine import (
 )
 from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.kube.refs import Identity
-from writeback.model import DesiredObject, LiveObject
+from writeback.model import DesiredObject, LiveObject, PackedBody
 
 __all__ = ["GitTimes", "PageSettler", "settle_after"]
 
@@ -83,7 +84,12 @@ def settle_after(times: GitTimes, *, live: Sequence[LiveObject], head: Sequence[
 
 class PageSettler:
     """:meth:`keep` for ``snapshots.snapshot``: an object its managers settle is kept as a compact copy, its settled
-    preparation kept aside (:meth:`prepared`); every other object is kept as listed."""
+    preparation kept aside (:meth:`prepared`); every other object is kept as listed.
+
+    The settler holds the desired objects from then on (:attr:`declared`, in their order): a packed body
+    (``model.PackedBody``) is unpacked when its live object arrives, and a settled object's Git body is released
+    (``DesiredObject.released``), so the caller lets go of its own sequence and compares :meth:`finish`'s objects
+    (the preparations hold those very objects)."""
 
     def __init__(
         self,
@@ -93,7 +99,9 @@ class PageSettler:
         times: GitTimes,
         head: Sequence[DesiredObject] | None,
     ) -> None:
+        self.declared: list[DesiredObject] = list(desired)
         self._want = {d.ref.identity: d for d in desired}
+        self._at = {d.ref.identity: n for n, d in enumerate(desired)}
         self._options = options
         self._times = times
         self._head = head
@@ -106,6 +114,8 @@ class PageSettler:
         d = self._want.get(ident)
         if d is None:
             return obj  # not Git's: "new" or not compared, decided from its body
+        if type(d.body) is PackedBody:  # its live object is here: Git's body is read from now on
+            d = self._want[ident] = self.declared[self._at[ident]] = d.unpacked()
         written = oldest_write((obj,))
         if written is None:
             return obj  # no write time: never settled by its managers
@@ -119,7 +129,16 @@ class PageSettler:
         if prep is None:
             return obj
         self._settled[ident] = prep
+        if prep.desired is not d:  # its Git body released: the settler's copy is the one compared from now on
+            self._want[ident] = self.declared[self._at[ident]] = prep.desired
         return prep.live
+
+    def finish(self) -> tuple[DesiredObject, ...]:
+        """:attr:`declared` once the lists are done, every body unpacked (those no live object came for: missing
+        objects, a list that failed), settled ones released."""
+        self.declared = [d.unpacked() for d in self.declared]
+        self._want = {d.ref.identity: d for d in self.declared}
+        return tuple(self.declared)
 
     def _settle(self, written: int) -> Settle | None:
         changes = self._times.reaching(written)
