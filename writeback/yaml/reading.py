@@ -222,26 +222,34 @@ def _scalar(tag: str, text: str) -> Any:
 def _construct(node: Node, depth: int, source: str) -> Any:
     if depth > MAX_DEPTH:
         raise _too_deep(source)
-    if isinstance(node, ScalarNode):
+    kind = type(node)
+    if kind is ScalarNode:
         return _scalar(node.tag, node.value)
-    if isinstance(node, SequenceNode):
+    if kind is SequenceNode:
         return [_construct(item, depth + 1, source) for item in node.value]
-    merged: dict[Any, Any] = {}
+    # a mapping: its scalar keys and values read here, not one call each (half of a manifest's nodes are scalars)
+    inline = depth < MAX_DEPTH  # a scalar one level down is still within the bound
+    merged: dict[Any, Any] | None = None
     own: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        if key_node.tag == MERGE_TAG:
+        tag = key_node.tag
+        if tag == MERGE_TAG:
             sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            merged = {} if merged is None else merged
             for src in sources:
                 data = _construct(src, depth + 1, source)
                 if isinstance(data, dict):
                     for k, v in data.items():
                         merged.setdefault(k, v)
             continue
-        if isinstance(key_node, ScalarNode):
-            key = _scalar(key_node.tag, key_node.value)
+        if type(key_node) is ScalarNode:
+            key = _scalar(tag, key_node.value)
         else:
             key = freeze(_construct(key_node, depth + 1, source))
-        own[key] = _construct(value_node, depth + 1, source)
+        if inline and type(value_node) is ScalarNode:
+            own[key] = _scalar(value_node.tag, value_node.value)
+        else:
+            own[key] = _construct(value_node, depth + 1, source)
     if not merged:
         return own
     merged.update(own)
