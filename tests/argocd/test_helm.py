@@ -27,6 +27,7 @@ from writeback.gitops.argocd import APPLICATION, TRACKING_ANNOTATION
 from writeback.gitops.base import Followed
 from writeback.pipeline.detecting import detect
 from writeback.pipeline.targets import Edges, TargetSpec
+from writeback.pipeline.warming import WarmState
 
 pytestmark = [pytest.mark.argocd, pytest.mark.controlplane]
 
@@ -102,7 +103,8 @@ def test_writebacks_render_is_what_argocd_applied_and_a_set_image_becomes_the_va
         controllers=(Followed(controller=APPLICATION, text=f"{ARGOCD_NAMESPACE}/{shop.sync.name}"),),
     )
     cluster = KubeCluster.connect(kubeconfig=shop.kubeconfig, context="writeback-test")
-    detection = detect(spec=spec, repo=shop.remote.work, edges=Edges(cluster=cluster))
+    # the service's path: it keeps every Git body (a one-shot run lets go of those its managers settle)
+    detection = detect(spec=spec, repo=shop.remote.work, edges=Edges(cluster=cluster, memo=WarmState()))
     assert detection.problems == () and detection.source.name == "helm"
     rendered = {(d.ref.kind, d.ref.name): dict(d.body) for d in detection.desired}
     assert sorted(rendered) == managed
