@@ -121,8 +121,8 @@ if yaml.__with_libyaml__:
         hooks are C callables that ignore their arguments, and a plain scalar read before resolves from the cache
         in one call (issue 23: the Git side's reading is a third of a one-shot ``diff``'s CPU)."""
 
-        descend_resolver = staticmethod(operator.is_)  # (parent, index) -> ignored
-        ascend_resolver = staticmethod(tuple)  # () -> ignored
+        descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # (parent, index) -> ignored
+        ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # () -> ignored
 
         def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
             if kind is ScalarNode:
