@@ -140,7 +140,9 @@ def _cycle(
     from writeback.pipeline.detecting import detect
     from writeback.pipeline.planning import plan_target
     from writeback.pipeline.targets import Edges, TargetSpec
+    from writeback.yaml import reading
 
+    reading.set_cache(enabled=False)  # read as a one-shot command reads: nothing parsed kept across rounds
     cluster = Replay(data)
     explain = not args.no_explain
     spec, edges = TargetSpec(name="replay", path=args.path, explain=explain), Edges(cluster=cluster)
