@@ -11,7 +11,6 @@ import enum
 import hashlib
 import hmac
 import json
-import marshal
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -47,55 +46,11 @@ class DesiredObject:
     document: int = 0  # index of the YAML document in the file (after List expansion: see item)
     item: int | None = None  # index inside a List kind's items, if any
 
-    def unpacked(self) -> DesiredObject:
-        """This object with its body as a plain mapping (itself when it is one): see :class:`PackedBody`."""
-        if type(self.body) is not PackedBody:
-            return self
-        return DesiredObject(ref=self.ref, body=self.body.unpack(), file=self.file, document=self.document,
-                             item=self.item)  # fmt: skip
-
     def released(self) -> DesiredObject:
         """This object without its body (:class:`ReleasedBody`): what a one-shot run keeps of an object its managers
         settled (``pipeline.settled``), whose body nothing reads again."""
         return DesiredObject(ref=self.ref, body=ReleasedBody(self.ref), file=self.file, document=self.document,
                              item=self.item)  # fmt: skip
-
-
-class PackedBody(Mapping[str, Any]):
-    """A Git object's body held as bytes (``marshal``) until its live object arrives: a one-shot run reads the whole
-    Git side before the first list page, and 10,000 parsed manifests hold about 21 MiB as dicts, 3.4 MiB packed
-    (issue 23). ``DesiredObject.unpacked`` gives the plain body back; the stage that meets the live object
-    (``pipeline.settled``) unpacks before anything reads it. Reading it as a mapping works (each read unpacks), so
-    a reader that meets one by mistake is slow, never wrong."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    @staticmethod
-    def of(body: Mapping[str, Any]) -> Mapping[str, Any]:
-        """``body`` packed; itself when marshal cannot hold it (a non-scalar key: ``yaml.reading.ComplexKey``)."""
-        try:
-            return PackedBody(marshal.dumps(body))  # type: ignore[arg-type]  # YAML's data: dicts, lists, scalars
-        except ValueError:
-            return body
-
-    def unpack(self) -> dict[str, Any]:
-        body: dict[str, Any] = marshal.loads(self._data)
-        return body
-
-    def __getitem__(self, key: str) -> Any:
-        return self.unpack()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.unpack())
-
-    def __len__(self) -> int:
-        return len(self.unpack())
-
-    def __repr__(self) -> str:
-        return f"PackedBody({self.unpack()!r})"
 
 
 class ReleasedBody(Mapping[str, Any]):

@@ -17,7 +17,7 @@ from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.kube.manifests import KUSTOMIZATION_FILES, list_items
 from writeback.kube.refs import Identity, ObjectRef
-from writeback.model import DesiredObject, PackedBody
+from writeback.model import DesiredObject
 from writeback.yaml.reading import MAX_CHARS, load_all
 
 T = TypeVar("T")
@@ -257,13 +257,11 @@ def read_manifests(
     namespaces: NamespaceDefaults = NamespaceDefaults(),
     namespaced: NamespacedFn = builtin_namespaced,
     exclude: frozenset[str] = frozenset(),
-    pack: bool = False,
 ) -> LoadResult[DesiredObject]:
     """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``), as plain manifests.
 
     ``exclude``: files (or directories) relative to ``root`` that are no manifests, such as a ``--live`` dump saved
-    in the repository. ``pack``: each body is packed as soon as its file is read (``model.PackedBody``), so the
-    parsed files are never all held at once.
+    in the repository.
 
     Overlays are not rendered here: Kustomize targets go through ``adapters.kustomize.read_rendered``.
 
@@ -279,7 +277,7 @@ def read_manifests(
     if top != root and root not in top.parents:
         raise InputError(f"--path {path}: outside the repository {root}")
     kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent, root=root)
-    read: list[tuple[str, str, int, int | None, Mapping[str, Any], Mapping[str, Any]]] = []  # ..., shell, body
+    read: list[tuple[str, str, int, int | None, Mapping[str, Any]]] = []
     problems: list[Problem] = []
     for p, file, folder in _repo_yaml_files(top, root=root, problems=problems):
         if exclude and any(file == x or file.startswith(x.rstrip("/") + "/") for x in exclude):
@@ -293,16 +291,15 @@ def read_manifests(
             if not is_object(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
             read.extend(
-                (folder, file, d, i, _shell(body) if pack else body, PackedBody.of(body) if pack else body)
-                for i, body in named_items(doc, file=file, document=d, problems=problems)
+                (folder, file, d, i, body) for i, body in named_items(doc, file=file, document=d, problems=problems)
             )
-    namespaced = with_crds(namespaced, crd_scopes(shell for *_, shell, _ in read))  # a CRD in the tree scopes its kind
+    namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))  # a CRD in the tree scopes its kind
     found: list[DesiredObject] = []
     folders: dict[str, Path] = {}
-    for folder, file, d, i, shell, body in read:
+    for folder, file, d, i, body in read:
         directory = folders.get(folder) or folders.setdefault(folder, Path(folder))
-        ns = _namespace_of(shell, directory=directory, kns=kns, namespaces=namespaces, namespaced=namespaced)
-        found.append(DesiredObject(ref=ref_of(shell, namespace=ns), body=body, file=file, document=d, item=i))
+        ns = _namespace_of(body, directory=directory, kns=kns, namespaces=namespaces, namespaced=namespaced)
+        found.append(DesiredObject(ref=ref_of(body, namespace=ns), body=body, file=file, document=d, item=i))
     problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
     objects, dupes = _unique(found)
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
@@ -344,16 +341,6 @@ def _rel(p: Path, root: Path) -> str:
         return p.resolve().relative_to(root).as_posix()
     except ValueError:
         return str(p)
-
-
-def _shell(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """What naming and scoping a packed object reads of its body: apiVersion, kind, ``metadata``'s name and namespace
-    (a CustomResourceDefinition whole: it scopes its kind)."""
-    if body.get("kind") == "CustomResourceDefinition":
-        return body
-    meta = body.get("metadata")
-    kept = {k: meta[k] for k in ("name", "namespace") if k in meta} if isinstance(meta, Mapping) else {}
-    return {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": kept}
 
 
 def _namespace_of(

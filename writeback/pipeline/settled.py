@@ -32,7 +32,7 @@ from writeback.drift.engine import (
 )
 from writeback.drift.evidence.controller_filled import autoscaled
 from writeback.kube.refs import Identity
-from writeback.model import DesiredObject, LiveObject, PackedBody
+from writeback.model import DesiredObject, LiveObject
 
 __all__ = ["GitTimes", "PageSettler", "settle_after"]
 
@@ -86,10 +86,9 @@ class PageSettler:
     """:meth:`keep` for ``snapshots.snapshot``: an object its managers settle is kept as a compact copy, its settled
     preparation kept aside (:meth:`prepared`); every other object is kept as listed.
 
-    The settler holds the desired objects from then on (:attr:`declared`, in their order): a packed body
-    (``model.PackedBody``) is unpacked when its live object arrives, and a settled object's Git body is released
-    (``DesiredObject.released``), so the caller lets go of its own sequence and compares :meth:`finish`'s objects
-    (the preparations hold those very objects)."""
+    The settler holds the desired objects from then on (:attr:`declared`, in their order): a settled object's Git
+    body is released there as its page arrives (``DesiredObject.released``), so the caller lets go of its own
+    sequence and compares :meth:`finish`'s objects (the preparations hold those very objects)."""
 
     def __init__(
         self,
@@ -114,8 +113,6 @@ class PageSettler:
         d = self._want.get(ident)
         if d is None:
             return obj  # not Git's: "new" or not compared, decided from its body
-        if type(d.body) is PackedBody:  # its live object is here: Git's body is read from now on
-            d = self._want[ident] = self.declared[self._at[ident]] = d.unpacked()
         written = oldest_write((obj,))
         if written is None:
             return obj  # no write time: never settled by its managers
@@ -134,10 +131,7 @@ class PageSettler:
         return prep.live
 
     def finish(self) -> tuple[DesiredObject, ...]:
-        """:attr:`declared` once the lists are done, every body unpacked (those no live object came for: missing
-        objects, a list that failed), settled ones released."""
-        self.declared = [d.unpacked() for d in self.declared]
-        self._want = {d.ref.identity: d for d in self.declared}
+        """:attr:`declared` once the lists are done: what is compared (settled objects released)."""
         return tuple(self.declared)
 
     def _settle(self, written: int) -> Settle | None:
