@@ -38,6 +38,7 @@ that one difference by the same rules as the normal path (``drift.engine``).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -200,7 +201,11 @@ def compacted(live: LiveObject) -> LiveObject:
     kept: dict[str, Any] = {}
     if isinstance(meta, Mapping):
         kept = {k: meta[k] for k in _KEPT_META if k in meta}
-    body = {k: live.body[k] for k in ("apiVersion", "kind") if k in live.body}
+        namespace = kept.get("namespace")
+        if type(namespace) is str:  # one copy of each namespace's name for all its objects (a page has one each)
+            kept["namespace"] = sys.intern(namespace)
+    body = {k: sys.intern(v) if type(v) is str else v for k in ("apiVersion", "kind") if k in live.body
+            for v in (live.body[k],)}  # fmt: skip
     body["metadata"] = kept
     return LiveObject(ref=live.ref, body=body, source=live.source)
 

@@ -99,26 +99,26 @@ class PageSettler:
         head: Sequence[DesiredObject] | None,
     ) -> None:
         self.declared: list[DesiredObject] = list(desired)
-        self._want = {d.ref.identity: d for d in desired}
-        self._at = {d.ref.identity: n for n, d in enumerate(desired)}
+        self._at = {d.ref.identity: n for n, d in enumerate(self.declared)}  # where each is in ``declared``
+        self._seen = bytearray(len(self.declared))  # by position: its live object came already
         self._options = options
         self._times = times
         self._head = head
         self._context: Settle | None = None
         self._settled: dict[Identity, PreparedObject] = {}
-        self._seen: set[Identity] = set()
 
     def keep(self, obj: LiveObject) -> LiveObject:
         ident = obj.ref.identity
-        d = self._want.get(ident)
-        if d is None:
+        pos = self._at.get(ident)
+        if pos is None:
             return obj  # not Git's: "new" or not compared, decided from its body
+        d = self.declared[pos]
         written = oldest_write((obj,))
         if written is None:
             return obj  # no write time: never settled by its managers
         context = self._settle(written)
-        first = ident not in self._seen
-        self._seen.add(ident)
+        first = not self._seen[pos]
+        self._seen[pos] = 1
         # a second copy (a list started again, an object in two scopes) stays whole: one preparation per identity
         if context is None or not first or autoscaled(((obj.ref, obj.body),)):
             return obj  # an autoscaler is read whole by the engine (what it scales)
@@ -127,7 +127,7 @@ class PageSettler:
             return obj
         self._settled[ident] = prep
         if prep.desired is not d:  # its Git body released: the settler's copy is the one compared from now on
-            self._want[ident] = self.declared[self._at[ident]] = prep.desired
+            self.declared[pos] = prep.desired
         return prep.live
 
     def finish(self) -> tuple[DesiredObject, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -98,7 +99,10 @@ def _live(res: Resource, item: dict[str, Any], excluded: set[str]) -> LiveObject
         return None
     item.setdefault("apiVersion", res.api_version)
     item.setdefault("kind", res.kind)
-    ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=item_ns or None, name=name)
+    # one copy of a namespace's name for all of its objects (JSON decoding makes one per object): what a settled
+    # object keeps of its body is little more than its names (``drift.settling.compacted``)
+    namespace = (sys.intern(item_ns) if type(item_ns) is str else item_ns) if item_ns else None
+    ref = ObjectRef(api_version=res.api_version, kind=res.kind, namespace=namespace, name=name)
     return LiveObject(ref=ref, body=item, source=Source.CLUSTER)
 
 
