@@ -149,6 +149,9 @@ def main() -> int:
     ap.add_argument("--path", default=".")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    from writeback.yaml import reading
+
+    reading.set_cache(enabled=False)  # as the one-shot `writeback diff` reads: nothing parsed kept beyond its use
     split = Split()
     absent = split.install()
     rss_imported = rss_mib()

@@ -9,8 +9,12 @@ Every case compares the report with the stage and without it: the drifts are the
 from __future__ import annotations
 
 import copy
+import json
 from datetime import datetime
 from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
 from writeback.drift.engine import (
@@ -23,6 +27,7 @@ from writeback.drift.engine import (
     prepare_object,
     settle_context,
 )
+from writeback.drift.settling import _name_key
 from writeback.model import Decision, DesiredObject, LiveObject, Op, Rule
 
 APPLIED = "2024-05-01T10:00:00Z"
@@ -307,3 +312,10 @@ def test_without_explain_no_dropped_field_is_kept_and_the_drifts_are_the_same() 
     full = compute_drift(live=live, desired=desired, options=EngineOptions(), settle=settle_context(changes()))
     assert lean.drifts == full.drifts and [d.decision for d in lean.drifts] == [Decision.WRITEBACK]
     assert lean.dropped == () and full.dropped and is_settled(full)
+
+
+@given(st.text(max_size=40))
+def test_a_list_items_name_key_is_spelled_as_the_servers_json(name: str) -> None:
+    """FieldsV1 keys an item by name as the API server writes it: compact JSON, non-ASCII as it is, quotes,
+    backslashes and control characters escaped; the encoder-free spelling of plain names must be that exactly."""
+    assert _name_key(name) == '{"name":' + json.dumps(name, ensure_ascii=False) + "}"

@@ -109,7 +109,11 @@ def read_documents(path: Path | str, *, file: str) -> tuple[list[Any], list[Prob
 
 
 def is_object(doc: Any) -> bool:
-    return isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
+    return (
+        (type(doc) is dict or isinstance(doc, Mapping))
+        and type(doc.get("apiVersion")) is str
+        and type(doc.get("kind")) is str
+    )
 
 
 def named_items(

@@ -360,10 +360,10 @@ def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
     values: list[Any] | None = None
     used: set[str] = set()
     for pos, item in enumerate(items):
-        if isinstance(item, Mapping):
+        if type(item) is dict or isinstance(item, Mapping):
             name = item.get("name")
             if type(name) is str:  # most keyed lists are keyed by name alone: look the key up as the server spells it
-                raw = '{"name":' + json.dumps(name, ensure_ascii=False) + "}"
+                raw = _name_key(name)
                 child = node.get("k:" + raw)
                 if child is not None and raw not in used:
                     used.add(raw)
@@ -391,6 +391,14 @@ def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
         if child is None or not _covers(child, item, ""):
             return False
     return len(node) - (1 if "." in node else 0) == len(items)  # no item the applier owns that Git lacks
+
+
+def _name_key(name: str) -> str:
+    """A list item's key by name as the server spells it in FieldsV1 (``{"name":"web"}``): JSON, no spaces; a name
+    JSON writes as it is (no quote, backslash or control character) needs no encoder."""
+    if name.isprintable() and '"' not in name and "\\" not in name:
+        return '{"name":"' + name + '"}'
+    return '{"name":' + json.dumps(name, ensure_ascii=False) + "}"
 
 
 def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], Any]] | None, list[Any] | None]:
