@@ -12,11 +12,12 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 # The decision vocabulary lives in writeback.decisions; it is re-exported here with the types that carry it.
+from writeback.bodies import PackedBody, ReleasedBody
 from writeback.decisions import Decision as Decision
 from writeback.decisions import Explanation as Explanation
 from writeback.decisions import Rule as Rule
@@ -46,36 +47,18 @@ class DesiredObject:
     document: int = 0  # index of the YAML document in the file (after List expansion: see item)
     item: int | None = None  # index inside a List kind's items, if any
 
+    def unpacked(self) -> DesiredObject:
+        """This object with its body as a plain mapping (itself when it is one): see :class:`PackedBody`."""
+        if type(self.body) is not PackedBody:
+            return self
+        return DesiredObject(ref=self.ref, body=self.body.unpack(), file=self.file, document=self.document,
+                             item=self.item)  # fmt: skip
+
     def released(self) -> DesiredObject:
         """This object without its body (:class:`ReleasedBody`): what a one-shot run keeps of an object its managers
         settled (``pipeline.settled``), whose body nothing reads again."""
         return DesiredObject(ref=self.ref, body=ReleasedBody(self.ref), file=self.file, document=self.document,
                              item=self.item)  # fmt: skip
-
-
-class ReleasedBody(Mapping[str, Any]):
-    """The body of a Git object that was let go once its managers settled it (issue 23: a one-shot run keeps no Git
-    body it will not read). Reading it is a bug in the caller, never an empty manifest: it raises, naming the object."""
-
-    __slots__ = ("_ref",)
-
-    def __init__(self, ref: ObjectRef) -> None:
-        self._ref = ref
-
-    def _gone(self) -> RuntimeError:
-        return RuntimeError(f"{self._ref.named()}: its Git body was released once its managers settled it")
-
-    def __getitem__(self, key: str) -> Any:
-        raise self._gone()
-
-    def __iter__(self) -> Iterator[str]:
-        raise self._gone()
-
-    def __len__(self) -> int:
-        raise self._gone()
-
-    def __repr__(self) -> str:
-        return f"ReleasedBody({self._ref.named()})"
 
 
 # ---------------------------------------------------------------- dry-run evidence

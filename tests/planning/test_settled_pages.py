@@ -23,14 +23,17 @@ from tests.core.support import applied_fields, defaulted_live, deployment_git, d
 from tests.drift.support import configmap, sync, write
 from tests.support.gitrepos import git, init_repo
 from tests.support.objects import deployment
+from writeback.adapters.files import NamespaceDefaults, read_manifests
 from writeback.adapters.kube.cluster import KubeCluster
 from writeback.adapters.kube.counting import CountingCluster
+from writeback.bodies import PackedBody, ReleasedBody
 from writeback.drift.engine import EngineOptions, compute_drift, report_to_json
-from writeback.model import DesiredObject, LiveObject, ReleasedBody, Rule
+from writeback.model import DesiredObject, LiveObject, Rule
 from writeback.pipeline.detecting import Detection, detect
 from writeback.pipeline.settled import GitTimes, PageSettler, settle_after
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.warming import WarmState
+from writeback.yaml import reading as yamlreading
 
 SETTLED = f"[rule: {Rule.SETTLED_BY_MANAGERS}]"
 T0 = int(datetime(2024, 5, 1, 9, 0, tzinfo=UTC).timestamp())  # the first commit: every file
@@ -167,9 +170,9 @@ def _detect(repo: Path, ns: str, edges: Edges, *, page_size: int) -> Detection:
 def test_on_the_real_apiserver_pages_of_one_object_make_the_report_of_whole_lists(
     controlplane: Any, namespace: str, tmp_path: Path
 ) -> None:
-    """Pages of 1 and of 500, the whole list handed over at once (a cluster that cannot page for us) and the
-    service's path (whole objects kept): one report. A settled object keeps no body, live or Git; the edited one
-    keeps them all."""
+    """Pages of 1 and of 500, the whole list handed over at once (a cluster that cannot page for us), Git's bodies
+    packed until their pages come (a one-shot command's reading) and the service's path (whole objects kept): one
+    report. A settled object keeps no body, live or Git; the edited one keeps them all."""
     ns = namespace
     repo = tmp_path / "gitops"
     init_repo(repo)
@@ -195,15 +198,52 @@ def test_on_the_real_apiserver_pages_of_one_object_make_the_report_of_whole_list
             assert set(live[n]) == {"apiVersion", "kind", "metadata"}, live[n]
             assert set(live[n]["metadata"]) == {"name", "namespace", "uid", "resourceVersion"}, live[n]
         assert live["cm-2"]["data"] == {"level": "22"} and live["cm-2"]["metadata"]["managedFields"]
-        git_bodies = {d.ref.name: d.body for d in det.desired}  # Git's side: the settled objects' bodies let go
-        assert {n for n, b in git_bodies.items() if isinstance(b, ReleasedBody)} == settled
-        assert git_bodies["cm-2"]["data"] == {"level": "2"}
         if name == "1":
             assert kube.list_calls == 5  # one object per page
+    was = yamlreading.cache_info().enabled
+    yamlreading.set_cache(enabled=False)  # a one-shot command's reading: Git's bodies packed until their pages come
+    try:
+        kube = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)
+        packed = _detect(repo, ns, Edges(cluster=kube), page_size=2)
+    finally:
+        yamlreading.set_cache(enabled=was)
+    reports["packed"] = report_to_json(packed.report, explain=True)
+    bodies = {d.ref.name: d.body for d in packed.desired}
+    assert {n for n, b in bodies.items() if isinstance(b, ReleasedBody)} == {"cm-0", "cm-1", "cm-3", "web"}
+    assert type(bodies["cm-2"]) is dict and bodies["cm-2"]["data"] == {"level": "2"}  # compared: unpacked
     kube = KubeCluster.connect(kubeconfig=controlplane.kubeconfig)
     service = _detect(repo, ns, Edges(cluster=kube, memo=WarmState()), page_size=500)
     assert all("managedFields" in o.body["metadata"] for o in service.live)  # the service keeps whole objects
     reports["service"] = report_to_json(service.report, explain=True)
-    assert reports["1"] == reports["500"] == reports["whole"] == reports["service"]
+    assert reports["1"] == reports["500"] == reports["whole"] == reports["service"] == reports["packed"]
     (drift,) = reports["1"]["drifts"]
     assert (drift["resource"]["name"], drift["path"], drift["live"]) == ("cm-2", "data.level", "22")
+
+
+def test_packed_bodies_read_as_the_plain_ones_and_unpack_when_their_live_object_arrives(tmp_path: Path) -> None:
+    """``read_manifests(pack=True)``: the same objects, names and namespaces (a CRD in the tree still scopes its
+    kind), each body packed; the settler unpacks an object when its live object arrives, and the rest at the end."""
+    repo = tmp_path / "gitops"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster", "names": {"kind": "Widget", "plural": "widgets"},
+                    "versions": [{"name": "v1", "served": True, "storage": True}]}}  # fmt: skip
+    write(repo, "apps/crd.yaml", crd)
+    write(repo, "apps/widget.yaml", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                                     "spec": {"size": 3}})  # fmt: skip
+    write(repo, "apps/cms.yaml", configmap("a", {"k": "1"}), configmap("b", {"k": "2"}))
+    plain = read_manifests(root=repo, path="apps", namespaces=NamespaceDefaults(flag="shop"))
+    packed = read_manifests(root=repo, path="apps", namespaces=NamespaceDefaults(flag="shop"), pack=True)
+    assert [(d.ref, d.file, d.document) for d in packed.objects] == [(d.ref, d.file, d.document) for d in plain.objects]
+    assert {d.ref.name: d.ref.namespace for d in packed.objects}["w"] is None  # scoped by the CRD in the tree
+    assert all(type(d.body) is PackedBody for d in packed.objects)
+    assert [d.unpacked().body for d in packed.objects] == [d.body for d in plain.objects]
+
+    pages = PageSettler(desired=packed.objects, options=EngineOptions(), head=None,
+                        times=GitTimes(repo=repo, commit=None, scope="apps", rendered=False))  # fmt: skip
+    (a,) = [d for d in plain.objects if d.ref.name == "a"]
+    live = live_obj({**copy.deepcopy(dict(a.body)), "metadata": {"name": "a", "namespace": "shop"}})
+    assert pages.keep(live) is live  # no managedFields: kept whole, compared
+    assert type(pages.declared[[d.ref.name for d in pages.declared].index("a")].body) is dict
+    assert [type(d.body) for d in pages.declared].count(PackedBody) == len(plain.objects) - 1
+    assert [d.body for d in pages.finish()] == [d.body for d in plain.objects]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from writeback.adapters.confinement import escape
+from writeback.bodies import PackedBody
 from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
 from writeback.kube.manifests import KUSTOMIZATION_FILES, list_items
@@ -261,11 +262,13 @@ def read_manifests(
     namespaces: NamespaceDefaults = NamespaceDefaults(),
     namespaced: NamespacedFn = builtin_namespaced,
     exclude: frozenset[str] = frozenset(),
+    pack: bool = False,
 ) -> LoadResult[DesiredObject]:
     """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``), as plain manifests.
 
     ``exclude``: files (or directories) relative to ``root`` that are no manifests, such as a ``--live`` dump saved
-    in the repository.
+    in the repository. ``pack``: each body is packed as soon as its file is read (``model.PackedBody``), so the
+    parsed files are never all held at once.
 
     Overlays are not rendered here: Kustomize targets go through ``adapters.kustomize.read_rendered``.
 
@@ -281,7 +284,10 @@ def read_manifests(
     if top != root and root not in top.parents:
         raise InputError(f"--path {path}: outside the repository {root}")
     kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent, root=root)
-    read: list[tuple[str, str, int, int | None, Mapping[str, Any]]] = []
+    # per object, what naming and scoping read (``_Names``: not the body, which may be packed by then) and the body;
+    # a CRD's whole body besides, since it scopes its kind for every object
+    read: list[tuple[str, str, int, int | None, _Names, Mapping[str, Any]]] = []
+    crds: list[Mapping[str, Any]] = []
     problems: list[Problem] = []
     for p, file, folder in _repo_yaml_files(top, root=root, problems=problems):
         if exclude and any(file == x or file.startswith(x.rstrip("/") + "/") for x in exclude):
@@ -294,16 +300,22 @@ def read_manifests(
                 problems.append(Problem(file=file, message=half))
             if not is_object(doc) or str(doc["apiVersion"]).startswith(_KUSTOMIZE_GROUP + "/"):
                 continue
-            read.extend(
-                (folder, file, d, i, body) for i, body in named_items(doc, file=file, document=d, problems=problems)
-            )
-    namespaced = with_crds(namespaced, crd_scopes(body for *_, body in read))  # a CRD in the tree scopes its kind
+            for i, body in named_items(doc, file=file, document=d, problems=problems):
+                if body.get("kind") == "CustomResourceDefinition":
+                    crds.append(body)
+                read.append((folder, file, d, i, _names(body), PackedBody.of(body) if pack else body))
+    namespaced = with_crds(namespaced, crd_scopes(crds))  # a CRD in the tree scopes its kind
     found: list[DesiredObject] = []
     folders: dict[str, Path] = {}
-    for folder, file, d, i, body in read:
+    read.reverse()
+    while read:  # each entry let go as its object is made: the two lists are never both whole
+        folder, file, d, i, (api_version, kind, name, declared), body = read.pop()
         directory = folders.get(folder) or folders.setdefault(folder, Path(folder))
-        ns = _namespace_of(body, directory=directory, kns=kns, namespaces=namespaces, namespaced=namespaced)
-        found.append(DesiredObject(ref=ref_of(body, namespace=ns), body=body, file=file, document=d, item=i))
+        ns: str | None = None
+        if namespaced(api_version, kind) is not False:
+            ns = declared if isinstance(declared, str) and declared else kns.lookup(directory) or namespaces.fallback
+        ref = ObjectRef(api_version=api_version, kind=kind, namespace=ns, name=name)
+        found.append(DesiredObject(ref=ref, body=body, file=file, document=d, item=i))
     problems.extend(Problem(file=_rel(Path(q.file), root), line=q.line, message=q.message) for q in kns.problems)
     objects, dupes = _unique(found)
     return LoadResult(objects=tuple(objects), problems=(*problems, *dupes))
@@ -347,20 +359,13 @@ def _rel(p: Path, root: Path) -> str:
         return str(p)
 
 
-def _namespace_of(
-    body: Mapping[str, Any],
-    *,
-    directory: Path,
-    kns: _KustomizeNamespaces,
-    namespaces: NamespaceDefaults,
-    namespaced: NamespacedFn,
-) -> str | None:
-    if namespaced(str(body["apiVersion"]), str(body["kind"])) is False:
-        return None
-    ns = (body.get("metadata") or {}).get("namespace")
-    if isinstance(ns, str) and ns:
-        return ns
-    return kns.lookup(directory) or namespaces.fallback
+_Names = tuple[str, str, str, Any]  # apiVersion, kind, metadata.name, metadata.namespace (as declared)
+
+
+def _names(body: Mapping[str, Any]) -> _Names:
+    """What naming and scoping read of an object's body (``named_items`` checked that it has a name)."""
+    meta = body.get("metadata") or {}
+    return str(body["apiVersion"]), str(body["kind"]), str(meta["name"]), meta.get("namespace")
 
 
 def _unique(found: list[DesiredObject]) -> tuple[list[DesiredObject], list[Problem]]:

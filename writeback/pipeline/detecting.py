@@ -53,7 +53,7 @@ from writeback.pipeline.warming import Warm, WarmState, git_key, kept_git_change
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
 from writeback.sources.plain import SOURCE as PLAIN
-from writeback.yaml.reading import parse_scope
+from writeback.yaml.reading import keeps_documents, parse_scope
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +116,10 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         namespaced = with_crds(namespaced, dump_scopes((o.ref.api_version, o.ref.kind, o.ref.namespace) for o in dump))
     source = resolve_source(repo=repo, path=spec.path, source=spec.source, controller=followed)
     memo = edges.memo if cluster is not None else None  # kept results: service cycles only
+    # a one-shot run against a cluster settles objects as their pages arrive (``pipeline.settled``), which unpacks
+    one_shot = cluster is not None and memo is None
     load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
-                   exclude=compared.excluded(live_path, repo=repo))  # fmt: skip
+                   exclude=compared.excluded(live_path, repo=repo), pack=one_shot)  # fmt: skip
     step("read Git")
     if memo is not None:
         memo.begin_cycle()
@@ -306,13 +308,14 @@ class _Loader:
     tools: Tools
     controller: ControllerObject | None = None
     exclude: frozenset[str] = frozenset()  # a --live dump inside the repository
+    pack: bool = False  # bodies packed as read (``LoadRequest.pack``) when nothing keeps the parsed documents
 
     def __call__(
         self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
     ) -> LoadResult[DesiredObject]:
         request = LoadRequest(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced,
-                              tools=self.tools, where=where, controller=self.controller,
-                              exclude=self.exclude)  # fmt: skip
+                              tools=self.tools, where=where, controller=self.controller, exclude=self.exclude,
+                              pack=self.pack and not keeps_documents())  # fmt: skip
         return self.source.load(request)
 
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from writeback.adapters.git import revisions
+from writeback.bodies import PackedBody
 from writeback.drift.engine import (
     EngineOptions,
     GitChanges,
@@ -86,9 +87,10 @@ class PageSettler:
     """:meth:`keep` for ``snapshots.snapshot``: an object its managers settle is kept as a compact copy, its settled
     preparation kept aside (:meth:`prepared`); every other object is kept as listed.
 
-    The settler holds the desired objects from then on (:attr:`declared`, in their order): a settled object's Git
-    body is released there as its page arrives (``DesiredObject.released``), so the caller lets go of its own
-    sequence and compares :meth:`finish`'s objects (the preparations hold those very objects)."""
+    The settler holds the desired objects from then on (:attr:`declared`, in their order): a packed body
+    (``model.PackedBody``) is unpacked when its live object arrives, and a settled object's Git body is released
+    (``DesiredObject.released``), so the caller lets go of its own sequence and compares :meth:`finish`'s objects
+    (the preparations hold those very objects)."""
 
     def __init__(
         self,
@@ -113,6 +115,8 @@ class PageSettler:
         if pos is None:
             return obj  # not Git's: "new" or not compared, decided from its body
         d = self.declared[pos]
+        if type(d.body) is PackedBody:  # its live object is here: Git's body is read from now on
+            d = self.declared[pos] = d.unpacked()
         written = oldest_write((obj,))
         if written is None:
             return obj  # no write time: never settled by its managers
@@ -125,13 +129,15 @@ class PageSettler:
         prep = settle_first(live=obj, desired=d, options=self._options, settle=context)
         if prep is None:
             return obj
-        self._settled[ident] = prep
+        self._settled[prep.live.ref.identity] = prep  # Git's identity when the compact copy shares Git's reference
         if prep.desired is not d:  # its Git body released: the settler's copy is the one compared from now on
             self.declared[pos] = prep.desired
         return prep.live
 
     def finish(self) -> tuple[DesiredObject, ...]:
-        """:attr:`declared` once the lists are done: what is compared (settled objects released)."""
+        """:attr:`declared` once the lists are done, every body unpacked (those no live object came for: missing
+        objects, a list that failed), settled ones released."""
+        self.declared = [d.unpacked() for d in self.declared]
         return tuple(self.declared)
 
     def _settle(self, written: int) -> Settle | None:

@@ -83,7 +83,7 @@ class Plain:
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
         return read_manifests(root=request.root, path=request.path, namespaces=request.namespaces,
-                              namespaced=request.namespaced, exclude=request.exclude)  # fmt: skip
+                              namespaced=request.namespaced, exclude=request.exclude, pack=request.pack)  # fmt: skip
 
     def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
         declared = Declared(request.files, request.root, request.links)

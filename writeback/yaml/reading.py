@@ -339,6 +339,11 @@ def parse_scope() -> Iterator[None]:
         _scope.reset(token)
 
 
+def keeps_documents() -> bool:
+    """Whether parsed documents are kept beyond their reader: a :func:`parse_scope` is open or the cache is on."""
+    return _scope.get() is not None or _cache_enabled
+
+
 def set_cache(*, enabled: bool) -> None:
     """Keep parsed texts across runs (the default: a service's cycles) or not (a one-shot run); turning it off
     forgets what it holds. A :func:`parse_scope` works either way."""
