@@ -129,3 +129,23 @@ def test_a_new_index_decides_everything() -> None:
     web = live_obj(applier_live())
     index = build(live=[web], desired=[desired_obj(deployment_git())], head=None, include_secrets=False)
     assert index.changed is None and index.exact and not index.parts
+
+
+def test_an_index_nothing_follows_holds_no_positions_and_is_built_anew_if_advanced() -> None:
+    """A one-shot run's index (``followed=False``) keeps neither ``by_id`` nor ``positions`` (two dicts of every
+    object); its report is the followed one's (dropped fields and notes in Git's order too), and advancing it
+    builds a new index rather than guessing."""
+    web = live_obj(applier_live())
+    desired = [desired_obj(configmap("zz", level="1"), file="apps/zz.yaml"), desired_obj(deployment_git()),
+               desired_obj(configmap("aa", level="1"), file="apps/aa.yaml")]  # fmt: skip
+    live = [web, live_obj(configmap("aa", level="9")), live_obj(configmap("zz", level="8"))]
+    once = build(live=live, desired=desired, head=None, include_secrets=False, followed=False)
+    assert once.by_id is None and once.positions is None
+    later = advance(once, live=live, desired=desired, head=None, include_secrets=False)
+    assert later.changed is None and later.by_id is not None and later.positions is not None
+    options = EngineOptions(explain=True)
+    followed: list[Index] = []
+    one_shot = compute_drift(live=live, desired=desired, options=options)
+    service = compute_drift(live=live, desired=desired, options=options, keep=followed.append)
+    assert one_shot == service and len(one_shot.drifts) == 2 and one_shot.dropped and one_shot.notes
+    assert followed[0].positions is not None and followed[0].by_id is not None

@@ -21,7 +21,7 @@ from writeback.drift.indexing import Index, Part, build
 from writeback.drift.listkeys import KeyResolver, resolver
 from writeback.drift.normalizing import is_empty, normalize
 from writeback.drift.ownership import Ownership
-from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse, settled_first
+from writeback.drift.preparing import ObjectOutcome, PreparedObject, is_trimmed, prepare, reuse, settled_first
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.settling import GitChanges, Settle, oldest_write
 from writeback.drift.subtree_matching import matches_within
@@ -113,11 +113,14 @@ def settle_first(
     *, live: LiveObject, desired: DesiredObject, options: EngineOptions, settle: Settle
 ) -> PreparedObject | None:
     """The first stage alone, for an object whose list page just arrived: its preparation when its managers settle
-    it, holding only a compact copy of ``live`` (``settling.compacted``; the whole object when a controller's /scale
-    write leaves it one replicas line to decide); None when it takes the normal path. The
+    it, holding only a compact copy of ``live`` (``settling.compacted``; the object without managedFields and status,
+    ``preparing.trimmed``, when a controller's /scale write leaves it one replicas line to decide, or whole if an Argo
+    CD or Flux ignore rule may read it); None when it takes the normal path. The
     preparation is what :func:`prepare_object` makes of ``live`` (``compute_drift`` takes it through ``prepared``)."""
+    # an Argo CD or Flux ignore rule reads the bodies normalized: such a /scale write is prepared again (whole)
+    trim = not (options.argocd_ignore or options.flux_ignore)
     return settled_first(live, desired, offline=options.offline, policy=options.policy, context=settle,
-                         explain=options.explain, compact=True)  # fmt: skip
+                         explain=options.explain, compact=True, trim=trim)  # fmt: skip
 
 
 def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] | None = None) -> Settle | None:
@@ -177,10 +180,11 @@ def compute_drift(
     run = _prepare(options)
     if index is None or index.changed is None:
         index = build(live=live, desired=desired, head=head, include_secrets=options.policy.include_secrets,
-                      scalers=scalers)  # fmt: skip
+                      scalers=scalers, followed=keep is not None)  # fmt: skip
         todo: Iterable[Identity] = index.want
         parts: dict[Identity, Part] = {}
     else:
+        assert index.positions is not None  # a kept index is followed
         todo = sorted((i for i in index.changed if i in index.want), key=index.positions.__getitem__)
         parts = dict(index.parts)
     run = replace(run, autoscaled=index.scalers)
@@ -215,7 +219,8 @@ def compute_drift(
         keep(replace(index, parts=parts, changed=None, arrived=()))
     drifts: list[Drift] = []
     dropped: list[Dropped] = []
-    for ident in sorted(parts, key=index.positions.__getitem__):
+    # without positions, ``parts`` was made in ``want``'s order (every identity decided here, in that order)
+    for ident in sorted(parts, key=index.positions.__getitem__) if index.positions is not None else list(parts):
         part = parts[ident]
         drifts.extend(part.drifts)
         dropped.extend(part.dropped)
@@ -266,7 +271,12 @@ def _outcome(
     found, lost = _object_drifts(run, prep, dry=dry, head=at_head, head_given=head_given, revision=revision,
                                  notes=said)  # fmt: skip
     kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
+    if not (found or kept or said):
+        return _NOTHING  # most objects: one shared outcome (a one-shot run keeps one per object until the report)
     return ObjectOutcome(drifts=tuple(found), dropped=kept, notes=tuple(said))
+
+
+_NOTHING = ObjectOutcome(drifts=(), dropped=(), notes=())
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +342,8 @@ def _object_drifts(
     if prep.by_managers and not prep.settled and (dry is not None or run.ignores.argo or run.ignores.flux_rules):
         # settled but for a /scale write's spec.replicas: rules that read the normalized bodies, or a dry-run, could
         # decide that difference otherwise, so it takes the normal path
+        if is_trimmed(prep):  # settle_first keeps managedFields whenever such a rule is set; dry-runs skip these
+            raise RuntimeError(f"{prep.desired.ref.named()}: its managedFields were let go when it was settled")
         prep = prepare(prep.live, prep.desired, offline=prep.offline, explain=run.options.explain)
     obj, d, ref = prep.live, prep.desired, prep.desired.ref
     dropped = list(prep.dropped)

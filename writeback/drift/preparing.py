@@ -19,7 +19,7 @@ from writeback.kube.pathtypes import Key
 from writeback.model import DesiredObject, Drift, Dropped, FieldOwner, LiveObject, Op, Side
 from writeback.settings import Policy
 
-__all__ = ["ObjectOutcome", "PreparedObject", "prepare", "reuse", "settled_first"]
+__all__ = ["ObjectOutcome", "PreparedObject", "is_trimmed", "prepare", "reuse", "settled_first", "trimmed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,22 +115,45 @@ def prepare(
 _REPLICAS = (Key("spec"), Key("replicas"))
 
 
-def _scaled(obj: LiveObject, d: DesiredObject, *, offline: bool, policy: Policy) -> PreparedObject | None:
+def _scaled(
+    obj: LiveObject, d: DesiredObject, *, offline: bool, policy: Policy, compact: bool, trim: bool
+) -> PreparedObject | None:
     """An object settled by its managers but for ``spec.replicas``, which a controller's /scale write owns: no drift
-    when live has Git's value, else that one difference, as diffing the normalized bodies finds it (normalizing
-    leaves an integer ``replicas`` as it is); None (the normal path) when the field's owner, as the engine reads
-    managedFields, is not a controller."""
+    when live has Git's value (``compact``: kept as a settled object is), else that one difference, as diffing the
+    normalized bodies finds it (normalizing leaves an integer ``replicas`` as it is); None (the normal path) when the
+    field's owner, as the engine reads managedFields, is not a controller. ``trim``: that difference's object keeps
+    no managedFields (its ownership is read here) and no status (never compared): :func:`trimmed`."""
     pair = replicas(obj.body, d.body)
     assert pair is not None  # settle checked it
     if pair[0] == pair[1]:
+        if compact:
+            obj, d = compacted(obj, ref=d.ref), d.released()
         return PreparedObject(live=obj, desired=d, offline=offline, settled=True, by_managers=True, dropped=())
     own = _replicas_ownership(obj.body)
     owner = own.owner_of(_REPLICAS) if own is not None else None
     if own is None or owner is None or manager_role(policy, owner.manager) is not Role.CONTROLLER:
         return None
     leaf = Leaf(path=_REPLICAS, op=Op.CHANGE, live=pair[0], git=pair[1])
-    return PreparedObject(live=obj, desired=d, offline=offline, settled=False, by_managers=True, dropped=(),
-                          leaves=(leaf,), ownership=own)  # fmt: skip
+    return PreparedObject(live=trimmed(obj) if trim else obj, desired=d, offline=offline, settled=False,
+                          by_managers=True, dropped=(), leaves=(leaf,), ownership=own)  # fmt: skip
+
+
+def trimmed(obj: LiveObject) -> LiveObject:
+    """``obj`` without ``metadata.managedFields`` and ``status`` (shallow copies: the rest is shared). What a one-shot
+    run keeps of an object :data:`SCALED` leaves one replicas line to decide, when no rule will prepare it again
+    (no Argo CD or Flux ignore rule, no dry-run): its preparation holds the ownership of that line already."""
+    meta = obj.body.get("metadata")
+    body = {k: v for k, v in obj.body.items() if k != "status"}
+    if isinstance(meta, Mapping):
+        body["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return LiveObject(ref=obj.ref, body=body, source=obj.source)
+
+
+def is_trimmed(prep: PreparedObject) -> bool:
+    """Does ``prep`` hold a :func:`trimmed` object (its ownership read from managedFields it no longer carries)?"""
+    meta = prep.live.body.get("metadata")
+    own = prep.ownership
+    return own is not None and own.present and isinstance(meta, Mapping) and "managedFields" not in meta
 
 
 def _replicas_ownership(body: Mapping[str, Any]) -> Ownership | None:
@@ -167,18 +190,20 @@ def settled_first(
     context: Settle,
     explain: bool = True,
     compact: bool = False,
+    trim: bool = False,
 ) -> PreparedObject | None:
     """The first stage alone (``settling``): the object's preparation when its managers settle it, else None.
     ``compact``: the preparation holds :func:`settling.compacted` of ``obj`` (its identity and versions, no body)
     and ``d`` released (``DesiredObject.released``: no body), for a caller that drops the rest
-    (``pipeline.settled``: list pages settled as they arrive)."""
+    (``pipeline.settled``: list pages settled as they arrive); with ``trim`` too, an object left one replicas line
+    to decide is :func:`trimmed` (for a caller whose rules never prepare it again)."""
     why = settle(obj, d, policy=policy, context=context, scale=not explain)
     if why is None:
         return None
     if why is SCALED:  # settled but for the replicas a controller's /scale write owns: the whole object, read again
-        return _scaled(obj, d, offline=offline, policy=policy)
+        return _scaled(obj, d, offline=offline, policy=policy, compact=compact, trim=compact and trim)
     whole = (Dropped(resource=d.ref, path=(), rule=f"{why.text} [rule: {why.rule}]", side=Side.LIVE),)
-    return PreparedObject(live=compacted(obj) if compact else obj, desired=d.released() if compact else d,
+    return PreparedObject(live=compacted(obj, ref=d.ref) if compact else obj, desired=d.released() if compact else d,
                           offline=offline, settled=True, by_managers=True,
                           dropped=whole if explain else ())  # fmt: skip
 

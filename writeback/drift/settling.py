@@ -44,11 +44,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from writeback.bodies import CompactBody
 from writeback.drift.deciding import Role, manager_role
 from writeback.drift.evidence.defaults import is_default_in
 from writeback.drift.normalizing import SERVER_METADATA, added_annotation, added_label, allocated
 from writeback.kube.pathtypes import Key
-from writeback.kube.refs import Identity
+from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import DesiredObject, Explanation, LiveObject, Rule
 from writeback.settings import Policy
 
@@ -194,9 +195,12 @@ def oldest_write(live: Sequence[LiveObject]) -> int | None:
 _KEPT_META = ("name", "namespace", "uid", "resourceVersion")
 
 
-def compacted(live: LiveObject) -> LiveObject:
+def compacted(live: LiveObject, *, ref: ObjectRef | None = None) -> LiveObject:
     """``live`` without its body: apiVersion, kind and ``metadata``'s name, namespace, uid and resourceVersion (no
-    managedFields, labels, spec or status). For an object settled by its managers, whose preparation holds it."""
+    managedFields, labels, spec or status). For an object settled by its managers, whose preparation holds it.
+    ``ref``: the same object's reference held anyway (Git's), kept instead of live's own when they are equal, with its
+    name: one copy of each for both sides."""
+    shared = ref if ref is not None and ref == live.ref else live.ref
     meta = live.body.get("metadata")
     kept: dict[str, Any] = {}
     if isinstance(meta, Mapping):
@@ -204,10 +208,9 @@ def compacted(live: LiveObject) -> LiveObject:
         namespace = kept.get("namespace")
         if type(namespace) is str:  # one copy of each namespace's name for all its objects (a page has one each)
             kept["namespace"] = sys.intern(namespace)
-    body = {k: sys.intern(v) if type(v) is str else v for k in ("apiVersion", "kind") if k in live.body
-            for v in (live.body[k],)}  # fmt: skip
-    body["metadata"] = kept
-    return LiveObject(ref=live.ref, body=body, source=live.source)
+        if kept.get("name") == shared.name:
+            kept["name"] = shared.name
+    return LiveObject(ref=shared, body=CompactBody(body=live.body, meta=kept), source=live.source)
 
 
 def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:

@@ -199,6 +199,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         evidence = dry_runs(cluster=cluster, live=live, desired=desired, options=options, kept=warm, settle=settle,
                              settled=settled, decide=decide)  # fmt: skip
         dry_run, prepared, notes = evidence.dry_run, evidence.prepared, [*notes, *evidence.notes]
+        settled = pages = None  # each object is decided (``known``): its preparation goes before the comparison
         if decide is not None:
             known = evidence.known
     step("compare")

@@ -63,6 +63,7 @@ def dry_runs(
     heads: Mapping[Identity, DesiredObject]
     if index is not None and index.changed is not None:  # only the objects that changed: the index has the others
         by_id = index.have
+        assert index.positions is not None  # a kept index is followed
         desired = [index.want[i] for i in sorted((i for i in index.changed if i in index.want),
                                                  key=index.positions.__getitem__)]  # fmt: skip
         heads = index.ahead or {}
