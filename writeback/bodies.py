@@ -83,10 +83,6 @@ _MISSING: Any = object()
 _META = ("name", "namespace", "uid", "resourceVersion")
 
 
-def _shared(value: Any) -> Any:
-    return sys.intern(value) if type(value) is str else value
-
-
 class CompactBody(Mapping[str, Any]):
     """What a one-shot run keeps of the body of a live object its managers settled (``drift.settling.compacted``):
     apiVersion, kind and ``metadata``'s name, namespace, uid and resourceVersion, those present, as the listed body
@@ -95,10 +91,21 @@ class CompactBody(Mapping[str, Any]):
 
     __slots__ = ("_api_version", "_kind", "_name", "_namespace", "_uid", "_version")
 
-    def __init__(self, *, body: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
-        """``body``'s apiVersion and kind (one copy of each text: interned) and ``meta``'s kept fields."""
-        self._api_version, self._kind = (_shared(body.get(k, _MISSING)) for k in ("apiVersion", "kind"))
-        self._name, self._namespace, self._uid, self._version = (meta.get(k, _MISSING) for k in _META)
+    def __init__(self, body: Mapping[str, Any], *, name: str | None = None) -> None:
+        """``body``'s apiVersion, kind and metadata's name, namespace, uid and resourceVersion. One copy of each text
+        where it can be shared: apiVersion, kind and namespace interned, and ``name`` (the same object's name as
+        held elsewhere: Git's reference) instead of the body's when it is the same text."""
+        get = body.get
+        api_version, kind, meta = get("apiVersion", _MISSING), get("kind", _MISSING), get("metadata")
+        self._api_version = sys.intern(api_version) if type(api_version) is str else api_version
+        self._kind = sys.intern(kind) if type(kind) is str else kind
+        if not isinstance(meta, Mapping):
+            self._name = self._namespace = self._uid = self._version = _MISSING
+            return
+        own, namespace = meta.get("name", _MISSING), meta.get("namespace", _MISSING)
+        self._name = name if name is not None and own == name else own
+        self._namespace = sys.intern(namespace) if type(namespace) is str else namespace
+        self._uid, self._version = meta.get("uid", _MISSING), meta.get("resourceVersion", _MISSING)
 
     def _metadata(self) -> dict[str, Any]:
         values = (self._name, self._namespace, self._uid, self._version)

@@ -35,17 +35,18 @@ def _listed(name: str = "web", namespace: str = "shop") -> dict[str, Any]:
 def test_a_compact_body_reads_as_the_dict_of_the_fields_it_keeps(
     meta: dict[str, Any], api_version: str | None, kind: str | None
 ) -> None:
-    top: dict[str, Any] = {"spec": {"x": 1}}
+    top: dict[str, Any] = {"spec": {"x": 1}, "metadata": meta}
     if api_version is not None:
         top["apiVersion"] = api_version
     if kind is not None:
         top["kind"] = kind
-    body = CompactBody(body=top, meta=meta)
+    body = CompactBody(top)
     kept_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}
     want = {k: top[k] for k in ("apiVersion", "kind") if k in top} | {"metadata": kept_meta}
     assert dict(body) == want and body == want and list(body) == list(want) and len(body) == len(want)
     assert body.get("spec") is None and "spec" not in body and body.get("metadata") == kept_meta
     assert repr(body) == f"CompactBody({want!r})"
+    assert dict(CompactBody({"kind": "ConfigMap", "metadata": None})) == {"kind": "ConfigMap", "metadata": {}}
 
 
 def test_the_compact_copy_of_a_settled_object_keeps_its_names_and_versions_in_less_memory() -> None:

@@ -38,7 +38,6 @@ that one difference by the same rules as the normal path (``drift.engine``).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -190,27 +189,14 @@ def oldest_write(live: Sequence[LiveObject]) -> int | None:
     return _seconds(oldest)
 
 
-# What a settled object keeps of its body once its list page is gone: its identity and versions (nothing later reads
-# more of a settled object: it has no drift, so no change set, verification line or PR row names it).
-_KEPT_META = ("name", "namespace", "uid", "resourceVersion")
-
-
 def compacted(live: LiveObject, *, ref: ObjectRef | None = None) -> LiveObject:
     """``live`` without its body: apiVersion, kind and ``metadata``'s name, namespace, uid and resourceVersion (no
-    managedFields, labels, spec or status). For an object settled by its managers, whose preparation holds it.
-    ``ref``: the same object's reference held anyway (Git's), kept instead of live's own when they are equal, with its
-    name: one copy of each for both sides."""
+    managedFields, labels, spec or status: ``bodies.CompactBody``). For an object settled by its managers, whose
+    preparation holds it: nothing later reads more of a settled object (it has no drift, so no change set,
+    verification line or PR row names it). ``ref``: the same object's reference held anyway (Git's), kept instead
+    of live's own when they are equal, with its name: one copy of each for both sides."""
     shared = ref if ref is not None and ref == live.ref else live.ref
-    meta = live.body.get("metadata")
-    kept: dict[str, Any] = {}
-    if isinstance(meta, Mapping):
-        kept = {k: meta[k] for k in _KEPT_META if k in meta}
-        namespace = kept.get("namespace")
-        if type(namespace) is str:  # one copy of each namespace's name for all its objects (a page has one each)
-            kept["namespace"] = sys.intern(namespace)
-        if kept.get("name") == shared.name:
-            kept["name"] = shared.name
-    return LiveObject(ref=shared, body=CompactBody(body=live.body, meta=kept), source=live.source)
+    return LiveObject(ref=shared, body=CompactBody(live.body, name=shared.name), source=live.source)
 
 
 def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:
