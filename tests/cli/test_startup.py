@@ -65,3 +65,5 @@ def test_offline_diff_imports_no_cluster_forge_or_template_library(tmp_path: obj
     names = imported("diff", "--live", "examples/hotfix/live.yaml", "--repo", ".", "--path", "examples/hotfix/gitops")
     for package in ("kubernetes", "github", "gitlab", "jinja2"):
         assert not of(names, package), (package, of(names, package)[:5])
+    # nor writeback's own config file model or forge adapters: a diff reads no config file and opens no forge
+    assert not of(names, "writeback.config") and not of(names, "writeback.adapters.forges")

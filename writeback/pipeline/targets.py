@@ -18,16 +18,19 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from writeback import config, settings
-from writeback.adapters.forges.base import Forge, RetryPolicy
-from writeback.adapters.forges.opening import read_secret
+from writeback import settings
 from writeback.adapters.kube.cluster import DEFAULT_PAGE_SIZE, Cluster
 from writeback.gitops.base import Followed
 from writeback.kube.discovery import DiscoveryReader
 from writeback.pipeline.warming import WarmState
 from writeback.sources import registry as sources
 from writeback.sources.base import OptionKind, Tools
+
+if TYPE_CHECKING:  # a one-shot diff reads no config file and opens no forge: their modules are imported where used
+    from writeback import config
+    from writeback.adapters.forges.base import Forge, RetryPolicy
 
 __all__ = ["Edges", "TargetSpec", "spec_for", "tools_for"]
 
@@ -74,6 +77,8 @@ def spec_for(target: config.Target, *, environ: Mapping[str, str] | None = None,
     """The spec of a config target (its fingerprint key read from the environment or a file); ``overrides`` are
     the flags that beat the target's settings (``revision``, ``path``, ...)."""
     ref = target.pull_request.fingerprint_key
+    from writeback.adapters.forges.opening import read_secret
+
     key = read_secret(ref, key=f"targets[{target.name}].pull_request.fingerprint_key", environ=environ) if ref else None
     fields: dict[str, object] = {
         "name": target.name,
