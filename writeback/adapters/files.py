@@ -267,7 +267,7 @@ def read_manifests(
     """The Kubernetes objects declared in ``root/path`` (files named relative to ``root``), as plain manifests.
 
     ``exclude``: files (or directories) relative to ``root`` that are no manifests, such as a ``--live`` dump saved
-    in the repository. ``pack``: each body is packed as soon as its file is read (``model.PackedBody``), so the
+    in the repository. ``pack``: each body is packed as soon as its file is read (``bodies.PackedBody``), so the
     parsed files are never all held at once.
 
     Overlays are not rendered here: Kustomize targets go through ``adapters.kustomize.read_rendered``.

@@ -116,7 +116,8 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         namespaced = with_crds(namespaced, dump_scopes((o.ref.api_version, o.ref.kind, o.ref.namespace) for o in dump))
     source = resolve_source(repo=repo, path=spec.path, source=spec.source, controller=followed)
     memo = edges.memo if cluster is not None else None  # kept results: service cycles only
-    # a one-shot run against a cluster settles objects as their pages arrive (``pipeline.settled``), which unpacks
+    # a one-shot run against a cluster packs Git's bodies as read: the page settler (``pipeline.settled``) unpacks
+    # each as its live object arrives
     one_shot = cluster is not None and memo is None
     load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
                    exclude=compared.excluded(live_path, repo=repo), pack=one_shot)  # fmt: skip

@@ -88,7 +88,7 @@ class PageSettler:
     preparation kept aside (:meth:`prepared`); every other object is kept as listed.
 
     The settler holds the desired objects from then on (:attr:`declared`, in their order): a packed body
-    (``model.PackedBody``) is unpacked when its live object arrives, and a settled object's Git body is released
+    (``bodies.PackedBody``) is unpacked when its live object arrives, and a settled object's Git body is released
     (``DesiredObject.released``), so the caller lets go of its own sequence and compares :meth:`finish`'s objects
     (the preparations hold those very objects)."""
 

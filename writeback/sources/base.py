@@ -96,7 +96,7 @@ class LoadRequest:
     where: str = ""  # " (at the compared revision abc123)": problems say which tree
     controller: ControllerObject | None = None  # the GitOps controller object the target follows, if any
     exclude: frozenset[str] = frozenset()  # files relative to the top that are never manifests (a --live dump)
-    # pack each body as its file is read (``model.PackedBody``) where the source can: nothing else holds the parsed
+    # pack each body as its file is read (``bodies.PackedBody``) where the source can: nothing else holds the parsed
     # documents and the stage that meets the live objects unpacks them (a one-shot run: ``pipeline.settled``)
     pack: bool = False
 
