@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.core.support import applied_fields, defaulted_live, deployment_git, desired_obj, entry, k, live_obj
+from writeback.drift.applied_fields import name_key as _name_key
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
@@ -27,7 +28,6 @@ from writeback.drift.engine import (
     prepare_object,
     settle_context,
 )
-from writeback.drift.settling import _name_key
 from writeback.model import Decision, DesiredObject, LiveObject, Op, Rule
 
 APPLIED = "2024-05-01T10:00:00Z"

@@ -282,6 +282,7 @@ def allocated(kind: str, names: tuple[str, ...]) -> bool:
 SERVER_METADATA = frozenset(_SERVER_METADATA)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every live object repeats the same few keys
 def added_annotation(key: str) -> str | None:
     """The rule that drops an annotation from live when Git does not declare it (the server's, kubectl's, a GitOps
     tool's bookkeeping), as :func:`normalize` drops it; None for any other annotation."""
@@ -291,6 +292,7 @@ def added_annotation(key: str) -> str | None:
     return rule or next((r for p, r in _TOOL_ANNOTATION_PREFIXES.items() if key.startswith(p)), None)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every live object repeats the same few keys
 def added_label(key: str) -> str | None:
     """The rule of a label that the GitOps tool or the server puts on live objects (Flux's tracking labels, a
     namespace's name label, ...): Git does not carry it unless it declares it. None for any other label."""

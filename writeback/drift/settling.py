@@ -37,13 +37,14 @@ that one difference by the same rules as the normal path (``drift.engine``).
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from writeback.bodies import CompactBody
+from writeback.drift.applied_fields import covers_object, merged
 from writeback.drift.deciding import Role, manager_role
 from writeback.drift.evidence.defaults import is_default_in
 from writeback.drift.normalizing import SERVER_METADATA, added_annotation, added_label, allocated
@@ -59,8 +60,6 @@ _STATUS = "status"
 _SCALE = "scale"
 _REPLICAS_TREE: Mapping[str, Any] = {"f:spec": {"f:replicas": {}}}  # what a write through /scale owns
 # Fields a manifest carries that managedFields never record: the object's type and identity.
-_TOP_SKIPPED = frozenset({"apiVersion", "kind", "status"})
-_META_SKIPPED = frozenset({"name", "namespace", "generateName"})
 
 SETTLED = Explanation(
     Rule.SETTLED_BY_MANAGERS,
@@ -118,14 +117,16 @@ def settle(
     :data:`SCALED` when a controller's ``/scale`` write owns ``spec.replicas`` besides (its value may differ from
     Git's: :func:`replicas`); else None."""
     meta = live.body.get("metadata")
-    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
-    if not isinstance(entries, list) or not entries:
+    entries = meta.get("managedFields") if type(meta) is dict or isinstance(meta, Mapping) else None
+    if type(entries) is not list or not entries:
         return None
     trees: list[Mapping[str, Any]] = []
     scaled = False
     changed = context.changes.changed_at(desired.file)
     for entry in entries:
-        if not isinstance(entry, Mapping) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+        if type(entry) is not dict and not isinstance(entry, Mapping):
+            return None
+        if entry.get("fieldsType", "FieldsV1") != "FieldsV1":
             return None
         role = context.role(policy, str(entry.get("manager") or ""))
         subresource = entry.get("subresource") or ""
@@ -147,12 +148,12 @@ def settle(
         at_head = context.head.get(desired.ref.identity)
         if at_head is None or at_head.body != desired.body:
             return None
-    owned = trees[0] if len(trees) == 1 else _merged(trees)
+    owned = trees[0] if len(trees) == 1 else merged(trees)
     if scaled:  # the appliers own Git's fields but spec.replicas, which the /scale writes alone own
         if replicas(live.body, desired.body) is None or _replicas_owned(owned):
             return None
-        owned = _merged((owned, _REPLICAS_TREE))
-    if not _covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "",
+        owned = merged((owned, _REPLICAS_TREE))
+    if not covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "",
                                                                      kind=desired.ref.kind, at=()):  # fmt: skip
         return None
     return SCALED if scaled else SETTLED
@@ -206,43 +207,49 @@ def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, 
     Git leaves out unless the table's default (a scale of replicas nobody owned records no manager: ``unowned``).
     ``at``: the path of keys from the object's root (None inside a list item)."""
     if type(live) is dict and type(git) is dict:
-        for key, value in live.items():
-            other = git.get(key, _ABSENT)
-            if other is not _ABSENT and not (type(value) is type(other) and type(value) in _NESTED):
-                continue  # a value Git has too, not two maps or two lists: nothing beyond Git (as a call would say)
-            here = None if at is None else (*at, key)
-            if other is _ABSENT:
-                if here == ("status",) or (at == ("metadata",) and key in SERVER_METADATA):
-                    continue  # never compared
-                if name == "labels":
-                    if not added_label(key):
-                        return False
-                    continue
-                if name == "annotations":
-                    if not added_annotation(key):
-                        return False
-                    continue
-                if type(value) is dict:
-                    if not _only_defaults(value, {}, key, kind=kind, at=here):
-                        return False
-                elif (here == ("spec", "replicas") or (type(value) is list and value)) and (
-                    here is None or not (allocated(kind, here) or _table_default(kind, here, value, live))
+        for key, other in git.items():  # what both hold: only two maps or two lists that differ can hold more
+            nested = type(other)
+            if nested is dict or nested is list:
+                value = live.get(key, _ABSENT)
+                if (
+                    type(value) is nested
+                    and value != other
+                    and not _only_defaults(value, other, key, kind=kind, at=None if at is None else (*at, key))
                 ):
                     return False
-                continue
-            if not _only_defaults(value, other, key, kind=kind, at=here):
-                return False
-        return True
+        alone = live.keys() - git.keys()  # what live alone holds
+        if alone and at is not None and len(at) < 2:  # never compared: the status, the server's metadata
+            if not at:
+                alone.discard("status")
+            elif at[0] == "metadata":
+                alone -= SERVER_METADATA
+        return all(_unset_in_git(live, key, name, kind=kind, at=at) for key in alone)
     if type(live) is list and type(git) is list:
         if len(live) != len(git):
             return False
         named = {i.get("name"): i for i in live if type(i) is dict and "name" in i}
         for pos, item in enumerate(git):
             match = named.get(item.get("name")) if type(item) is dict and "name" in item else live[pos]
-            if match is None or not _only_defaults(match, item, "", kind=kind, at=None):
+            if match is None or (match != item and not _only_defaults(match, item, "", kind=kind, at=None)):
                 return False
         return True
     return True
+
+
+def _unset_in_git(live: dict[str, Any], key: str, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:
+    """``_only_defaults`` of ``live[key]``, which Git leaves out (never the status nor the server's metadata: the
+    caller left those out)."""
+    if name == "labels":
+        return added_label(key) is not None
+    if name == "annotations":
+        return added_annotation(key) is not None
+    value = live[key]
+    here = None if at is None else (*at, key)
+    if type(value) is dict:
+        return _only_defaults(value, {}, key, kind=kind, at=here)
+    if here != ("spec", "replicas") and not (type(value) is list and value):
+        return True  # a scalar, an empty list: a default the rules drop
+    return here is not None and (allocated(kind, here) or _table_default(kind, here, value, live))
 
 
 def _table_default(kind: str, at: tuple[str, ...], value: Any, parent: Mapping[str, Any]) -> bool:
@@ -250,177 +257,17 @@ def _table_default(kind: str, at: tuple[str, ...], value: Any, parent: Mapping[s
 
 
 _ABSENT: Any = object()
-_NESTED = (dict, list)
 
 
 def _seconds(text: Any) -> int | None:
-    if not isinstance(text, str) or not text:
+    if type(text) is not str or not text:
         return None
+    return _parsed_seconds(text)
+
+
+@functools.lru_cache(maxsize=4096)  # the times of one sync repeat across its objects
+def _parsed_seconds(text: str) -> int | None:
     try:
         return int(datetime.fromisoformat(text).timestamp())
     except ValueError:
         return None
-
-
-def _merged(trees: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for tree in trees:
-        for key, sub in tree.items():
-            prior = out.get(key)
-            if prior is None:
-                out[key] = sub
-            elif prior == {} or sub == {}:
-                out[key] = {}  # one owns it whole
-            elif isinstance(prior, Mapping) and isinstance(sub, Mapping):
-                out[key] = _merged((prior, sub))
-    return out
-
-
-def _covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
-    """The appliers own exactly what Git declares: every field of it, and nothing else (an admission plugin or a
-    webhook that added a field during the Apply makes the applier own it; normalizing keeps it, so the rules report
-    it) but the bookkeeping labels and annotations normalizing drops (a GitOps tool's tracking)."""
-    declared = 0
-    for key, value in body.items():
-        if key in _TOP_SKIPPED:
-            continue
-        node = tree.get("f:" + key)
-        if key == "metadata" and isinstance(value, Mapping):
-            value = {k: v for k, v in value.items() if k not in _META_SKIPPED}
-            if not value:  # Git's metadata is its identity alone: the appliers may own bookkeeping only
-                if node is not None:
-                    if not isinstance(node, Mapping) or not _only_bookkeeping(node, {}, key):
-                        return False
-                    declared += 1
-                continue
-        if node is None or not _covers(node, value, key):
-            return False
-        declared += 1
-    return declared == len(tree) or _only_bookkeeping(tree, body, "")
-
-
-def _covers(node: Any, value: Any, name: str) -> bool:
-    """Does the FieldsV1 ``node`` own every field of ``value`` (Git's, at the field ``name``), and no other? A null
-    anywhere is left to the normal path."""
-    if value is None or not (type(node) is dict or isinstance(node, Mapping)):
-        return False
-    if not node:  # an owned leaf: a scalar, or an atomic list or map owned as a whole
-        return True
-    kind = type(value)
-    if kind is dict or (kind is not list and isinstance(value, Mapping)):
-        get = node.get
-        for key, sub in value.items():
-            child = get("f:" + key)
-            if type(child) is dict and not child and sub is not None:
-                continue  # an owned leaf (as a call would say)
-            if child is None or not _covers(child, sub, key):
-                return False
-        owned = len(node) - (1 if "." in node else 0)
-        return owned == len(value) or _only_bookkeeping(node, value, name)
-    if kind is list:
-        return _covers_items(node, value)
-    return True  # a scalar under an inner node ("." and the like): owned
-
-
-def _only_bookkeeping(node: Mapping[str, Any], value: Mapping[str, Any], name: str) -> bool:
-    """The fields ``node`` owns beyond ``value``'s are bookkeeping labels or annotations (under a ``metadata``)."""
-    for raw, sub in node.items():
-        if raw == "." or raw[2:] in value:
-            continue
-        field_name = raw[2:]
-        if name == "labels" and raw.startswith("f:") and added_label(field_name):
-            continue
-        if name == "annotations" and raw.startswith("f:") and added_annotation(field_name):
-            continue
-        if (
-            name == "metadata"
-            and raw in ("f:labels", "f:annotations")
-            and isinstance(sub, Mapping)
-            and sub
-            and _only_bookkeeping(sub, {}, field_name)
-        ):
-            continue
-        return False
-    return True
-
-
-def _covers_items(node: Mapping[str, Any], items: list[Any]) -> bool:
-    keyed: list[tuple[str, dict[str, Any], Any]] | None = None  # decoded only when an item is not found by name
-    values: list[Any] | None = None
-    used: set[str] = set()
-    for pos, item in enumerate(items):
-        if type(item) is dict or isinstance(item, Mapping):
-            name = item.get("name")
-            if type(name) is str:  # most keyed lists are keyed by name alone: look the key up as the server spells it
-                raw = _name_key(name)
-                child = node.get("k:" + raw)
-                if child is not None and raw not in used:
-                    used.add(raw)
-                    if not _covers(child, item, ""):
-                        return False
-                    continue
-            if keyed is None:
-                keyed, values = _decoded(node)
-                if keyed is None:
-                    return False
-            if keyed:
-                found = _match(keyed, item, used)
-                if found is None or not _covers(keyed[found][2], item, ""):
-                    return False
-                used.add(keyed[found][0])
-                continue
-        elif not isinstance(item, list):
-            if values is None:
-                keyed, values = _decoded(node)
-                if values is None:
-                    return False
-            if any(v == item and type(v) is type(item) for v in values):
-                continue
-        child = node.get(f"i:{pos}")
-        if child is None or not _covers(child, item, ""):
-            return False
-    return len(node) - (1 if "." in node else 0) == len(items)  # no item the applier owns that Git lacks
-
-
-def _name_key(name: str) -> str:
-    """A list item's key by name as the server spells it in FieldsV1 (``{"name":"web"}``): JSON, no spaces; a name
-    JSON writes as it is (no quote, backslash or control character) needs no encoder."""
-    if name.isprintable() and '"' not in name and "\\" not in name:
-        return '{"name":"' + name + '"}'
-    return '{"name":' + json.dumps(name, ensure_ascii=False) + "}"
-
-
-def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], Any]] | None, list[Any] | None]:
-    """The ``k:`` entries of a list node (the JSON text, its keys decoded, the subtree) and its ``v:`` values; None
-    and None when one does not decode."""
-    keyed: list[tuple[str, dict[str, Any], Any]] = []
-    values: list[Any] = []
-    for raw, sub in node.items():
-        prefix, _, rest = raw.partition(":")
-        if prefix == "k" or prefix == "v":
-            try:
-                decoded = json.loads(rest)
-            except ValueError:
-                return None, None
-            if prefix == "k" and isinstance(decoded, dict):
-                keyed.append((rest, decoded, sub))
-            elif prefix == "v":
-                values.append(decoded)
-    return keyed, values
-
-
-def _match(keyed: list[tuple[str, dict[str, Any], Any]], item: Mapping[str, Any], used: set[str]) -> int | None:
-    """The keyed entry of ``item``: every key field equal, else (a key the server defaulted, e.g. a port's
-    ``protocol``) every key field Git sets equal; each entry matches one item."""
-    loose: int | None = None
-    for i, (raw, keys, _) in enumerate(keyed):
-        if raw in used:
-            continue
-        present = [k for k in keys if k in item]
-        if not present or any(item[k] != keys[k] for k in present):
-            continue
-        if len(present) == len(keys):
-            return i
-        if loose is None:
-            loose = i
-    return loose
