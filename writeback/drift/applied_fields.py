@@ -8,6 +8,7 @@ declares; ``drift.settling`` settles an object only then.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,7 +19,6 @@ __all__ = ["covers_object", "merged", "name_key"]
 
 _TOP_SKIPPED = frozenset({"apiVersion", "kind", "status"})
 _META_SKIPPED = frozenset({"name", "namespace", "generateName"})
-_ABSENT: Any = object()
 
 
 def merged(trees: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -58,9 +58,10 @@ def covers_object(tree: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     return declared == len(tree) or _only_bookkeeping(tree, body, "")
 
 
-# Git's keys as FieldsV1 spells them ("f:name"), made once each: a repo repeats its keys in every object
+_KEPT = 4096  # entries each cache here keeps at most
+# Git's keys as FieldsV1 spells them ("f:name"), made once each: a repo repeats its keys in every object (a dict, not
+# an lru_cache: it is read once per field of every object, where a lookup costs less than a call)
 _FIELD_KEYS: dict[str, str] = {}
-_KEPT = 4096  # entries each of these caches keeps at most
 
 
 def _covers(node: Any, value: Any, name: str) -> bool:
@@ -159,8 +160,10 @@ def name_key(name: str) -> str:
     return '{"name":' + json.dumps(name, ensure_ascii=False) + "}"
 
 
-# a list item's key as FieldsV1 spells it, decoded (read, never changed): the same keys recur in every object
-_DECODED_KEYS: dict[str, Any] = {}
+@functools.lru_cache(maxsize=_KEPT)  # the same keys recur in every object; the value is read, never changed
+def _json_key(text: str) -> Any:
+    """A list item's key or value as FieldsV1 spells it (``k:{...}``, ``v:...``), decoded; ValueError if not JSON."""
+    return json.loads(text)
 
 
 def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], Any]] | None, list[Any] | None]:
@@ -171,14 +174,10 @@ def _decoded(node: Mapping[str, Any]) -> tuple[list[tuple[str, dict[str, Any], A
     for raw, sub in node.items():
         prefix, _, rest = raw.partition(":")
         if prefix == "k" or prefix == "v":
-            decoded = _DECODED_KEYS.get(rest, _ABSENT)
-            if decoded is _ABSENT:
-                try:
-                    decoded = json.loads(rest)
-                except ValueError:
-                    return None, None
-                if len(_DECODED_KEYS) < _KEPT:
-                    _DECODED_KEYS[rest] = decoded
+            try:
+                decoded = _json_key(rest)
+            except ValueError:
+                return None, None
             if prefix == "k" and isinstance(decoded, dict):
                 keyed.append((rest, decoded, sub))
             elif prefix == "v":
