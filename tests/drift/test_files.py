@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from writeback.adapters.dumps import read_live, with_default_namespace
 from writeback.adapters.files import NamespaceDefaults, builtin_namespaced, read_manifests, read_stream
+from writeback.adapters.walking import walk
 from writeback.errors import InputError
 from writeback.kube.kinds import with_crds
 from writeback.model import Source
@@ -222,3 +224,29 @@ def test_dumped_objects_without_a_namespace_get_the_git_default(tmp_path: Path) 
         ("g", None),
         ("w", "team"),
     ]
+
+
+def test_the_repo_walk_is_os_walk_with_links_known_from_the_listing(tmp_path: Path) -> None:
+    # issue 23: the walk lists each folder once (os.scandir) instead of asking whether every file is a link; it must
+    # visit what os.walk visits, in the same order: links to folders listed and not entered, broken links as files
+    for rel in ("a/x.yaml", "a/b/y.yaml", "a/b/c/z.yml", "d/w.yaml", ".hidden/h.yaml", "e/f/g/deep.yaml", "top.yaml"):
+        write(tmp_path, rel, DEPLOY)
+    os.symlink(tmp_path / "a", tmp_path / "d" / "to-a")
+    os.symlink(tmp_path / "a" / "x.yaml", tmp_path / "d" / "x-link.yaml")
+    os.symlink(tmp_path / "missing", tmp_path / "d" / "broken.yaml")
+
+    def pruned(dirs: list[str]) -> list[str]:
+        return sorted(d for d in dirs if d != "e")  # a pruned folder is not entered by either walk
+
+    expected = []
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        expected.append((dirpath, sorted(dirnames), sorted(filenames)))
+        dirnames[:] = pruned(dirnames)
+    got = []
+    for dirpath, dirs, files in walk(str(tmp_path)):
+        got.append((dirpath, sorted(d.name for d in dirs), sorted(f.name for f in files)))
+        names = pruned([d.name for d in dirs])
+        dirs[:] = sorted((d for d in dirs if d.name in names), key=lambda d: d.name)
+    assert got == expected
+    assert ("/".join((str(tmp_path), "d")), ["to-a"], ["broken.yaml", "w.yaml", "x-link.yaml"]) in got
+    assert not any(p.endswith(("to-a", "/e", "/f")) for p, _, _ in got)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from writeback.adapters.confinement import escape
+from writeback.adapters.walking import entry_name, walk
 from writeback.bodies import PackedBody
 from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
@@ -182,21 +183,20 @@ def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[
         return [(str(top), top.relative_to(root).as_posix(), str(top.parent))]
     base = str(root)
     found: list[tuple[str, str, str, bool]] = []  # path, relative path, folder, a link?
-    for dirpath, dirnames, filenames in os.walk(top):
+    for dirpath, dirs, files in walk(str(top)):
         prefix = "" if dirpath == base else dirpath[len(base) :].lstrip(os.sep).replace(os.sep, "/") + "/"
-        for d in dirnames:
-            full = os.path.join(dirpath, d)
-            why = escape(root, Path(full)) if not d.startswith(".") and os.path.islink(full) else None
+        for d in dirs:
+            why = escape(root, Path(d.path)) if not d.name.startswith(".") and d.is_symlink() else None
             if why is not None:
-                problems.append(Problem(file=prefix + d, message=f"not read: {why}"))
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if "Chart.yaml" in filenames and dirpath != str(top):
-            dirnames[:] = []  # a Helm chart: its templates are not plain manifests
+                problems.append(Problem(file=prefix + d.name, message=f"not read: {why}"))
+        dirs[:] = sorted((d for d in dirs if not d.name.startswith(".")), key=entry_name)
+        if dirpath != str(top) and any(f.name == "Chart.yaml" for f in files):
+            dirs[:] = []  # a Helm chart: its templates are not plain manifests
             continue
-        for n in sorted(filenames):
+        for f in sorted(files, key=entry_name):
+            n = f.name
             if n.endswith(_YAML_SUFFIXES) and n not in KUSTOMIZATION_FILES and n != "Chart.yaml":
-                full = os.path.join(dirpath, n)
-                found.append((full, prefix + n, dirpath, os.path.islink(full)))
+                found.append((f.path, prefix + n, dirpath, f.is_symlink()))
     regular = {full for full, _, _, link in found if not link}
     out: list[tuple[str, str, str]] = []
     for full, rel, folder, link in found:
