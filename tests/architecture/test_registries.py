@@ -83,6 +83,7 @@ NOT_KIND_SELECTORS = {
     ("sources/helm/flux.py", "kustomize"),  # the HelmRelease field postRenderers[].kustomize
     ("sources/helm/source.py", "kustomize"),  # the kustomize program's name in Tools (Flux's post-renderers)
     ("sources/helm/argocd.py", "helm"),  # the Application source's field `helm`
+    ("sources/helm/claiming.py", "helm"),  # the same field, read to claim an Application with a Helm source
     ("adapters/helm.py", "helm"),  # the helm program's name on PATH
 }
 

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from writeback.charts import ChartRef
 from writeback.kube.pathtypes import FieldPath, Index, Key, Select
 from writeback.kube.refs import ObjectRef
+from writeback.sources.helm.claiming import is_helm_source, repo_relative
 from writeback.sources.helm.model import Form, Layer, LayerKind, Release, Where
 
-__all__ = ["is_helm_source", "normalize_repo_url", "releases_from_application"]
+__all__ = ["normalize_repo_url", "releases_from_application"]
 
 _HELM_KEYS = ("chart",)
 
@@ -38,12 +39,6 @@ def normalize_repo_url(url: str) -> str:
     u = re.sub(r"^[^@/]+@", "", u)
     u = u.replace(":", "/", 1) if re.match(r"^[^/]+:[^0-9]", u) else u
     return u.rstrip("/").removesuffix(".git")
-
-
-def _clean(path: str) -> str | None:
-    """A repo-relative path, or None when it leaves the repo."""
-    p = posixpath.normpath(path.lstrip("/")) if path else "."
-    return None if p == ".." or p.startswith("../") else p
 
 
 def _is_url(text: str) -> bool:
@@ -64,16 +59,6 @@ def _envsubst(text: str, env: Mapping[str, str]) -> str | None:
 
     out = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, text)
     return None if missing else out
-
-
-def is_helm_source(source: Mapping[str, Any], exists: Callable[[str], bool]) -> bool:
-    """Whether an Application source renders a Helm chart: a ``chart``, a ``helm`` section, or a ``path`` that
-    holds a ``Chart.yaml`` (``exists``: is this repo-relative file there)."""
-    if source.get("chart") or isinstance(source.get("helm"), Mapping):
-        return True
-    path = source.get("path")
-    clean = _clean(path) if isinstance(path, str) else None
-    return clean is not None and exists(("" if clean == "." else clean.rstrip("/") + "/") + "Chart.yaml")
 
 
 def releases_from_application(
@@ -170,7 +155,7 @@ def _release(
         )
         chart_dir = None
     else:
-        chart_dir = _clean(path or ".")
+        chart_dir = repo_relative(path or ".")
         if chart_dir is None:
             problems.append(f"source path {path!r} leaves the repository")
         elif not in_repo(source.get("repoURL")):
@@ -287,7 +272,7 @@ def _values_file(
                 unreadable=f"values file {raw} is in another repository ({ref.get('repoURL')})",
             )
         path = _envsubst(rest, env)
-        clean = _clean(path) if path is not None else None
+        clean = repo_relative(path) if path is not None else None
         if clean is None:
             return Layer(kind=LayerKind.VALUES_FILE, name=name, unreadable=f"values file {raw} cannot be resolved")
         return Layer(kind=LayerKind.VALUES_FILE, name=name, where=Where(file=clean))
@@ -299,7 +284,7 @@ def _values_file(
     if remote:
         return Layer(kind=LayerKind.VALUES_FILE, name=name, chart_file=posixpath.normpath(path), shared=True)
     joined = path if path.startswith("/") else posixpath.join(chart_dir or ".", path)
-    clean = _clean(joined)
+    clean = repo_relative(joined)
     if clean is None:
         return Layer(kind=LayerKind.VALUES_FILE, name=name, unreadable=f"values file {raw} leaves the repository")
     return Layer(kind=LayerKind.VALUES_FILE, name=name, where=Where(file=clean))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from writeback.adapters import kustomize as kustomize_cli
 from writeback.adapters.files import LoadResult
 from writeback.errors import PatchError
 from writeback.kube.manifests import KUSTOMIZATION_FILES, expand_lists
@@ -22,10 +22,11 @@ from writeback.sources.base import (
     sops_encrypted,
 )
 from writeback.sources.documents import join
-from writeback.sources.kustomize.model import KustomizeSourceError, Origin, Tree, load_tree
-from writeback.sources.kustomize.overlay import locate_in_overlay
 from writeback.sources.locations import Location, NotFound
 from writeback.yaml.reading import load_all
+
+if TYPE_CHECKING:  # the Kustomize engine is imported when a Kustomize target runs, not by the source registry
+    from writeback.sources.kustomize.model import Origin, Tree
 
 TOOL = "kustomize"
 
@@ -50,12 +51,17 @@ class Kustomize:
         return any(exists(join(path, name)) for name in KUSTOMIZATION_FILES)
 
     def load(self, request: LoadRequest) -> LoadResult[DesiredObject]:
+        from writeback.adapters import kustomize as kustomize_cli
+
         return kustomize_cli.read_rendered(
             root=request.root, path=request.path, namespaces=request.namespaces, namespaced=request.namespaced,
             binary=request.tools.get(TOOL), where=request.where,
         )  # fmt: skip
 
     def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
+        from writeback.sources.kustomize.model import KustomizeSourceError, load_tree
+        from writeback.sources.kustomize.overlay import locate_in_overlay
+
         tree: Tree | NotFound
         try:
             tree = load_tree(request.files, request.root)
@@ -86,6 +92,8 @@ class Kustomize:
     def render_patched(self, cs: ChangeSet, request: LocateRequest) -> Patched:
         if request.repo is None:
             raise ValueError("render_patched needs the repository checkout")
+        from writeback.adapters import kustomize as kustomize_cli
+
         path = request.root or "."
         changes = {f.path: f.after for f in cs.files}
         text = kustomize_cli.build_patched(request.repo, path=path, changes=changes, binary=request.tools.get(TOOL))
