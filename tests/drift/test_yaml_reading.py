@@ -223,3 +223,28 @@ def test_keys_and_short_texts_are_one_object_across_documents_and_long_texts_are
     assert k1 is k2  # a repo's repeated keys are held once
     assert first["kind"] is second["kind"] and first["metadata"]["name"] is second["metadata"]["name"]
     assert first["metadata"]["note"] is not second["metadata"]["note"]  # not hashed into the shared table
+
+
+def test_a_scope_keeps_documents_packed_and_gives_each_reader_its_own_copy() -> None:
+    # issue 23: a one-shot plan keeps the repository's parsed documents as marshal bytes, not as objects, so Git's
+    # bodies can be packed too; a text whose data marshal cannot hold (a mapping as a key) is kept as it is
+    text = "a: &x {b: [1, 2.5, true, null]}\nc: *x\n---\nd: 'two'\n"
+    complex_key = "? [1, 2]\n: pair\n"
+    try:
+        yamlreading.clear_cache()
+        yamlreading.set_cache(enabled=False)
+        assert not yamlreading.keeps_documents()
+        with yamlreading.parse_scope():
+            assert not yamlreading.keeps_documents()  # readers get copies: nothing shares what they hold
+            first, again = load_all(text, source="x.yaml"), load_all(text, source="x.yaml")
+            odd, odd_again = load_all(complex_key, source="k.yaml"), load_all(complex_key, source="k.yaml")
+            info = yamlreading.cache_info()
+        assert (info.misses, info.hits) == (2, 2)  # each text parsed once
+        assert first == again == [{"a": {"b": [1, 2.5, True, None]}, "c": {"b": [1, 2.5, True, None]}}, {"d": "two"}]
+        assert first[0] is not again[0] and type(first[0]["a"]["b"][2]) is bool
+        assert odd == odd_again and len(odd) == 1
+        yamlreading.set_cache(enabled=True)
+        assert yamlreading.keeps_documents()  # the cache across runs shares its objects
+    finally:
+        yamlreading.set_cache(enabled=True)
+        yamlreading.clear_cache()

@@ -4,7 +4,7 @@ one document that declares it."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from writeback.adapters.files import LoadResult, read_manifests
@@ -28,9 +28,17 @@ from writeback.yaml.reading import load_all
 
 
 class Declared:
-    """The manifests under a path, indexed by group, kind and name."""
+    """The manifests under a path, indexed by group, kind and name; with ``wanted``, only those of these (group,
+    kind, name) keys are kept (issue 23: a plan's locator holds the drifted objects' manifests, not the repo's)."""
 
-    def __init__(self, files: Mapping[str, str], root: str, links: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, str],
+        root: str,
+        links: Mapping[str, str] | None = None,
+        *,
+        wanted: Collection[tuple[str, str, str]] | None = None,
+    ) -> None:
         self.by_identity: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self.bad: list[str] = []
         links = links or {}
@@ -42,7 +50,8 @@ class Declared:
             try:
                 for m in manifests_in(files[file], file=file):
                     group, kind, _, name = m.identity
-                    self.by_identity[(group, kind, name)].append(m)
+                    if wanted is None or (group, kind, name) in wanted:
+                        self.by_identity[(group, kind, name)].append(m)
             except PatchError as e:
                 self.bad.append(str(e))
 
@@ -86,7 +95,8 @@ class Plain:
                               namespaced=request.namespaced, exclude=request.exclude, pack=request.pack)  # fmt: skip
 
     def locate(self, request: LocateRequest, drifts: Sequence[Drift]) -> list[Found]:
-        declared = Declared(request.files, request.root, request.links)
+        wanted = {(group, kind, name) for group, kind, _, name in (d.resource.identity for d in drifts)}
+        declared = Declared(request.files, request.root, request.links, wanted=wanted)
 
         def one(drift: Drift) -> Found:
             found = declared.find(drift.resource, default_namespace=request.default_namespace)

@@ -25,7 +25,9 @@ The loaders and their resolvers are ``writeback.yaml.loaders``'. Positions are n
 Parsed texts are kept by (source, digest of the text): the key holds a 16-byte BLAKE2b digest, not the text.
 
 - Inside a :func:`parse_scope` (a ``detect`` or ``plan`` run opens one), a text is parsed once: ``plan`` locates
-  its drifts in the manifests ``detect`` read, without parsing them again. The scope's entries go when it ends.
+  its drifts in the manifests ``detect`` read, without parsing them again. The scope holds each text's documents
+  packed (``marshal``: about a seventh of their size as objects, issue 23) and gives each reader its own copy, so
+  a one-shot ``plan`` keeps the repository's documents only as bytes; its entries go when it ends.
 - Across runs, a cache of :data:`CACHE_CHARS` characters' worth of texts (least recently used goes first) spares
   the service's next cycles the files that did not change. A one-shot run (``writeback diff``, ``plan``, ``run
   --once``) turns it off with :func:`set_cache`: it would only hold memory.
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import marshal
 import math
 import sys
 import threading
@@ -318,7 +321,8 @@ _cache_chars = 0
 _cache_counts = [0, 0]  # hits, misses
 _cache_enabled = True
 _cache_lock = threading.Lock()
-_scope: ContextVar[dict[_Key, tuple[Any, ...]] | None] = ContextVar("writeback_parse_scope", default=None)
+_Scoped = bytes | tuple[Any, ...]  # a text's documents packed by marshal; as they are when marshal cannot hold them
+_scope: ContextVar[dict[_Key, _Scoped] | None] = ContextVar("writeback_parse_scope", default=None)
 
 
 def _key(text: str, source: str) -> _Key:
@@ -340,8 +344,23 @@ def parse_scope() -> Iterator[None]:
 
 
 def keeps_documents() -> bool:
-    """Whether parsed documents are kept beyond their reader: a :func:`parse_scope` is open or the cache is on."""
-    return _scope.get() is not None or _cache_enabled
+    """Whether parsed documents are kept beyond their reader, as the objects the reader got: the cache is on. (A
+    :func:`parse_scope` keeps them packed, and gives each reader its own copy.)"""
+    return _cache_enabled
+
+
+def _packed(docs: tuple[Any, ...]) -> _Scoped:
+    try:
+        return marshal.dumps(docs)
+    except ValueError:  # a key marshal cannot hold (``ComplexKey``): kept as it is
+        return docs
+
+
+def _unpacked(kept: _Scoped) -> tuple[Any, ...]:
+    if type(kept) is bytes:
+        docs: tuple[Any, ...] = marshal.loads(kept)
+        return docs
+    return kept  # type: ignore[return-value]
 
 
 def set_cache(*, enabled: bool) -> None:
@@ -357,12 +376,13 @@ def set_cache(*, enabled: bool) -> None:
 def load_all(text: str, *, source: str) -> list[Any]:
     """The data of every document of ``text``; raises :class:`YamlError` naming ``source`` (and the line).
 
-    Do not modify the returned data: it is shared with the parse cache and the run's scope.
+    Do not modify the returned data: it is shared with the parse cache (a scope gives each reader a copy).
     """
     global _cache_chars
     key = _key(text, source)
     scope = _scope.get()
-    hit = scope.get(key) if scope is not None else None
+    scoped = scope.get(key) if scope is not None else None
+    hit = _unpacked(scoped) if scoped is not None else None
     with _cache_lock:
         if hit is None and _cache_enabled:
             entry = _cache.get(key)
@@ -371,13 +391,13 @@ def load_all(text: str, *, source: str) -> list[Any]:
                 _cache.move_to_end(key)
         _cache_counts[0 if hit is not None else 1] += 1
     if hit is not None:
-        if scope is not None:
-            scope[key] = hit
+        if scope is not None and scoped is None:
+            scope[key] = _packed(hit)
         return list(hit)
     docs = _parse(text, source=source)
     kept = tuple(docs)
     if scope is not None:
-        scope[key] = kept
+        scope[key] = _packed(kept)
     if len(text) <= CACHE_CHARS // 4:
         with _cache_lock:
             if _cache_enabled and key not in _cache:
