@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from writeback.adapters.confinement import escape
+from writeback.adapters.walking import entry_name, walk
 
 MAX_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
@@ -42,21 +43,21 @@ def read_repo(repo: Path, *, max_bytes: int = MAX_BYTES) -> RepoTexts:
     root = repo.resolve()
     top = str(root)
     out = RepoTexts()
-    # plain strings, not Path objects, per file: a repository of 10,000 manifests is read in every plan
-    for dirpath, dirnames, filenames in os.walk(top):
+    # plain strings, not Path objects, per file: a repository of 10,000 manifests is read in every plan; whether an
+    # entry is a link comes from the folder's listing (``walking.walk``)
+    for dirpath, dirs, files in walk(top):
         prefix = _relative(dirpath, top)
-        for d in dirnames:
-            full = os.path.join(dirpath, d)
-            why = escape(root, Path(full)) if os.path.islink(full) else None
+        for d in dirs:
+            why = escape(root, Path(d.path)) if d.is_symlink() else None
             if why is not None:
-                out.refused[prefix + d] = why
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in _SKIP_DIRS and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg"))
+                out.refused[prefix + d.name] = why
+        dirs[:] = sorted(
+            (d for d in dirs if d.name not in _SKIP_DIRS and not os.path.isfile(os.path.join(d.path, "pyvenv.cfg"))),
+            key=entry_name,
         )
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            rel = prefix + name
-            link = os.path.islink(full)
+        for entry in sorted(files, key=entry_name):
+            full, rel = entry.path, prefix + entry.name
+            link = entry.is_symlink()
             if link:
                 why = escape(root, Path(full))
                 if why is not None:
