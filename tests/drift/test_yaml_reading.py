@@ -244,7 +244,10 @@ def test_a_scope_keeps_documents_packed_and_gives_each_reader_its_own_copy() -> 
         assert first[0] is not again[0] and type(first[0]["a"]["b"][2]) is bool
         assert odd == odd_again and len(odd) == 1
         yamlreading.set_cache(enabled=True)
-        assert yamlreading.keeps_documents()  # the cache across runs shares its objects
+        assert yamlreading.keeps_documents()  # the cache across runs shares its objects: a scope keeps them as they are
+        with yamlreading.parse_scope():
+            shared, shared_again = load_all(text, source="y.yaml"), load_all(text, source="y.yaml")
+        assert shared[0] is shared_again[0]
     finally:
         yamlreading.set_cache(enabled=True)
         yamlreading.clear_cache()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from writeback.adapters.confinement import escape
-from writeback.adapters.walking import entry_name, walk
+from writeback.adapters.walking import entry_name, is_link, walk
 from writeback.bodies import PackedBody
 from writeback.errors import InputError, YamlError
 from writeback.kube.kinds import NamespacedFn, builtin_namespaced, crd_scopes, with_crds
@@ -186,7 +186,7 @@ def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[
     for dirpath, dirs, files in walk(str(top)):
         prefix = "" if dirpath == base else dirpath[len(base) :].lstrip(os.sep).replace(os.sep, "/") + "/"
         for d in dirs:
-            why = escape(root, Path(d.path)) if not d.name.startswith(".") and d.is_symlink() else None
+            why = escape(root, Path(d.path)) if not d.name.startswith(".") and is_link(d) else None
             if why is not None:
                 problems.append(Problem(file=prefix + d.name, message=f"not read: {why}"))
         dirs[:] = sorted((d for d in dirs if not d.name.startswith(".")), key=entry_name)
@@ -196,7 +196,7 @@ def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[
         for f in sorted(files, key=entry_name):
             n = f.name
             if n.endswith(_YAML_SUFFIXES) and n not in KUSTOMIZATION_FILES and n != "Chart.yaml":
-                found.append((f.path, prefix + n, dirpath, f.is_symlink()))
+                found.append((f.path, prefix + n, dirpath, is_link(f)))
     regular = {full for full, _, _, link in found if not link}
     out: list[tuple[str, str, str]] = []
     for full, rel, folder, link in found:

@@ -10,6 +10,16 @@ def entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
+def is_link(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is a symbolic link; False when the file system cannot say (as ``os.path.islink``): where a
+    listing gives no file type (some network or FUSE file systems), asking may fail, e.g. in a folder that can be
+    listed but not entered."""
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
 def walk(top: str) -> Iterator[tuple[str, list[os.DirEntry[str]], list[os.DirEntry[str]]]]:
     """``os.walk(top)`` (top-down, links to folders listed but not entered, unreadable folders skipped) with each
     entry as its ``os.DirEntry``: whether it is a link is known from the listing, not asked of the file system once
@@ -32,4 +42,4 @@ def walk(top: str) -> Iterator[tuple[str, list[os.DirEntry[str]], list[os.DirEnt
                 is_dir = False
             (dirs if is_dir else files).append(e)
         yield dirpath, dirs, files
-        stack.extend(reversed([d.path for d in dirs if not d.is_symlink()]))
+        stack.extend(reversed([d.path for d in dirs if not is_link(d)]))

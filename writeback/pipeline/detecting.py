@@ -404,6 +404,8 @@ def _read_git(
         with revisions.checkout(repo, commit, path=scope) as tree:
             objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
         head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
+    # the head's bodies are compared as they are (pending changes), never met by the page settler: not kept packed
+    head_objs = tuple(o.unpacked() for o in head_objs)
     notes: list[str] = []
     if rendered and head_problems:
         why = "; ".join(str(p) for p in head_problems)

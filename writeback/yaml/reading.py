@@ -25,9 +25,10 @@ The loaders and their resolvers are ``writeback.yaml.loaders``'. Positions are n
 Parsed texts are kept by (source, digest of the text): the key holds a 16-byte BLAKE2b digest, not the text.
 
 - Inside a :func:`parse_scope` (a ``detect`` or ``plan`` run opens one), a text is parsed once: ``plan`` locates
-  its drifts in the manifests ``detect`` read, without parsing them again. The scope holds each text's documents
-  packed (``marshal``: about a seventh of their size as objects, issue 23) and gives each reader its own copy, so
-  a one-shot ``plan`` keeps the repository's documents only as bytes; its entries go when it ends.
+  its drifts in the manifests ``detect`` read, without parsing them again. With the cache off (a one-shot run) the
+  scope holds each text's documents packed (``marshal``: about a seventh of their size as objects, issue 23) and
+  gives each reader its own copy, so a one-shot ``plan`` keeps the repository's documents only as bytes; its
+  entries go when it ends.
 - Across runs, a cache of :data:`CACHE_CHARS` characters' worth of texts (least recently used goes first) spares
   the service's next cycles the files that did not change. A one-shot run (``writeback diff``, ``plan``, ``run
   --once``) turns it off with :func:`set_cache`: it would only hold memory.
@@ -349,7 +350,10 @@ def keeps_documents() -> bool:
     return _cache_enabled
 
 
-def _packed(docs: tuple[Any, ...]) -> _Scoped:
+def _scoped(docs: tuple[Any, ...]) -> _Scoped:
+    """What a scope keeps of a text: packed, unless the cache across runs shares the objects anyway (a service)."""
+    if _cache_enabled:
+        return docs
     try:
         return marshal.dumps(docs)
     except ValueError:  # a key marshal cannot hold (``ComplexKey``): kept as it is
@@ -392,12 +396,12 @@ def load_all(text: str, *, source: str) -> list[Any]:
         _cache_counts[0 if hit is not None else 1] += 1
     if hit is not None:
         if scope is not None and scoped is None:
-            scope[key] = _packed(hit)
+            scope[key] = _scoped(hit)
         return list(hit)
     docs = _parse(text, source=source)
     kept = tuple(docs)
     if scope is not None:
-        scope[key] = _packed(kept)
+        scope[key] = _scoped(kept)
     if len(text) <= CACHE_CHARS // 4:
         with _cache_lock:
             if _cache_enabled and key not in _cache:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from writeback.adapters.confinement import escape
-from writeback.adapters.walking import entry_name, walk
+from writeback.adapters.walking import entry_name, is_link, walk
 
 MAX_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
@@ -48,7 +48,7 @@ def read_repo(repo: Path, *, max_bytes: int = MAX_BYTES) -> RepoTexts:
     for dirpath, dirs, files in walk(top):
         prefix = _relative(dirpath, top)
         for d in dirs:
-            why = escape(root, Path(d.path)) if d.is_symlink() else None
+            why = escape(root, Path(d.path)) if is_link(d) else None
             if why is not None:
                 out.refused[prefix + d.name] = why
         dirs[:] = sorted(
@@ -57,7 +57,7 @@ def read_repo(repo: Path, *, max_bytes: int = MAX_BYTES) -> RepoTexts:
         )
         for entry in sorted(files, key=entry_name):
             full, rel = entry.path, prefix + entry.name
-            link = entry.is_symlink()
+            link = is_link(entry)
             if link:
                 why = escape(root, Path(full))
                 if why is not None:
