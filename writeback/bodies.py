@@ -31,7 +31,7 @@ class PackedBody(Mapping[str, Any]):
 
     @staticmethod
     def of(body: Mapping[str, Any]) -> Mapping[str, Any]:
-        """``body`` packed; itself when marshal cannot hold it (a non-scalar key: ``yaml.reading.ComplexKey``)."""
+        """``body`` packed; itself when marshal cannot hold it (a non-scalar key: ``yaml.constructing.ComplexKey``)."""
         try:
             return PackedBody(marshal.dumps(body))  # type: ignore[arg-type]  # YAML's data: dicts, lists, scalars
         except ValueError:

@@ -19,7 +19,8 @@ from tests.support.gitrepos import init_repo
 from writeback.adapters.dumps import read_live
 from writeback.adapters.files import read_manifests, read_stream
 from writeback.errors import YamlError
-from writeback.yaml.reading import MAX_ALIAS_GROWTH, MAX_CHARS, MAX_DEPTH, load_all
+from writeback.yaml.constructing import MAX_ALIAS_GROWTH, MAX_DEPTH
+from writeback.yaml.reading import MAX_CHARS, load_all
 
 GOOD = """\
 apiVersion: v1

@@ -20,8 +20,9 @@ from writeback.errors import YamlError
 from writeback.pipeline.planning import plan_target
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.yaml import reading as yamlreading
+from writeback.yaml.constructing import ComplexKey
 from writeback.yaml.edit import load_documents
-from writeback.yaml.reading import ComplexKey, load_all
+from writeback.yaml.reading import load_all
 
 CORPUS = YAML_CORPUS
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hotfix"

@@ -21,9 +21,10 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 
 from writeback.errors import yaml_error_position
+from writeback.yaml.constructing import freeze, scalar_value
 from writeback.yaml.edit.errors import YamlSyntaxError
 from writeback.yaml.loaders import MERGE_TAG, STR_TAG, compose11
-from writeback.yaml.reading import freeze, read_fast, scalar_value
+from writeback.yaml.reading import read_fast
 
 __all__ = [
     "MERGE_TAG",
