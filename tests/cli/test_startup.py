@@ -7,8 +7,10 @@ imports).
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +69,14 @@ def test_offline_diff_imports_no_cluster_forge_or_template_library(tmp_path: obj
         assert not of(names, package), (package, of(names, package)[:5])
     # nor writeback's own config file model or forge adapters: a diff reads no config file and opens no forge
     assert not of(names, "writeback.config") and not of(names, "writeback.adapters.forges")
+
+
+def test_offline_plan_imports_no_git_or_forge_library(tmp_path: Path) -> None:
+    # issue 23: a plan previews each change set's pull request (templates, settings) without GitPython or the forges,
+    # which only `run` uses to push and open it
+    example = tmp_path / "hotfix"
+    shutil.copytree(ROOT / "examples" / "hotfix", example)
+    names = imported("plan", "--live", str(example / "live.yaml"), "--repo", str(example / "gitops"), "-o", "json")
+    assert "writeback.pipeline.pull_requests" in names and of(names, "jinja2")  # the preview was built
+    for package in ("git", "gitdb", "github", "gitlab", "writeback.pipeline.publishing"):
+        assert not of(names, package), (package, of(names, package)[:5])

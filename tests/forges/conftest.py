@@ -24,7 +24,8 @@ from writeback.adapters.templating import load_templates
 from writeback.kube.pathtypes import Key
 from writeback.kube.refs import ObjectRef
 from writeback.model import CapturedHotfix, ChangeSet, Drift, EnsureResult, FilePatch, ManagerOperation, Op, Review
-from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
+from writeback.pipeline.publish_settings import PublishSettings
+from writeback.pipeline.publishing import Publication, Publisher, publish
 from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pr.text import reverted_for
 

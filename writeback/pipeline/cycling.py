@@ -26,7 +26,8 @@ from writeback.errors import ConfigError, InputError, RateLimited, WritebackErro
 from writeback.kube.refs import Identity as ObjectIdentity
 from writeback.model import CapturedHotfix, ChangeSet, EnsureResult, Outcome, ProblemKind, ResultReason
 from writeback.pipeline.planning import PlanOutcome, plan_target
-from writeback.pipeline.publishing import Publication, Publisher, PublishSettings, publish
+from writeback.pipeline.publish_settings import PublishSettings
+from writeback.pipeline.publishing import Publication, Publisher, publish
 from writeback.pipeline.pull_requests import PullRequestText
 from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.pipeline.verification import NOT_VERIFIED_LINE, PREFIX, Verified, verify_live

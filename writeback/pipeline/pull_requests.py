@@ -19,7 +19,7 @@ from writeback.adapters.templating import load_templates
 from writeback.config import Config
 from writeback.errors import ConfigError
 from writeback.model import CapturedHotfix, ChangeSet, PullRequestSpec
-from writeback.pipeline.publishing import PublishSettings
+from writeback.pipeline.publish_settings import PublishSettings
 from writeback.pipeline.targets import TargetSpec
 from writeback.pr.text import Rendered, RenderInput, check_templates, render
 
