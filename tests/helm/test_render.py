@@ -223,6 +223,10 @@ def test_a_chart_that_leads_outside_the_repo_is_refused(tmp_path: Path, repo: Pa
         cli.chart(ChartRef(path="charts/echo"))
     with pytest.raises(ChartUnavailable, match="no such directory"):
         cli.chart(ChartRef(path="charts/none"))
+    (repo / "charts/echo/templates/leak.txt").unlink()
+    (repo / "charts/echo/templates/loop.yaml").symlink_to("loop.yaml")  # a loop: refused, never a crash
+    with pytest.raises(ChartUnavailable, match=r"templates/loop\.yaml is a broken symlink or a symlink loop"):
+        cli.chart(ChartRef(path="charts/echo"))
 
 
 def _package(helm_bin: Path, chart: Path, dest: Path, version: str) -> Path:

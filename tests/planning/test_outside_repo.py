@@ -108,6 +108,25 @@ def test_a_compared_revision_with_a_link_outside_is_refused_alike(tmp_path: Path
     assert Watched(host).digest() == before
 
 
+@pytest.mark.parametrize("command", ["diff", "plan"])
+def test_a_symbolic_link_loop_is_named_and_the_other_files_still_read(command: str, tmp_path: Path) -> None:
+    """A link to itself (or a cycle of links) cannot be read: it is a problem naming the file, never a crash, and
+    the manifests beside it are compared and planned as usual."""
+    repo = _repo(tmp_path, {"apps/web.yaml": MANIFEST}, {"apps/loop.yaml": "loop.yaml", "apps/a.yaml": "b.yaml",
+                                                          "apps/b.yaml": "a.yaml"})  # fmt: skip
+    live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
+    code, out, err = run_cli(command, "--live", str(live), "--repo", str(repo), "--path", "apps", "--output", "json")
+    assert code == 2, out + err  # bad input: named, with a non-zero exit
+    doc = json.loads(out)
+    assert sorted(p["file"] for p in doc["problems"]) == ["apps/a.yaml", "apps/b.yaml", "apps/loop.yaml"]
+    assert all("cannot read" in p["message"] for p in doc["problems"]), doc["problems"]
+    if command == "diff":
+        assert any(d["live"] == "registry.example.com/web:1.0.4" for d in doc["drifts"]), doc["drifts"]
+    else:
+        [cs] = doc["changesets"]
+        assert [f["path"] for f in cs["files"]] == ["apps/web.yaml"] and "web:1.0.4" in cs["files"][0]["diff"]
+
+
 def test_a_link_inside_the_repository_is_read_and_the_edit_goes_to_its_real_path(tmp_path: Path) -> None:
     repo = _repo(tmp_path, {"common/web.yaml": MANIFEST}, {"apps/web.yaml": "../common/web.yaml"})
     live = live_dump(tmp_path, "registry.example.com/web:1.0.4")

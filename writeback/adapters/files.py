@@ -205,7 +205,7 @@ def _repo_yaml_files(top: Path, *, root: Path, problems: list[Problem]) -> list[
             if why is not None:
                 problems.append(Problem(file=rel, message=f"not read: {why}"))
                 continue
-            if str(Path(full).resolve()) in regular:
+            if os.path.realpath(full) in regular:  # realpath, not Path.resolve: a link loop is refused by reading
                 continue  # the file it resolves to is read under its real name
         out.append((full, rel, folder))
     return out
@@ -354,7 +354,7 @@ def read_stream(
 
 def _rel(p: Path, root: Path) -> str:
     try:
-        return p.resolve().relative_to(root).as_posix()
+        return Path(os.path.realpath(p)).relative_to(root).as_posix()
     except ValueError:
         return str(p)
 

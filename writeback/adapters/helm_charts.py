@@ -81,11 +81,15 @@ class Charts:
         for dirpath, dirnames, filenames in os.walk(resolved):
             for name in [*dirnames, *filenames]:
                 q = Path(dirpath) / name
-                if q.is_symlink() and not _inside(q.resolve(), self.repo):
-                    shown = q.relative_to(resolved).as_posix()
+                if not q.is_symlink():
+                    continue
+                shown = q.relative_to(resolved).as_posix()
+                if not _inside(Path(os.path.realpath(q)), self.repo):  # realpath: a loop must not raise here
                     raise ChartUnavailable(
                         f"chart {rel}: {shown} is a symlink that leads outside the repository; refused"
                     )
+                if not q.exists():
+                    raise ChartUnavailable(f"chart {rel}: {shown} is a broken symlink or a symlink loop; refused")
             for name in filenames:
                 q = Path(dirpath) / name
                 st = q.stat()

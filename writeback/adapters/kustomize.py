@@ -6,6 +6,7 @@ The binary is ``$WRITEBACK_KUSTOMIZE`` if set, else ``kustomize`` on PATH, else 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -184,7 +185,7 @@ def unsafe_inputs(*, root: Path, top: Path) -> list[Problem]:
         return [Problem(file=shown(root, top), message=why)]
     pending = [top]
     while pending:
-        d = pending.pop().resolve()
+        d = Path(os.path.realpath(pending.pop()))  # not Path.resolve: a link loop must not raise
         if d in seen or not d.is_dir() or (d != base and base not in d.parents):
             continue
         seen.add(d)

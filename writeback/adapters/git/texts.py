@@ -68,7 +68,7 @@ def read_repo(repo: Path, *, max_bytes: int = MAX_BYTES) -> RepoTexts:
                 continue
             out.files[rel] = text
             if link:
-                out.links[rel] = Path(full).resolve().relative_to(root).as_posix()
+                out.links[rel] = Path(os.path.realpath(full)).relative_to(root).as_posix()
     return out
 
 
