@@ -162,3 +162,13 @@ def test_an_edit_that_would_leave_the_repository_is_unresolved_with_the_reason(t
     assert [u.reason for u in cs.unresolved] == [f"apps {REFUSED}: not written"]
     assert read_repo(repo).refused == {"apps": f"apps {REFUSED}"}
     assert Watched(host).digest() == before
+
+
+@pytest.mark.parametrize("command", ["diff", "plan"])
+def test_a_target_path_that_is_a_link_loop_is_a_named_input_error(command: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"other/web.yaml": MANIFEST}, {"apps": "apps"})
+    live = live_dump(tmp_path, "registry.example.com/web:1.0.4")
+    code, out, err = run_cli(command, "--live", str(live), "--repo", str(repo), "--path", "apps")
+    assert code == 2, out + err
+    assert "apps: no such directory in the repository" in err and "a link loop" in err, err
+    assert "RuntimeError" not in err

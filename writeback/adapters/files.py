@@ -277,10 +277,11 @@ def read_manifests(
     (or a parent up to ``path``), else the Application's destination namespace, else ``--namespace``.
     A resource declared twice is left out, with a problem for each place.
     """
-    top = (root / path).resolve()
+    top = Path(os.path.realpath(root / path))  # not Path.resolve, which raises on a link loop
     root = root.resolve()
     if not top.exists():
-        raise InputError(f"{path}: no such directory in the repository {root}")
+        link = " (a broken symbolic link or a link loop)" if (root / path).is_symlink() else ""
+        raise InputError(f"{path}: no such directory in the repository {root}{link}")
     if top != root and root not in top.parents:
         raise InputError(f"--path {path}: outside the repository {root}")
     kns = _KustomizeNamespaces(top=top if top.is_dir() else top.parent, root=root)

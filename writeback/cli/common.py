@@ -6,6 +6,7 @@ Precedence: a flag beats the config target's setting, which beats the built-in d
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ def repo_and_path(repo: str | None, path: str | None, *, cwd: Path | None = None
     if top is None:
         return (Path(repo) if repo else Path(".")), path
     start = base if repo is not None else here
-    target = (start / (path or ".")).resolve()
+    target = Path(os.path.realpath(start / (path or ".")))  # not Path.resolve, which raises on a link loop
     try:
         rel = target.relative_to(top.resolve()).as_posix()
     except ValueError:
