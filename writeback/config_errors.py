@@ -159,10 +159,11 @@ def key_problems(
 def yaml_positions(text: str) -> Positions:
     """Where each key path sits in a YAML text (ruamel's round-trip positions); the closest existing parent's
     position for a key that is missing."""
-    from ruamel.yaml import YAML
+    from writeback.yaml.loaders import ruamel_yaml
 
     try:
-        data = YAML(typ="rt").load(text)
+        with ruamel_yaml(typ="rt") as loader:
+            data = loader.load(text)
     except Exception:  # the text parsed once already; any trouble here only loses the positions
         return lambda loc: None
 

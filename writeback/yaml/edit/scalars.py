@@ -11,12 +11,11 @@ import re
 import warnings
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from writeback.yaml.edit.spans import CLEAR, Tail
 from writeback.yaml.edit.trees import compose11, construct, same
-from writeback.yaml.loaders import plain_str_everywhere
+from writeback.yaml.loaders import plain_str_everywhere, ruamel_yaml
 
 _NONPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 _FLOW_INDICATORS = ",[]{}"
@@ -224,7 +223,8 @@ def _reads_back(header: str, lines: list[str], value: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = YAML(typ="safe", pure=True).load(snippet)
+            with ruamel_yaml(typ="safe", pure=True) as loader:
+                got = loader.load(snippet)
     except (YAMLError, ValueError):
         return False
     trees = compose11(snippet)

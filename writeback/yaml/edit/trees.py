@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
@@ -23,7 +22,7 @@ from ruamel.yaml.events import AliasEvent
 from writeback.errors import yaml_error_position
 from writeback.yaml.constructing import freeze, scalar_value
 from writeback.yaml.edit.errors import YamlSyntaxError
-from writeback.yaml.loaders import MERGE_TAG, STR_TAG, compose11
+from writeback.yaml.loaders import MERGE_TAG, STR_TAG, compose11, ruamel_yaml
 from writeback.yaml.reading import read_fast
 
 __all__ = [
@@ -91,20 +90,18 @@ def _syntax_error(err: Exception, *, source: str) -> YamlSyntaxError:
 
 @functools.lru_cache(maxsize=16)
 def _compose_cached(text: str) -> tuple[ParsedDoc, ...] | Exception:
-    loader: Any = YAML(typ="rt")
-    loader.Composer = _RecordingComposer
-    loader.wb_documents = []
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for _ in loader.compose_all(text):
-                pass
-    except (YAMLError, ValueError) as e:
-        return e
-    docs = []
-    for i, (start, node, end) in enumerate(loader.wb_documents):
-        docs.append(ParsedDoc(index=i, root=node, start=start.start_mark.index, end=end.end_mark.index))
-    return tuple(docs)
+    with ruamel_yaml(typ="rt") as loader:
+        loader.Composer = _RecordingComposer
+        loader.wb_documents = []
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for _ in loader.compose_all(text):
+                    pass
+        except (YAMLError, ValueError) as e:
+            return e
+        return tuple(ParsedDoc(index=i, root=node, start=start.start_mark.index, end=end.end_mark.index)
+                     for i, (start, node, end) in enumerate(loader.wb_documents))  # fmt: skip
 
 
 def compose(text: str, *, source: str) -> tuple[ParsedDoc, ...]:
