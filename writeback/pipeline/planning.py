@@ -27,7 +27,7 @@ from writeback.pipeline.verification import check_rendered
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LocateRequest, Patched, Source, Tools
 from writeback.sources.changesets import Plan, plan_changesets, with_held_back
-from writeback.sources.documents import normdir
+from writeback.sources.documents import declared_names, normdir
 from writeback.sources.locating import locate
 from writeback.sources.locations import Located, Location
 from writeback.yaml.reading import parse_scope
@@ -107,7 +107,9 @@ def plan_files(
 
 def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     """Detect drift for one target and plan its change sets over the repo's working tree."""
-    with collector_paused(), parse_scope():  # locating reads the manifests detect parsed, without parsing them again
+    # a one-shot plan keeps the names each parsed file declares, not its documents: locating parses again only the
+    # files that declare a drifted object (a service's cache keeps the documents anyway)
+    with collector_paused(), parse_scope(summary=declared_names):
         return _plan_target(spec=spec, repo=repo, edges=edges)
 
 

@@ -22,7 +22,7 @@ from writeback.sources.base import (
     SourceOption,
     sops_encrypted,
 )
-from writeback.sources.documents import Manifest, is_yaml, manifests_in, under
+from writeback.sources.documents import Manifest, is_yaml, manifests_in, may_declare, under
 from writeback.sources.locations import Location, NotFound
 from writeback.yaml.reading import load_all
 
@@ -42,11 +42,14 @@ class Declared:
         self.by_identity: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self.bad: list[str] = []
         links = links or {}
+        names = None if wanted is None else {name for _, _, name in wanted}
         for file in sorted(files):
             if not is_yaml(file) or not under(file, root):
                 continue
             if file in links and links[file] in files and under(links[file], root):
                 continue  # a link to a file read under its real name here: the same manifests, not a second copy
+            if names is not None and not may_declare(files[file], file=file, names=names):
+                continue  # parsed by this run already: it declares none of the wanted names
             try:
                 for m in manifests_in(files[file], file=file):
                     group, kind, _, name = m.identity

@@ -24,11 +24,12 @@ The loaders and their resolvers are ``writeback.yaml.loaders``'. Positions are n
 
 Parsed texts are kept by (source, digest of the text): the key holds a 16-byte BLAKE2b digest, not the text.
 
-- Inside a :func:`parse_scope` (a ``detect`` or ``plan`` run opens one), a text is parsed once: ``plan`` locates
-  its drifts in the manifests ``detect`` read, without parsing them again. With the cache off (a one-shot run) the
-  scope holds each text's documents packed (``marshal``: about a seventh of their size as objects, issue 23) and
-  gives each reader its own copy, so a one-shot ``plan`` keeps the repository's documents only as bytes; its
-  entries go when it ends.
+- Inside a :func:`parse_scope` a text is parsed once (``detect`` opens one to read the compared revision and the
+  head). With the cache off (a one-shot run) the scope holds each text's documents packed (``marshal``: about a
+  seventh of their size as objects, issue 23) and gives each reader its own copy; its entries go when it ends.
+  A scope opened with a ``summary`` keeps, with the cache off, only ``summary(documents)`` of each text, which
+  :func:`scoped_summary` reads back: ``plan`` keeps the names each file declares, so that its locator parses
+  only the files that declare a drifted object (a reader that needs the documents again parses the text again).
 - Across runs, a cache of :data:`CACHE_CHARS` characters' worth of texts (least recently used goes first) spares
   the service's next cycles the files that did not change. A one-shot run (``writeback diff``, ``plan``, ``run
   --once``) turns it off with :func:`set_cache`: it would only hold memory.
@@ -44,7 +45,7 @@ import hashlib
 import marshal
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ __all__ = [
     "load_all",
     "parse_scope",
     "read_fast",
+    "scoped_summary",
     "set_cache",
 ]
 
@@ -136,7 +138,27 @@ _cache_counts = [0, 0]  # hits, misses
 _cache_enabled = True
 _cache_lock = threading.Lock()
 _Scoped = bytes | tuple[Any, ...]  # a text's documents packed by marshal; as they are when marshal cannot hold them
-_scope: ContextVar[dict[_Key, _Scoped] | None] = ContextVar("writeback_parse_scope", default=None)
+Summary = Callable[[tuple[Any, ...]], object]
+
+
+@dataclass(slots=True, kw_only=True)
+class _Scope:
+    summary: Summary | None  # what to keep of a text's documents, with the cache off, instead of the documents
+    kept: dict[_Key, _Scoped]  # documents
+    summaries: dict[_Key, object]
+    nested: int = 0  # inner scopes open without a summary: they keep documents meanwhile
+
+    def keeps_documents(self) -> bool:
+        return self.summary is None or _cache_enabled or self.nested > 0
+
+    def keep(self, key: _Key, docs: tuple[Any, ...]) -> None:
+        if self.keeps_documents():
+            self.kept[key] = _scoped(docs)
+        if self.summary is not None and not _cache_enabled:
+            self.summaries[key] = self.summary(docs)
+
+
+_scope: ContextVar[_Scope | None] = ContextVar("writeback_parse_scope", default=None)
 
 
 def _key(text: str, source: str) -> _Key:
@@ -144,17 +166,43 @@ def _key(text: str, source: str) -> _Key:
 
 
 @contextmanager
-def parse_scope() -> Iterator[None]:
-    """Within the ``with`` block (in this thread or task), a text is parsed at most once, cache or no cache. Nested
-    blocks share the outermost one's texts."""
-    if _scope.get() is not None:
-        yield
+def parse_scope(*, summary: Summary | None = None) -> Iterator[None]:
+    """Within the ``with`` block (in this thread or task), a text is parsed at most once, cache or no cache.
+
+    ``summary``: with the cache off, keep only ``summary(documents)`` of each text (:func:`scoped_summary`); a
+    text read again is parsed again. Nested blocks share the outermost one's texts; an inner block without a summary
+    inside one with a summary keeps documents until it ends."""
+    outer = _scope.get()
+    if outer is not None:
+        if summary is not None or outer.summary is None:
+            yield
+            return
+        outer.nested += 1
+        try:
+            yield
+        finally:
+            outer.nested -= 1
+            if not outer.keeps_documents():
+                outer.kept.clear()
         return
-    token = _scope.set({})
+    token = _scope.set(_Scope(summary=summary, kept={}, summaries={}))
     try:
         yield
     finally:
         _scope.reset(token)
+
+
+def scoped_summary(text: str, *, source: str) -> object | None:
+    """The summary the enclosing :func:`parse_scope` keeps of ``text`` read as ``source``, or None: no scope with a
+    summary, or a text it has not read (or could not: a text that does not parse is never kept)."""
+    scope = _scope.get()
+    if scope is None or scope.summary is None:
+        return None
+    key = _key(text, source)
+    found = scope.summaries.get(key)
+    if found is None and key in scope.kept:
+        found = scope.summary(_unpacked(scope.kept[key]))
+    return found
 
 
 def keeps_documents() -> bool:
@@ -198,7 +246,7 @@ def load_all(text: str, *, source: str) -> list[Any]:
     global _cache_chars
     key = _key(text, source)
     scope = _scope.get()
-    scoped = scope.get(key) if scope is not None else None
+    scoped = scope.kept.get(key) if scope is not None else None
     hit = _unpacked(scoped) if scoped is not None else None
     with _cache_lock:
         if hit is None and _cache_enabled:
@@ -209,12 +257,12 @@ def load_all(text: str, *, source: str) -> list[Any]:
         _cache_counts[0 if hit is not None else 1] += 1
     if hit is not None:
         if scope is not None and scoped is None:
-            scope[key] = _scoped(hit)
+            scope.keep(key, hit)
         return list(hit)
     docs = _parse(text, source=source)
     kept = tuple(docs)
     if scope is not None:
-        scope[key] = _scoped(kept)
+        scope.keep(key, kept)
     if len(text) <= CACHE_CHARS // 4:
         with _cache_lock:
             if _cache_enabled and key not in _cache:
