@@ -80,3 +80,13 @@ def test_offline_plan_imports_no_git_or_forge_library(tmp_path: Path) -> None:
     assert "writeback.pipeline.pull_requests" in names and of(names, "jinja2")  # the preview was built
     for package in ("git", "gitdb", "github", "gitlab", "writeback.pipeline.publishing"):
         assert not of(names, package), (package, of(names, package)[:5])
+
+
+def test_the_plan_command_loads_the_pull_request_templates_once_the_plan_is_made() -> None:
+    # issue 23: Jinja2 and the templates (2 MiB) are imported after detection, into memory detection freed; a
+    # plan's peak RSS is at its end
+    code = "import sys, writeback.cli.plan; print(sorted(n for n in sys.modules if n.split('.')[0] == 'jinja2'))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment(), capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"

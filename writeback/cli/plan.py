@@ -22,7 +22,6 @@ from writeback.drift.engine import drift_to_json
 from writeback.kube.paths import format_path
 from writeback.model import ChangeSet, PullRequestSpec, Unresolved
 from writeback.pipeline.planning import PlanOutcome, plan_target
-from writeback.pipeline.pull_requests import preview
 from writeback.pipeline.targets import TargetSpec
 from writeback.pr.diffs import render_file_patch
 from writeback.service.progress import stage_progress
@@ -50,6 +49,9 @@ def register(subparsers: Any) -> None:
 
 def pull_requests_of(spec: TargetSpec, *, cluster_name: str, proofs: Mapping[str, str] | None = None) -> PullRequestOf:
     """The pull request of each change set (``proofs``: the source's own proof of each, by change set id)."""
+    # Imported once the plan is made (Jinja2 and the pull request templates): what a plan allocates after detection
+    # takes memory detection freed, and a plan's peak RSS is at its end (issue 23)
+    from writeback.pipeline.pull_requests import preview
 
     def of(cs: ChangeSet) -> PullRequestSpec | None:  # a change set without file changes opens no pull request
         proof = (proofs or {}).get(cs.id)
