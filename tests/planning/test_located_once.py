@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import pytest
 
 from tests.planning.repos import drift, ref
+from writeback.pipeline.planning import plan_target
+from writeback.pipeline.targets import Edges, TargetSpec
 from writeback.sources.documents import declared_names
 from writeback.sources.locating import locate
 from writeback.sources.locations import Located
@@ -86,3 +89,18 @@ def test_a_file_changed_after_detection_read_it_is_parsed_again(one_shot: None) 
         changed = {**FILES, "apps/other-3.yaml": manifest("ConfigMap", "ghost")}  # now declares a drifted object
         result = located(changed)
     assert ("ghost", "apps/other-3.yaml") in {(loc.drift.resource.name, loc.file) for loc in result.locations}
+
+
+def test_a_plan_keeps_of_detections_objects_only_the_drifted_live_ones(one_shot: None) -> None:
+    # what a plan holds after detection is what its own stage adds to, and a one-shot plan peaks at its end
+    example = Path(__file__).resolve().parents[2] / "examples" / "hotfix"
+    outcome = plan_target(spec=TargetSpec(name="hotfix"), repo=example / "gitops",
+                          edges=Edges(live_path=example / "live.yaml"))  # fmt: skip
+    assert outcome.detection is not None
+    drifted = {d.resource.identity for d in outcome.detection.report.drifts}
+    assert drifted and {o.ref.identity for o in outcome.detection.live} == drifted
+    assert outcome.detection.desired == ()
+    assert [f.path for cs in outcome.plan.changesets for f in cs.files] == [
+        "apps/checkout/configmap.yaml",
+        "apps/checkout/deployment.yaml",
+    ]

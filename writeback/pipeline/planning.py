@@ -41,7 +41,7 @@ __all__ = ["PlanOutcome", "plan_files", "plan_target"]
 class PlanOutcome:
     plan: Plan
     source: Source
-    detection: Detection | None = None
+    detection: Detection | None = None  # its report and problems; of its objects, the drifted live ones only
     notes: tuple[str, ...] = ()
     # Each change set's patched manifests, rendered once (Kustomize: ``kustomize build``), by change set id: the
     # abort check used them, and the PR's verification line uses them (or the source's own proof).
@@ -122,6 +122,9 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     live_refs = [o.ref for o in detection.live]
     apps = {o.ref.identity: app for o in detection.live
             if o.ref.identity in drifted and (app := app_of(o.body)) is not None}  # fmt: skip
+    # what a plan keeps of detection's objects: the drifted live objects (a service cycle reads their versions);
+    # the others' bodies and Git's go before the repository's texts are read (a one-shot plan peaks at its end)
+    detection = replace(detection, desired=(), live=tuple(o for o in detection.live if o.ref.identity in drifted))
     memo = edges.memo if edges.cluster is not None else None
     key = _plan_key(spec=spec, repo=repo, detection=detection, live_refs=live_refs, apps=apps) if memo else None
     if key is not None and memo is not None:
