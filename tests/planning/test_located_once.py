@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.planning.repos import drift, ref
 from writeback.pipeline.planning import plan_target
@@ -91,15 +92,18 @@ def test_a_file_changed_after_detection_read_it_is_parsed_again(one_shot: None) 
     assert ("ghost", "apps/other-3.yaml") in {(loc.drift.resource.name, loc.file) for loc in result.locations}
 
 
-def test_a_plan_keeps_of_detections_objects_only_the_drifted_live_ones(one_shot: None) -> None:
+def test_a_plan_keeps_none_of_detections_objects_only_the_drifted_objects_versions(one_shot: None) -> None:
     # what a plan holds after detection is what its own stage adds to, and a one-shot plan peaks at its end
     example = Path(__file__).resolve().parents[2] / "examples" / "hotfix"
     outcome = plan_target(spec=TargetSpec(name="hotfix"), repo=example / "gitops",
                           edges=Edges(live_path=example / "live.yaml"))  # fmt: skip
     assert outcome.detection is not None
     drifted = {d.resource.identity for d in outcome.detection.report.drifts}
-    assert drifted and {o.ref.identity for o in outcome.detection.live} == drifted
-    assert outcome.detection.desired == ()
+    assert outcome.detection.live == () and outcome.detection.desired == ()
+    live = {(o["kind"], o["metadata"]["name"]): o["metadata"]["resourceVersion"]
+            for o in yaml.safe_load((example / "live.yaml").read_text())["items"]}  # fmt: skip
+    assert drifted and set(outcome.versions) == drifted
+    assert {i: live[(i[1], i[3])] for i in drifted} == dict(outcome.versions)
     assert [f.path for cs in outcome.plan.changesets for f in cs.files] == [
         "apps/checkout/configmap.yaml",
         "apps/checkout/deployment.yaml",

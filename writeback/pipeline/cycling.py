@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from writeback import config
 from writeback.adapters.forges.base import Forge
@@ -198,18 +198,12 @@ def _verifier(*, spec: TargetSpec, edges: Edges, outcome: PlanOutcome, repo: Pat
         """The live resourceVersions of the drifted objects (asked once per cycle)."""
         if not known:
             drifted = {d.resource.identity for cs in outcome.plan.changesets for d in cs.drifts}
-            live = outcome.detection.live if outcome.detection is not None else ()
-            known.update((o.ref.identity, _resource_version(o.body)) for o in live if o.ref.identity in drifted)
+            known.update((i, version) for i, version in outcome.versions.items() if i in drifted)
             known[None] = ""
         return known
 
     known: dict[ObjectIdentity | None, str] = {}
     return verify
-
-
-def _resource_version(body: Mapping[str, Any]) -> str:
-    meta = body.get("metadata")
-    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
 
 
 def _line_key(cs: ChangeSet, *, cluster: Cluster, versions: Mapping[ObjectIdentity | None, str]) -> tuple[object, ...]:

@@ -13,24 +13,24 @@ import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from writeback.adapters.confinement import OutsideRepository, real_relative
 from writeback.adapters.git import revisions
-from writeback.adapters.git.texts import read_repo
 from writeback.gitops.registry import app_of
 from writeback.kube.refs import Identity, ObjectRef
 from writeback.model import ChangeSet, Drift, Unresolved
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.detecting import Detection, detect
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.verification import check_rendered
 from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LocateRequest, Patched, Source, Tools
-from writeback.sources.changesets import Plan, plan_changesets, with_held_back
 from writeback.sources.documents import declared_names, normdir
-from writeback.sources.locating import locate
 from writeback.sources.locations import Located, Location
 from writeback.yaml.reading import parse_scope
+
+if TYPE_CHECKING:
+    from writeback.sources.changesets import Plan
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,9 @@ __all__ = ["PlanOutcome", "plan_files", "plan_target"]
 class PlanOutcome:
     plan: Plan
     source: Source
-    detection: Detection | None = None  # its report and problems; of its objects, the drifted live ones only
+    detection: Detection | None = None  # its report and problems (not its objects: ``plan_target``)
+    # the live resourceVersion of each drifted object (a service cycle keeps its verification lines by them)
+    versions: Mapping[Identity, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     # Each change set's patched manifests, rendered once (Kustomize: ``kustomize build``), by change set id: the
     # abort check used them, and the PR's verification line uses them (or the source's own proof).
@@ -68,6 +70,12 @@ def plan_files(
     claims the path in ``files`` (``sources.registry.resolve``, as detecting resolves it in the checkout).
     ``links``: the symbolic links among ``files``, each to the real path it reads; an edit goes to the real path,
     and one that would leave ``repo`` is unresolved (``confined``)."""
+    # the plan's own stage (locating, the YAML editor, the change sets) is imported when it runs: after detection,
+    # into the memory detection's objects leave (a one-shot plan peaks at its end; issue 23)
+    from writeback.pipeline.verification import check_rendered
+    from writeback.sources.changesets import plan_changesets
+    from writeback.sources.locating import locate
+
     path = spec.path
     tools = tools or Tools()
     if source is None:
@@ -115,6 +123,9 @@ def plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
 
 def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     detection = detect(spec=spec, repo=repo, edges=edges)
+    from writeback.adapters.git.texts import read_repo  # as in plan_files: imported after detection
+    from writeback.sources.changesets import with_held_back
+
     if edges.on_step is not None:
         edges.on_step("locate and patch")
     drifts = detection.report.drifts
@@ -122,9 +133,10 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     live_refs = [o.ref for o in detection.live]
     apps = {o.ref.identity: app for o in detection.live
             if o.ref.identity in drifted and (app := app_of(o.body)) is not None}  # fmt: skip
-    # what a plan keeps of detection's objects: the drifted live objects (a service cycle reads their versions);
-    # the others' bodies and Git's go before the repository's texts are read (a one-shot plan peaks at its end)
-    detection = replace(detection, desired=(), live=tuple(o for o in detection.live if o.ref.identity in drifted))
+    versions = {o.ref.identity: _resource_version(o.body) for o in detection.live if o.ref.identity in drifted}
+    # a plan keeps none of detection's objects: their bodies (live and Git's) go before the repository's texts are
+    # read, and what the plan's own stage allocates reuses their memory (a one-shot plan peaks at its end)
+    detection = replace(detection, desired=(), live=())
     memo = edges.memo if edges.cluster is not None else None
     key = _plan_key(spec=spec, repo=repo, detection=detection, live_refs=live_refs, apps=apps) if memo else None
     if key is not None and memo is not None:
@@ -134,7 +146,7 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
         # cycle's held-back drifts (neither located nor patched) in their "not written back" lists
         plan = with_held_back(kept.plan, target=spec.name, drifts=drifts, apps=apps) if kept is not None else None
         if kept is not None and plan is not None:
-            return replace(kept, plan=plan, detection=detection)
+            return replace(kept, plan=plan, detection=detection, versions=versions)
     texts = read_repo(repo)
     outcome = plan_files(
         files=texts.files,
@@ -150,7 +162,12 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     )
     if key is not None and memo is not None:
         memo.keep_plan(key, outcome)
-    return replace(outcome, detection=detection)
+    return replace(outcome, detection=detection, versions=versions)
+
+
+def _resource_version(body: Mapping[str, Any]) -> str:
+    meta = body.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
 
 
 def _plan_key(
