@@ -27,7 +27,7 @@ from writeback.sources import registry as sources
 from writeback.sources.base import ControllerObject, LocateRequest, Patched, Source, Tools
 from writeback.sources.documents import declared_names, normdir
 from writeback.sources.locations import Located, Location
-from writeback.yaml.reading import parse_scope
+from writeback.yaml.reading import keeps_documents, parse_scope
 
 if TYPE_CHECKING:
     from writeback.sources.changesets import Plan
@@ -41,7 +41,7 @@ __all__ = ["PlanOutcome", "plan_files", "plan_target"]
 class PlanOutcome:
     plan: Plan
     source: Source
-    detection: Detection | None = None  # its report and problems (not its objects: ``plan_target``)
+    detection: Detection | None = None  # its report and problems (a one-shot plan's without its objects)
     # the live resourceVersion of each drifted object (a service cycle keeps its verification lines by them)
     versions: Mapping[Identity, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -134,9 +134,11 @@ def _plan_target(*, spec: TargetSpec, repo: Path, edges: Edges) -> PlanOutcome:
     apps = {o.ref.identity: app for o in detection.live
             if o.ref.identity in drifted and (app := app_of(o.body)) is not None}  # fmt: skip
     versions = {o.ref.identity: _resource_version(o.body) for o in detection.live if o.ref.identity in drifted}
-    # a plan keeps none of detection's objects: their bodies (live and Git's) go before the repository's texts are
-    # read, and what the plan's own stage allocates reuses their memory (a one-shot plan peaks at its end)
-    detection = replace(detection, desired=(), live=())
+    if not keeps_documents():
+        # a one-shot plan (the parse cache off: ``cli.common.one_shot``) keeps none of detection's objects: their
+        # bodies (live and Git's) go before the repository's texts are read, and what the plan's own stage allocates
+        # reuses their memory (its peak is at its end). A service cycle keeps them: its watch cache holds them anyway.
+        detection = replace(detection, desired=(), live=())
     memo = edges.memo if edges.cluster is not None else None
     key = _plan_key(spec=spec, repo=repo, detection=detection, live_refs=live_refs, apps=apps) if memo else None
     if key is not None and memo is not None:
