@@ -8,22 +8,10 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tests.yamledit.test_editing import CONFIGMAP
 from writeback.config_errors import yaml_positions
 from writeback.kube.pathtypes import Key
 from writeback.yaml.edit import Edit, apply_edits
-
-TEXT = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: trust  # the bundle
-data:
-  ca.crt: |
-    -----BEGIN CERTIFICATE-----
-    MIIBold1
-    -----END CERTIFICATE-----
-  mode: "on"
-"""
 
 
 @contextmanager
@@ -61,12 +49,12 @@ def test_edits_leave_no_ruamel_loader_to_the_cyclic_collector() -> None:
 
 def edit_texts() -> None:
     for i in range(5):  # texts the editor has not parsed before (its parse cache holds the last 16)
-        text = TEXT.replace("trust", f"trust-{i}")
+        text = CONFIGMAP.replace("trust", f"trust-{i}")
         edits = [
             Edit(document=0, path=(Key("data"), Key("ca.crt")), value="-----BEGIN CERTIFICATE-----\nMIIBnew\n"),
-            Edit(document=0, path=(Key("data"), Key("mode")), value="yes"),
+            Edit(document=0, path=(Key("data"), Key("other")), value="yes"),
             Edit(document=0, path=(Key("data"), Key("extra")), value="a: b"),
         ]
         after = apply_edits(text, edits, source=f"f{i}.yaml")
         assert "MIIBnew" in after and "trust-" in after
-    assert yaml_positions(TEXT)(("data", "mode")) == (10, 3)
+    assert yaml_positions(CONFIGMAP)(("data", "other")) == (11, 3)
