@@ -206,8 +206,9 @@ def scoped_summary(text: str, *, source: str) -> object | None:
 
 
 def keeps_documents() -> bool:
-    """Whether parsed documents are kept beyond their reader, as the objects the reader got: the cache is on. (A
-    :func:`parse_scope` keeps them packed, and gives each reader its own copy.)"""
+    """Whether parsed documents are kept beyond their reader, as the objects the reader got: the cache is on. (With
+    it off, a :func:`parse_scope` keeps them packed and gives each reader its own copy, or keeps only their summary
+    if it was opened with one.)"""
     return _cache_enabled
 
 
