@@ -286,3 +286,38 @@ def test_an_empty_standard_input_is_called_that() -> None:
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("writeback: error: --live -: standard input is empty")
     assert "None" not in result.stderr
+
+
+class _CountingStream:
+    """A text stream that counts the writes it is handed (each one a system call when output is unbuffered)."""
+
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_a_large_document_reaches_the_stream_in_a_few_writes_and_unchanged(output: str) -> None:
+    """json.dump and yaml.dump write every token on its own: a 2,000-drift report was about 40,000 writes to stdout,
+    each a system call under PYTHONUNBUFFERED (the container image sets it). The document is written joined, and
+    says exactly what the serializer says."""
+    from writeback.cli.documents import document, write
+
+    drifts = [{"resource": {"kind": "Deployment", "name": f"web-{n}"}, "path": "spec.replicas", "live": n, "git": 3,
+               "note": "ünïcode kept as is"} for n in range(2000)]  # fmt: skip
+    doc = document(Kind.DRIFT_REPORT, {"drifts": drifts})
+    stream = _CountingStream()
+    write(doc, out=stream, output=output)  # type: ignore[arg-type]
+    text = "".join(stream.writes)
+    if output == "json":
+        assert text == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    else:
+        assert yaml.safe_load(text) == doc
+        assert "ünïcode" in text
+    assert 1 <= len(stream.writes) <= 40, len(stream.writes)
