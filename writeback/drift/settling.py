@@ -153,8 +153,7 @@ def settle(
         if replicas(live.body, desired.body) is None or _replicas_owned(owned):
             return None
         owned = merged((owned, _REPLICAS_TREE))
-    if not covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "",
-                                                                     kind=desired.ref.kind, at=()):  # fmt: skip
+    if not covers_object(owned, desired.body) or not _only_defaults(live.body, desired.body, "", desired.ref.kind, ()):
         return None
     return SCALED if scaled else SETTLED
 
@@ -200,56 +199,62 @@ def compacted(live: LiveObject, *, ref: ObjectRef | None = None) -> LiveObject:
     return LiveObject(ref=shared, body=CompactBody(live.body, name=shared.name), source=live.source)
 
 
-def _only_defaults(live: Any, git: Any, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:
+def _only_defaults(live: Any, git: Any, name: str, kind: str, at: tuple[str, ...] | None) -> bool:
     """What live holds beyond Git, nobody having written it (the appliers own exactly Git's fields), is what the
     rules drop: the server's defaults (scalars, maps of them, a whole list the defaults table or normalizing knows),
     never an item, a label or an annotation (injected: the rules report them, bookkeeping aside), nor ``replicas``
     Git leaves out unless the table's default (a scale of replicas nobody owned records no manager: ``unowned``).
-    ``at``: the path of keys from the object's root (None inside a list item)."""
+    ``name``: the field ``live`` is the value of; ``kind``: the object's; ``at``: the path of keys from the object's
+    root (None inside a list item). Called for every object of a cycle: positional, its fields looked at inline."""
     if type(live) is dict and type(git) is dict:
+        get = live.get
         for key, other in git.items():  # what both hold: only two maps or two lists that differ can hold more
             nested = type(other)
             if nested is dict or nested is list:
-                value = live.get(key, _ABSENT)
+                value = get(key, _ABSENT)
                 if (
                     type(value) is nested
                     and value != other
-                    and not _only_defaults(value, other, key, kind=kind, at=None if at is None else (*at, key))
+                    and not _only_defaults(value, other, key, kind, None if at is None else (*at, key))
                 ):
                     return False
+        if len(live) <= len(git) and live.keys() <= git.keys():
+            return True
         alone = live.keys() - git.keys()  # what live alone holds
-        if alone and at is not None and len(at) < 2:  # never compared: the status, the server's metadata
+        if at is not None and len(at) < 2:  # never compared: the status, the server's metadata
             if not at:
                 alone.discard("status")
             elif at[0] == "metadata":
                 alone -= SERVER_METADATA
-        return all(_unset_in_git(live, key, name, kind=kind, at=at) for key in alone)
+        if name == "labels":
+            return all(added_label(key) is not None for key in alone)
+        if name == "annotations":
+            return all(added_annotation(key) is not None for key in alone)
+        for key in alone:  # what Git leaves out
+            value = live[key]
+            if type(value) is dict:
+                if not _only_defaults(value, _NOTHING, key, kind, None if at is None else (*at, key)):
+                    return False
+            elif (type(value) is list and value) or (key == "replicas" and at == _SPEC):
+                # a scalar, an empty list: a default the rules drop; not a whole list, nor spec.replicas
+                here = None if at is None else (*at, key)
+                if here is None or not (allocated(kind, here) or _table_default(kind, here, value, live)):
+                    return False
+        return True
     if type(live) is list and type(git) is list:
         if len(live) != len(git):
             return False
         named = {i.get("name"): i for i in live if type(i) is dict and "name" in i}
         for pos, item in enumerate(git):
             match = named.get(item.get("name")) if type(item) is dict and "name" in item else live[pos]
-            if match is None or (match != item and not _only_defaults(match, item, "", kind=kind, at=None)):
+            if match is None or (match != item and not _only_defaults(match, item, "", kind, None)):
                 return False
         return True
     return True
 
 
-def _unset_in_git(live: dict[str, Any], key: str, name: str, *, kind: str, at: tuple[str, ...] | None) -> bool:
-    """``_only_defaults`` of ``live[key]``, which Git leaves out (never the status nor the server's metadata: the
-    caller left those out)."""
-    if name == "labels":
-        return added_label(key) is not None
-    if name == "annotations":
-        return added_annotation(key) is not None
-    value = live[key]
-    here = None if at is None else (*at, key)
-    if type(value) is dict:
-        return _only_defaults(value, {}, key, kind=kind, at=here)
-    if here != ("spec", "replicas") and not (type(value) is list and value):
-        return True  # a scalar, an empty list: a default the rules drop
-    return here is not None and (allocated(kind, here) or _table_default(kind, here, value, live))
+_SPEC = ("spec",)
+_NOTHING: dict[str, Any] = {}  # Git's side of a map it leaves out (read, never written)
 
 
 def _table_default(kind: str, at: tuple[str, ...], value: Any, parent: Mapping[str, Any]) -> bool:
