@@ -10,7 +10,9 @@ says what the floor is; ``--commands diff`` measures `diff` and its floor only).
 started by a fresh launcher (measuring.run_process): wall, CPU (user + system, children included) and peak RSS
 come from ``os.wait4`` there, so the peak is the command's own, not the harness's; API requests are the
 apiserver's ``apiserver_request_total`` read before and after the run. With ``PYTHONDONTWRITEBYTECODE`` set,
-the processes run from a bytecode cache (measuring.bytecode_env), filled by unmeasured first runs.
+the processes run from a bytecode cache (measuring.bytecode_env), filled by unmeasured first runs. Besides the ratio
+of the medians, each command's CPU is divided by its floor's in the same round ("paired"; median and range over the
+rounds), and the JSON keeps every round's CPU (``cpu_rounds``).
 
     python3 bench/bench_scale.py --objects 1000 10000 --rounds 3 --json bench/scale.json
     python3 bench/bench_scale.py --world-kind appliers --objects 10000 --rounds 3
@@ -76,11 +78,28 @@ class ScaleResult:
             out[name] = {
                 "wall": spread([m.run.wall for m in ms]),
                 "cpu": spread([m.run.cpu for m in ms]),
+                "cpu_rounds": [m.run.cpu for m in ms],
                 "peak_rss_mib": spread([m.run.peak_rss / 2**20 for m in ms]),
                 "requests": spread([float(sum(m.requests.values())) for m in ms]),
                 "requests_by_kind": dict(sorted(ms[-1].requests.items())),
             }
+            paired = self.paired_cpu(name)
+            if paired:
+                out[name]["cpu_paired_ratio"] = spread(paired)
         return out
+
+    def paired_cpu(self, name: str) -> list[float]:
+        """Each round's CPU of ``name`` over its floor's in that very round (empty for a floor): a paired ratio,
+        which a slow spell of the machine that lasts a round moves less than the ratio of two medians."""
+        floor = floor_of(name)
+        if name == floor or floor not in self.runs:
+            return []
+        return [m.run.cpu / f.run.cpu for m, f in zip(self.runs[name], self.runs[floor], strict=True)]
+
+
+def floor_of(name: str) -> str:
+    """The floor a run is measured against: the plan floor for a plan, else the diff floor."""
+    return "floor (plan)" if "plan" in name else "floor (diff)"
 
 
 def scrape(api: Any) -> dict[tuple[tuple[str, str], ...], float]:
@@ -265,13 +284,16 @@ def print_result(result: ScaleResult, *, out: Callable[[str], None] = print) -> 
         f"plan edits {result.edited_files} files"
     )
     out(f"{'run':26} {'wall s median (min-max)':>24} {'ratio':>6} {'CPU s median (min-max)':>24} {'ratio':>6} "
-        f"{'peak MiB':>9} {'ratio':>6} {'API':>5}")  # fmt: skip
+        f"{'paired (min-max)':>19} {'peak MiB':>9} {'ratio':>6} {'API':>5}")  # fmt: skip
     for name in result.runs:
-        floor = s["floor (plan)" if "plan" in name else "floor (diff)"]
+        floor = s[floor_of(name)]
         w, c, m, q = s[name]["wall"], s[name]["cpu"], s[name]["peak_rss_mib"], s[name]["requests"]
+        p = s[name].get("cpu_paired_ratio")
+        paired = f"{p[0]:5.2f} ({p[1]:4.2f}-{p[2]:4.2f})" if p else ""
         out(f"{name:26} {w[0]:8.2f} ({w[1]:6.2f}-{w[2]:6.2f}) {w[0] / floor['wall'][0]:6.2f} "
-            f"{c[0]:8.2f} ({c[1]:6.2f}-{c[2]:6.2f}) {c[0] / floor['cpu'][0]:6.2f} "
+            f"{c[0]:8.2f} ({c[1]:6.2f}-{c[2]:6.2f}) {c[0] / floor['cpu'][0]:6.2f} {paired:>19} "
             f"{m[0]:9.0f} {m[0] / floor['peak_rss_mib'][0]:6.2f} {q[0]:5.0f}")  # fmt: skip
+    out("paired: the median (min-max) over rounds of each round's CPU over its floor's in that round")
     if "load_average" in s:
         load = s["load_average"]
         out(f"load average (1 min) before the runs: median {load[0]:.1f}, {load[1]:.1f}-{load[2]:.1f}")

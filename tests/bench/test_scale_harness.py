@@ -46,6 +46,12 @@ def test_scale_harness_loads_measures_and_counts_requests(controlplane: ControlP
         assert len(runs) == 1, name
         run = runs[0].run
         assert run.wall > 0 and run.cpu > 0 and run.peak_rss > 10 * 2**20, name
+        assert summary[name]["cpu_rounds"] == [run.cpu], name
+    # each command's CPU over its own floor's in the same round (one round: the ratio of the two runs)
+    for command in ("diff", "plan"):
+        ratio = result.runs[f"writeback {command}"][0].run.cpu / result.runs[f"floor ({command})"][0].run.cpu
+        assert summary[f"writeback {command}"]["cpu_paired_ratio"] == (ratio, ratio, ratio), command
+        assert "cpu_paired_ratio" not in summary[f"floor ({command})"], command
     # API requests from the apiserver's own metric: one list per kind and namespace (10 apps in 10 namespaces,
     # one page each), and writeback's dry-runs for the three drifted objects only
     floor = summary["floor (diff)"]["requests_by_kind"]
