@@ -8,42 +8,25 @@ the Git manifest; without it (offline) the built-in defaults table stands in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from writeback.drift import indexing
-from writeback.drift.deciding import ObjectContext, decide
-from writeback.drift.diffing import Leaf, diff
-from writeback.drift.evidence.brought_defaults import DroppedDefault, separate
-from writeback.drift.ignores.flux import flux_skip
-from writeback.drift.ignores.rules import Ignores, build_ignores
 from writeback.drift.indexing import Index, Part, build
-from writeback.drift.listkeys import KeyResolver, resolver
-from writeback.drift.normalizing import is_empty, normalize
-from writeback.drift.ownership import Ownership
-from writeback.drift.preparing import ObjectOutcome, PreparedObject, is_trimmed, prepare, reuse, settled_first
+from writeback.drift.judging import EngineOptions, Run, object_drifts, prepare_run
+from writeback.drift.preparing import ObjectOutcome, PreparedObject, prepare, reuse, settled_first
 from writeback.drift.report import REDACTED, DriftReport, drift_to_json, report_to_json
 from writeback.drift.settling import GitChanges, Settle, oldest_write
-from writeback.drift.subtree_matching import matches_within
 from writeback.drift.whole_objects import created_live, missing
-from writeback.gitops.base import PathIgnore
-from writeback.kube.paths import format_path, lookup_as_served, parse_pattern
-from writeback.kube.pathtypes import ABSENT, FieldPath
+from writeback.kube.paths import format_path
 from writeback.kube.refs import Identity
-from writeback.kube.wellknown import last_applied
 from writeback.model import (
     Decision,
     DesiredObject,
     Drift,
     Dropped,
     DryRun,
-    DryRunKind,
     LiveObject,
-    Op,
-    Side,
-    keyed_digest,
 )
-from writeback.settings import IgnoreRule, Policy
 
 UNATTRIBUTED_NOTE = (
     "{n} live object(s) carry no managedFields, so their drift is unattributed (not written back): dump them "
@@ -71,33 +54,6 @@ __all__ = [
     "settle_context",
     "settle_first",
 ]
-
-
-@dataclass(frozen=True, kw_only=True)
-class EngineOptions:
-    policy: Policy = field(default_factory=Policy)
-    ignore: tuple[IgnoreRule, ...] = ()
-    offline: bool = False  # no dry-run available: the built-in defaults table stands in
-    argocd_ignore: tuple[Mapping[str, Any], ...] = ()  # the Application's spec.ignoreDifferences entries
-    flux_ignore: tuple[PathIgnore, ...] = ()  # the Kustomization's spec.ignore, the HelmRelease's driftDetection.ignore
-    # (group, kind) pairs whose live objects Git does not declare are reported as ``new``;
-    # None: the kinds Git declares. An empty set turns ``new`` off.
-    new_kinds: frozenset[tuple[str, str]] | None = None
-    # HMAC key for sensitive values: their drift carries only a keyed digest of the live value, so a change of a
-    # secret value still changes the change set's fingerprint without the value (or an unkeyed hash) leaving.
-    fingerprint_key: bytes | None = None
-    # keep the dropped fields and their rules (``diff --explain``; an object settled by its managers is one line);
-    # without it no ``Dropped`` record is kept (nothing else reads them)
-    explain: bool = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Run:
-    options: EngineOptions
-    ignores: Ignores
-    flag_patterns: tuple[tuple[Any, ...], ...]
-    sensitive_patterns: tuple[tuple[Any, ...], ...]
-    autoscaled: Mapping[Identity, str] = field(default_factory=dict)  # objects an HPA/ScaledObject scales
 
 
 def prepare_object(
@@ -133,17 +89,6 @@ def settle_context(changes: GitChanges | None, *, head: Sequence[DesiredObject] 
     return Settle(changes=changes, head={d.ref.identity: d for d in head}, head_given=True)
 
 
-def _prepare(options: EngineOptions) -> _Run:
-    return _Run(
-        options=options,
-        ignores=build_ignores(
-            rules=options.ignore, presets=options.policy.presets, argocd=options.argocd_ignore, flux=options.flux_ignore
-        ),
-        flag_patterns=tuple(parse_pattern(p) for p in options.policy.flag_paths),
-        sensitive_patterns=tuple(parse_pattern(p) for p in options.policy.sensitive_paths),
-    )
-
-
 def compute_drift(
     *,
     live: Sequence[LiveObject],
@@ -177,7 +122,7 @@ def compute_drift(
     same options, revision and server), whose kept parts stand for the identities not in its ``changed``; ``keep``
     is handed this cycle's index with its parts.
     """
-    run = _prepare(options)
+    run = prepare_run(options)
     if index is None or index.changed is None:
         index = build(live=live, desired=desired, head=head, include_secrets=options.policy.include_secrets,
                       scalers=scalers, followed=keep is not None)  # fmt: skip
@@ -261,15 +206,15 @@ def _in_live_order(index: Index) -> list[Identity]:
 
 
 def _outcome(
-    run: _Run, current: LiveObject, d: DesiredObject, *, prepared: PreparedObject | None, dry: DryRun | None,
+    run: Run, current: LiveObject, d: DesiredObject, *, prepared: PreparedObject | None, dry: DryRun | None,
     at_head: DesiredObject | None, head_given: bool, revision: str | None, settle: Settle | None,
 ) -> ObjectOutcome:  # fmt: skip
     options = run.options
     said: list[str] = []
     prep = reuse(prepared, current, d, offline=options.offline, policy=options.policy, context=settle,
                  explain=options.explain)  # fmt: skip
-    found, lost = _object_drifts(run, prep, dry=dry, head=at_head, head_given=head_given, revision=revision,
-                                 notes=said)  # fmt: skip
+    found, lost = object_drifts(run, prep, dry=dry, head=at_head, head_given=head_given, revision=revision,
+                                notes=said)  # fmt: skip
     kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
     if not (found or kept or said):
         return _NOTHING  # most objects: one shared outcome (a one-shot run keeps one per object until the report)
@@ -285,7 +230,7 @@ class Judge:
     dry-run is back and lets its preparation go (a one-shot run): hand the outcomes to ``compute_drift`` as
     ``known``, and its report is the one it would make from the preparations and dry-runs."""
 
-    _run: _Run
+    _run: Run
     head: Mapping[Identity, DesiredObject] | None  # the head's objects when the head is ahead (Secrets aside)
     revision: str | None
 
@@ -301,7 +246,7 @@ def judge(
     head: Sequence[DesiredObject] | None, revision: str | None,
 ) -> Judge:  # fmt: skip
     """A :class:`Judge` for these objects (``live`` and ``desired``: every one compared, for their autoscalers)."""
-    run = replace(_prepare(options), autoscaled=autoscalers(live=live, desired=desired))
+    run = replace(prepare_run(options), autoscaled=autoscalers(live=live, desired=desired))
     heads: dict[Identity, DesiredObject] | None = None
     if head is not None:
         heads = {}
@@ -325,115 +270,5 @@ def needs_dry_run(
     prep = reuse(prepared, live, desired, offline=options.offline)
     if prep.settled or prep.by_managers:  # a /scale write's replicas: owned by a controller, never written back
         return False
-    found, _ = _object_drifts(_prepare(options), prep, dry=None, head=None, notes=[])
+    found, _ = object_drifts(prepare_run(options), prep, dry=None, head=None, notes=[])
     return any(d.decision.written for d in found)
-
-
-def _object_drifts(
-    run: _Run,
-    prep: PreparedObject,
-    *,
-    dry: DryRun | None,
-    head: DesiredObject | None,
-    head_given: bool = False,
-    revision: str | None = None,
-    notes: list[str],
-) -> tuple[list[Drift], list[Dropped]]:
-    if prep.by_managers and not prep.settled and (dry is not None or run.ignores.argo or run.ignores.flux_rules):
-        # settled but for a /scale write's spec.replicas: rules that read the normalized bodies, or a dry-run, could
-        # decide that difference otherwise, so it takes the normal path
-        if is_trimmed(prep):  # settle_first keeps managedFields whenever such a rule is set; dry-runs skip these
-            raise RuntimeError(f"{prep.desired.ref.named()}: its managedFields were let go when it was settled")
-        prep = prepare(prep.live, prep.desired, offline=prep.offline, explain=run.options.explain)
-    obj, d, ref = prep.live, prep.desired, prep.desired.ref
-    dropped = list(prep.dropped)
-    if prep.settled:
-        return [], dropped
-    assert prep.ownership is not None
-    own: Ownership = prep.ownership
-    if prep.by_managers:  # settling.SCALED: the one leaf, spec.replicas, is owned by a controller
-        keys = resolver(kind=ref.kind, learned=own.list_keys)
-        live_body, git_body = obj.body, d.body  # no rule reads them before the controller's ownership decides
-    else:
-        assert prep.keys is not None and prep.live_body is not None and prep.git_body is not None
-        keys, live_body, git_body = prep.keys, prep.live_body, prep.git_body
-    leaves = list(prep.leaves)
-    nd = normalize(dry.body, ref=ref, side=Side.LIVE, declared=d.body).body if dry is not None else None
-    if nd is not None:
-        kept = []
-        for leaf in leaves:
-            if leaf.op is not Op.ADD and _canonical(leaf, nd, keys):
-                dropped.append(Dropped(resource=ref, path=leaf.path, rule="the API server stores it as live has it"))
-            else:
-                kept.append(leaf)
-        leaves = kept
-    if not leaves:
-        return [], dropped
-    pending: tuple[FieldPath, ...] = ()
-    if head is not None:
-        nh = normalize(head.body, ref=ref, side=Side.GIT)
-        pending = tuple(leaf.path for leaf in diff(live=nh.body, git=git_body, keys=keys))
-    elif head_given:
-        pending = ((),)  # removed from Git at the head: the whole object is pending
-    if not own.present:
-        notes.append(
-            f"{ref}: no managedFields: owners are unknown, so controller-owned fields and webhook "
-            "injections cannot be told from a person's change"
-        )
-    ctx = ObjectContext(
-        ref=ref,
-        policy=run.options.policy,
-        ignores=run.ignores,
-        ownership=own,
-        keys=keys,
-        live=live_body,
-        git=git_body,
-        dry=nd,
-        dry_kind=dry.kind if dry is not None else None,
-        last_applied=last_applied(obj.body),
-        pending=pending,
-        revision=revision,
-        flux=flux_skip(d.body, obj.body),
-        flag_patterns=run.flag_patterns,
-        offline=run.options.offline,
-        autoscaler=run.autoscaled.get(ref.identity),
-        raw_live=obj.body,
-    )
-    secret = ref.is_secret
-    out: list[Drift] = []
-    defaults: list[DroppedDefault] = []
-    for leaf in leaves:
-        v = decide(ctx, leaf)
-        if v.default:
-            defaults.append(DroppedDefault(leaf=leaf, rule=v.reason))
-            continue
-        sensitive = secret or matches_within(run.sensitive_patterns, path=leaf.path, values=(leaf.live, leaf.git))
-        reason = v.reason + ("; report-only: the value is sensitive and is never written back" if sensitive else "")
-        out.append(
-            Drift(
-                resource=ref,
-                path=leaf.path,
-                op=leaf.op,
-                live=REDACTED if sensitive and leaf.live is not ABSENT else leaf.live,
-                git=REDACTED if sensitive and leaf.git is not ABSENT else leaf.git,
-                manager=v.owner.manager if v.owner else None,
-                operation=v.owner.operation if v.owner else None,
-                time=v.owner.time if v.owner else None,
-                decision=v.decision,
-                reason=reason,
-                rule=v.rule,
-                sensitive=sensitive,
-                digest=keyed_digest(run.options.fingerprint_key, leaf.live) if sensitive else None,
-            )
-        )
-    git_alone = nd if dry is not None and dry.kind is DryRunKind.CREATE else None
-    out, brought = separate(ref=ref, drifts=out, defaults=defaults, git=git_body, git_alone=git_alone)
-    return out, [*dropped, *brought]
-
-
-def _canonical(leaf: Leaf, dry: Mapping[str, Any], keys: KeyResolver) -> bool:
-    """The dry-run of Git's value equals live: the difference is only a spelling (or a dropped field)."""
-    target = lookup_as_served(dry, leaf.path)
-    if leaf.op is Op.REMOVE:
-        return is_empty(target)
-    return not diff(live=leaf.live, git=target, keys=keys, at=leaf.path)
