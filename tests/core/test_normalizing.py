@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from tests.core.support import defaulted_live, deployment_git
-from writeback.drift.normalizing import normalize, values_equal
+from writeback.drift.normalizing import normalize
 from writeback.kube.paths import format_path, parse_path
+from writeback.kube.quantities import values_equal
 from writeback.kube.refs import ObjectRef
 from writeback.model import Side
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from writeback.drift.listkeys import KeyResolver, item_selector
-from writeback.drift.normalizing import is_empty, values_equal
+from writeback.drift.normalizing import is_empty
 from writeback.kube.paths import key
 from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment, Select
+from writeback.kube.quantities import values_equal
 from writeback.model import Op
 
 __all__ = ["Leaf", "diff", "is_prefix"]

@@ -11,19 +11,17 @@ from __future__ import annotations
 import base64
 import datetime
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from writeback.kube.paths import key, lookup
-from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key, Segment
+from writeback.kube.pathtypes import ABSENT, FieldPath, Index, Key
 from writeback.kube.refs import ObjectRef
 from writeback.kube.wellknown import LAST_APPLIED
 from writeback.model import Dropped, Side
 
-__all__ = ["Normalized", "is_empty", "normalize", "plain", "values_equal"]
+__all__ = ["Normalized", "is_empty", "normalize", "plain"]
 
 _SERVER_METADATA = (
     "uid",
@@ -364,63 +362,3 @@ def _node_ports(out: dict[str, Any], d: _Dropper) -> None:
                     side=d.side,
                 )
             )
-
-
-_QUANTITY = re.compile(
-    r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:[eE]([+-]?[0-9]+))?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
-)
-_SUFFIX = {
-    "": Decimal(1),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
-    "Ki": Decimal(2**10),
-    "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
-}
-_QUANTITY_PARENTS = frozenset({"limits", "requests", "hard", "capacity", "sizeLimit", "overhead"})
-
-
-def _quantity(value: Any) -> Decimal | None:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    m = _QUANTITY.match(str(value).strip())
-    if not m:
-        return None
-    try:
-        number = Decimal(m.group(1))
-        if m.group(2):
-            number = number.scaleb(int(m.group(2)))
-        return number * _SUFFIX[m.group(3) or ""]
-    except (InvalidOperation, ValueError):
-        return None
-
-
-def _is_quantity_path(path: tuple[Segment, ...]) -> bool:
-    names = {s.name for s in path[-2:] if isinstance(s, Key)}
-    return bool(names & _QUANTITY_PARENTS)
-
-
-def values_equal(a: Any, b: Any, *, path: tuple[Segment, ...] = ()) -> bool:
-    """Scalar equality as the API server sees it: ``true`` is not ``1``; ``500m`` is ``0.5`` for quantities."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if type(a) is not type(b) and not _is_quantity_path(path):
-        return False
-    if a == b:
-        return True
-    if _is_quantity_path(path):
-        qa, qb = _quantity(a), _quantity(b)
-        return qa is not None and qa == qb
-    return False
