@@ -4,31 +4,25 @@ Revision order: ``--revision`` (explicit), else the Argo CD Application's ``stat
 Flux Kustomization's ``status.lastAppliedRevision``, else HEAD. When the working tree (HEAD) differs from the
 compared revision, its objects are passed along so that fields the head changed are "pending sync".
 
-Desired objects come from ONE place, ``_Loader``, for ``diff``, ``plan`` and ``run``: the YAML files under the
-path (plain, markers), or the real ``kustomize build`` of the path (kustomize), at the compared revision and at
-the head alike. A Kustomize overlay is built in a checkout of the whole repo, since it reaches ``../../base``.
+Desired objects come from ONE place for ``diff``, ``plan`` and ``run``: ``pipeline.git_side`` (its ``Loader``
+reads the YAML files under the path, or renders them, at the compared revision and at the head alike).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 from writeback.adapters.dumps import read_live, with_default_namespace
 from writeback.adapters.files import (
-    LoadResult,
     NamespaceDefaults,
-    NamespacedFn,
     Problem,
-    builtin_namespaced,
     crd_scopes,
     with_crds,
 )
-from writeback.adapters.git import revisions
-from writeback.adapters.kube.cluster import Cluster
 from writeback.drift.engine import (
     DriftReport,
     EngineOptions,
@@ -38,7 +32,7 @@ from writeback.drift.engine import (
     judge,
     settle_context,
 )
-from writeback.errors import ClusterError, ClusterUnreachable, InputError
+from writeback.errors import InputError
 from writeback.gitops import registry as controllers
 from writeback.gitops.base import ControllerState, Getter
 from writeback.kube.kinds import dump_scopes
@@ -47,13 +41,13 @@ from writeback.model import DesiredObject, DryRun, LiveObject
 from writeback.pipeline import compared, snapshots
 from writeback.pipeline.collector import collector_paused
 from writeback.pipeline.dryruns import dry_runs
+from writeback.pipeline.git_side import Loader, git_side, namespaced_fn
 from writeback.pipeline.settled import GitTimes, PageSettler, settle_after
 from writeback.pipeline.targets import Edges, TargetSpec
-from writeback.pipeline.warming import Warm, WarmState, git_key, kept_git_changes
+from writeback.pipeline.warming import Warm, kept_git_changes
 from writeback.sources import registry as sources
-from writeback.sources.base import ControllerObject, LoadRequest, Source, Tools
+from writeback.sources.base import ControllerObject, Source
 from writeback.sources.plain import SOURCE as PLAIN
-from writeback.yaml.reading import keeps_documents, parse_scope
 
 log = logging.getLogger(__name__)
 
@@ -71,18 +65,6 @@ class Detection:
     revision_source: str = ""
     source: Source = PLAIN  # how the desired objects were obtained
     controller: ControllerObject | None = None  # the GitOps controller object the target follows, as read live
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _GitSide:
-    desired: tuple[DesiredObject, ...]
-    head: tuple[DesiredObject, ...] | None
-    revision: str
-    source: str
-    problems: tuple[Problem, ...]
-    notes: tuple[str, ...]
-    commit: str | None = None  # the compared commit, when Git has one (None: the files as they are)
-    scope: str = "."  # what the desired objects are read or rendered from
 
 
 def detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
@@ -110,7 +92,7 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
         c = cluster
         get = lambda ref: c.get_object(ref=ref)  # noqa: E731
     state, followed = _controller_state(spec=spec, get=get, offline=cluster is None)
-    namespaced = _namespaced_fn(cluster)
+    namespaced = namespaced_fn(cluster)
     if cluster is None:  # offline: a CRD in the dump scopes its kind, else how the dump shows it (a namespace or none)
         namespaced = with_crds(namespaced, crd_scopes(o.body for o in dump))
         namespaced = with_crds(namespaced, dump_scopes((o.ref.api_version, o.ref.kind, o.ref.namespace) for o in dump))
@@ -119,12 +101,12 @@ def _detect(*, spec: TargetSpec, repo: Path, edges: Edges) -> Detection:
     # a one-shot run against a cluster packs Git's bodies as read: the page settler (``pipeline.settled``) unpacks
     # each as its live object arrives
     one_shot = cluster is not None and memo is None
-    load = _Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
+    load = Loader(repo=repo, path=spec.path, source=source, tools=edges.tools, controller=followed,
                    exclude=compared.excluded(live_path, repo=repo), pack=one_shot)  # fmt: skip
     step("read Git")
     if memo is not None:
         memo.begin_cycle()
-    git = _git_side(spec=spec, load=load, state=state, namespaced=namespaced, memo=memo)
+    git = git_side(spec=spec, load=load, state=state, namespaced=namespaced, memo=memo)
     declared = bool(git.desired)
     problems.extend(git.problems)
     desired = git.desired
@@ -300,42 +282,6 @@ def resolve_source(
     return sources.resolve(source, exists=lambda rel: (repo / rel).is_file(), path=path, controller=controller)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Loader:
-    """Git's desired objects in a tree, as the target's source kind reads or renders them."""
-
-    repo: Path
-    path: str
-    source: Source
-    tools: Tools
-    controller: ControllerObject | None = None
-    exclude: frozenset[str] = frozenset()  # a --live dump inside the repository
-    pack: bool = False  # bodies packed as read (``LoadRequest.pack``) when nothing keeps the parsed documents
-
-    def __call__(
-        self, root: Path, *, namespaces: NamespaceDefaults, namespaced: NamespacedFn, where: str = ""
-    ) -> LoadResult[DesiredObject]:
-        request = LoadRequest(root=root, path=self.path, namespaces=namespaces, namespaced=namespaced,
-                              tools=self.tools, where=where, controller=self.controller, exclude=self.exclude,
-                              pack=self.pack and not keeps_documents())  # fmt: skip
-        return self.source.load(request)
-
-
-def _namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
-    if cluster is None:
-        return builtin_namespaced
-
-    def ask(api_version: str, kind: str) -> bool | None:
-        try:
-            return cluster.resource_for(api_version=api_version, kind=kind).namespaced
-        except ClusterUnreachable:
-            raise
-        except ClusterError:
-            return builtin_namespaced(api_version, kind)
-
-    return ask
-
-
 def _controller_state(
     *, spec: TargetSpec, get: Getter, offline: bool
 ) -> tuple[ControllerState, ControllerObject | None]:
@@ -349,71 +295,3 @@ def _controller_state(
         raise controllers.not_found(followed.controller, ref, offline=offline)
     obj = ControllerObject(controller=followed.controller, ref=ref, body=body, get=get, cluster=not offline)
     return followed.controller.state(body, ref=ref), obj
-
-
-def _git_side(
-    *, spec: TargetSpec, load: _Loader, state: ControllerState, namespaced: NamespacedFn, memo: WarmState | None = None
-) -> _GitSide:
-    ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
-
-    def read(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
-        res = load(root, namespaces=ns, namespaced=namespaced, where=where)
-        return res.objects, res.problems
-
-    repo = load.repo
-    wanted, source = (spec.revision, "--revision") if spec.revision else (state.revision, state.source)
-    is_repo = revisions.is_git_repo(repo)
-    head = revisions.head_commit(repo) if is_repo else None
-    if head is None:
-        what = "a git repository with no commits" if is_repo else "not a git repository"
-        if wanted:
-            raise InputError(f"{repo}: {what}, cannot compare at revision {wanted!r}")
-        objs, problems = read(repo)
-        note = f"{repo} is {what}: compared with the files as they are"
-        return _GitSide(desired=objs, head=None, revision="worktree", source="", problems=problems, notes=(note,))
-    rendered = load.source.renders  # a rendering may reach anywhere in the repo (a Kustomize ../../base)
-    scope = "." if rendered else spec.path
-    commit = revisions.resolve_commit(repo, wanted) if wanted else head
-    if not wanted:
-        source = "HEAD (no applied revision known)"
-    key = None
-    if memo is not None and not load.source.renders and not load.exclude:
-        key = git_key(repo, path=spec.path, source=load.source.name, namespaces=ns, head=head, commit=commit)
-    dirty = key is None and revisions.is_dirty(repo, path=scope)
-    if key is not None and memo is not None:
-        kept = memo.git_side(key)
-        if isinstance(kept, _GitSide):  # the same trees: the same objects, nothing read
-            return replace(kept, revision=commit, source=source)
-    side = _read_git(spec=spec, load=load, read=read, head=head, commit=commit, source=source, scope=scope,
-                     dirty=dirty)  # fmt: skip
-    if key is not None and memo is not None:
-        memo.keep_git_side(key, side)
-    return side
-
-
-def _read_git(
-    *, spec: TargetSpec, load: _Loader, read: Callable[..., tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]],
-    head: str, commit: str, source: str, scope: str, dirty: bool,
-) -> _GitSide:  # fmt: skip
-    repo, rendered = load.repo, load.source.renders
-    if commit == head and not dirty:
-        objs, problems = read(repo)
-        return _GitSide(desired=objs, head=None, revision=commit, source=source, problems=problems, notes=(),
-                        commit=commit, scope=scope)  # fmt: skip
-    with parse_scope():  # a text read in both trees (the compared revision and the head) parses once
-        with revisions.checkout(repo, commit, path=scope) as tree:
-            objs, problems = read(tree, f" (at the compared revision {commit[:12]})")
-        head_objs, head_problems = read(repo)  # the head's problems would repeat or are about unapplied commits
-    # the head's bodies are compared as they are (pending changes), never met by the page settler: not kept packed
-    head_objs = tuple(o.unpacked() for o in head_objs)
-    notes: list[str] = []
-    if rendered and head_problems:
-        why = "; ".join(str(p) for p in head_problems)
-        notes.append(f"{load.source.render_name} of {spec.path} at the head failed ({why}): its resources count as "
-                     "pending")  # fmt: skip
-    if commit != head:
-        notes.append(f"Git head {head[:12]} is ahead of the applied revision {commit[:12]}: its changes are pending")
-    if dirty:
-        notes.append(f"uncommitted changes under {scope} are treated as the head (pending)")
-    return _GitSide(desired=objs, head=head_objs, revision=commit, source=source, problems=problems, notes=tuple(notes),
-                    commit=commit, scope=scope)  # fmt: skip
