@@ -213,6 +213,8 @@ def _outcome(
     said: list[str] = []
     prep = reuse(prepared, current, d, offline=options.offline, policy=options.policy, context=settle,
                  explain=options.explain)  # fmt: skip
+    if prep.settled:
+        return _settled(prep, explain=options.explain)
     found, lost = object_drifts(run, prep, dry=dry, head=at_head, head_given=head_given, revision=revision,
                                 notes=said)  # fmt: skip
     kept = tuple(lost) if options.explain else ()  # Dropped records only for --explain
@@ -222,6 +224,12 @@ def _outcome(
 
 
 _NOTHING = ObjectOutcome(drifts=(), dropped=(), notes=())
+
+
+def _settled(prep: PreparedObject, *, explain: bool) -> ObjectOutcome:
+    """What :func:`object_drifts` makes of a settled object (most objects of a cycle), without asking it: no drift,
+    no note, and for ``--explain`` the differences its preparation dropped."""
+    return ObjectOutcome(drifts=(), dropped=prep.dropped, notes=()) if explain and prep.dropped else _NOTHING
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +243,8 @@ class Judge:
     revision: str | None
 
     def __call__(self, prep: PreparedObject, dry: DryRun | None) -> ObjectOutcome:
+        if prep.settled:
+            return _settled(prep, explain=self._run.options.explain)
         ident = prep.desired.ref.identity
         at_head = self.head.get(ident) if self.head is not None else None
         return _outcome(self._run, prep.live, prep.desired, prepared=prep, dry=dry, at_head=at_head,
