@@ -83,6 +83,9 @@ def namespaced_fn(cluster: Cluster | None) -> NamespacedFn:
 def git_side(
     *, spec: TargetSpec, load: Loader, state: ControllerState, namespaced: NamespacedFn, memo: WarmState | None = None
 ) -> GitSide:
+    """Git's side for ``spec``: the revision to compare (``--revision``, else what the controller applied, else HEAD),
+    its objects read through ``load``, and the head's when the head is ahead or the tree is dirty. A service cycle
+    (``memo``) reuses the last cycle's side when the compared trees are the same."""
     ns = NamespaceDefaults(application=state.namespace, flag=spec.default_namespace)
 
     def read(root: Path, where: str = "") -> tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]:
@@ -124,6 +127,8 @@ def _read_git(
     *, spec: TargetSpec, load: Loader, read: Callable[..., tuple[tuple[DesiredObject, ...], tuple[Problem, ...]]],
     head: str, commit: str, source: str, scope: str, dirty: bool,
 ) -> GitSide:  # fmt: skip
+    """The objects at ``commit``: read in the repo itself when it is the clean head, else in a checkout of it, with
+    the head's objects beside them (their changes pending)."""
     repo, rendered = load.repo, load.source.renders
     if commit == head and not dirty:
         objs, problems = read(repo)
