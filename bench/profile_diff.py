@@ -31,7 +31,7 @@ _IMPORTED = time.process_time()
 # (label, module path suffix, function name): the stages a reader of the engine cares about
 STAGES = (
     ("the whole cycle (detect)", "pipeline/detecting.py", "detect"),
-    ("Git side: read and parse the manifests", "pipeline/detecting.py", "_git_side"),
+    ("Git side: read and parse the manifests", "pipeline/git_side.py", "git_side"),
     ("  of which YAML loading (yamlreading.load_all)", "writeback/yaml/reading.py", "load_all"),
     ("live side: paginated lists", "pipeline/snapshots.py", "snapshot"),
     ("  of which JSON decoding", "json/__init__.py", "loads"),

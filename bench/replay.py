@@ -172,7 +172,7 @@ def _cycle(
 
 
 _STAGES = {  # module -> the functions of it whose CPU seconds --stages reports (calls made from that module)
-    "writeback.pipeline.detecting": ("_git_side", "compute_drift"),
+    "writeback.pipeline.detecting": ("git_side", "compute_drift"),
     "writeback.pipeline.dryruns": ("prepare_object", "needs_dry_run"),
     "writeback.pipeline.snapshots": ("snapshot",),
 }
@@ -197,8 +197,9 @@ def time_stages() -> dict[str, float]:
     for module_name, names in _STAGES.items():
         module = importlib.import_module(module_name)
         for name in names:
-            if hasattr(module, name):
-                setattr(module, name, timed(name, getattr(module, name)))
+            if not hasattr(module, name):  # a stage that moved: say so rather than print a split without it
+                raise RuntimeError(f"--stages: {module_name} has no {name} any more; update replay._STAGES")
+            setattr(module, name, timed(name, getattr(module, name)))
     return spent
 
 

@@ -5,10 +5,10 @@ resident memory after each stage and the counts a per-object model needs.
     python3 bench/scale_model.py --kubeconfig K --repo R --path apps [--json out.json]
 
 Prints (and with ``--json`` writes) the CPU seconds (process time) of: the process's start and imports, the Git
-side (``_git_side``: read and parse the manifests), the live side (``snapshot``: the paginated lists, of which the
-HTTP reads and ``json.loads`` of the list bodies, and the objects settled by their managers as their pages arrive:
-``settle_first``, counted as ``prepare_settled``), the settle stage's ``git log`` (``revisions.change_times``),
-``prepare_object`` of the other objects (normalize, diff, managedFields),
+side (``git_side``, as ``detecting`` calls it: read and parse the manifests), the live side (``snapshot``: the
+paginated lists, of which the HTTP reads and ``json.loads`` of the list bodies, and the objects settled by their
+managers as their pages arrive: ``settle_first``, counted as ``prepare_settled``), the settle stage's ``git log``
+(``revisions.change_times``), ``prepare_object`` of the other objects (normalize, diff, managedFields),
 ``needs_dry_run``, the dry-run requests and ``compute_drift``; the resident set (``/proc/self/statm``) when each
 stage first ends and the peak (``ru_maxrss``); the numbers of live objects, Git objects, settled objects, list
 pages and their bytes, dry-runs and drifts. Stages are wrapped by name where they exist, so the script keeps
@@ -41,7 +41,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 # (module, function) -> stage name; wrapped where the module has the function
 _STAGES = {
-    ("writeback.pipeline.detecting", "_git_side"): "git_side",
+    ("writeback.pipeline.detecting", "git_side"): "git_side",
     ("writeback.pipeline.snapshots", "snapshot"): "snapshot",
     ("writeback.adapters.git.revisions", "change_times"): "settle_context",  # the settle stage's git log
     ("writeback.pipeline.dryruns", "needs_dry_run"): "needs_dry_run",
